@@ -1,0 +1,109 @@
+import type { EventRef } from './event.js';
+import type { RuleId } from './rules.js';
+
+/**
+ * The anomalies the checker reports. Each is judged from ground truth (what the source held
+ * and whether each call took effect), never from what the consumer says about itself.
+ *
+ * omission: the consumer claimed it was caught up, yet an event eligible in the final bound
+ *   stream has no durable outcome. Example: events 41 42 43, the effect for 42 fails, the
+ *   consumer saved the next-page token as progress, restarted after it and claimed
+ *   caught-up; 42 and 43 were never handled.
+ *
+ * premature-watermark: a watermark W was committed while an event eligible at that moment,
+ *   ordered at or before W, had no durable outcome. Example: commit(watermark 43) while 42
+ *   has no effect, as a consumer does that sets the watermark to the last event fetched.
+ *
+ * watermark-regression: a committed watermark lower than an earlier committed one.
+ *   Example: commit(43) then, after a retry, commit(41).
+ *
+ * stale-generation-commit: a watermark commit took effect from a worker whose lease
+ *   generation is older than the newest one granted. Example: w1 holds generation 1, w2
+ *   acquires generation 2 and commits 43, then w1 resumes and commits 42.
+ *
+ * token-as-watermark: the committed watermark is not a position of the bound order.
+ *   Example: commit(watermark "q8Zx1c") where "q8Zx1c" is the opaque next-page token.
+ *
+ * binding-confusion: progress recorded under one binding let a consumer of another binding
+ *   skip. Example: a worker bound to filter kind=refund loads the watermark that the
+ *   kind=order worker wrote and resumes after it.
+ *
+ * phantom-effect: an effect for an event version the source never served under this
+ *   binding. Example: an effect for 42 when the filter excluded 42.
+ *
+ * divergent-duplicate: a repeated effect whose content differs from every served version
+ *   of that event. Example: effects for 42 with payloads "a" and "b" when only "a" was served.
+ *
+ * duplicate-effect: more than one effect for one event version from a consumer that claims
+ *   exactly-once. Example: crash after commit(effect 42), replay, commit(effect 42) again.
+ *
+ * liveness: with faults off and a provable source, the consumer neither caught up within
+ *   its step budget nor had a reason to fail visibly. Example: a consumer that retries a
+ *   poison event forever.
+ */
+export const ANOMALIES = {
+  omission: {
+    rules: ['R6', 'R7', 'R8', 'R10'],
+    means: 'an eligible event has no durable outcome, yet the consumer claims it is caught up',
+  },
+  'premature-watermark': {
+    rules: ['R6', 'R7', 'R8', 'R9'],
+    means: 'a watermark was committed past an eligible event that had no durable outcome',
+  },
+  'watermark-regression': {
+    rules: ['R3'],
+    means: 'a committed watermark is lower than an earlier committed one',
+  },
+  'stale-generation-commit': {
+    rules: ['R6'],
+    means: 'a watermark commit took effect from a generation older than the newest lease',
+  },
+  'token-as-watermark': {
+    rules: ['R8'],
+    means: 'the committed watermark is not a position of the bound order',
+  },
+  'binding-confusion': {
+    rules: ['R2'],
+    means: 'progress recorded under one binding let a consumer of another binding skip',
+  },
+  'phantom-effect': {
+    rules: ['R2', 'R10'],
+    means: 'an effect for an event the source never served under this binding',
+  },
+  'divergent-duplicate': {
+    rules: ['R4'],
+    means: 'a repeated effect differs from every served version of that event',
+  },
+  'duplicate-effect': {
+    rules: ['R5'],
+    means: 'more than one effect for one event, where the consumer claims exactly-once',
+  },
+  liveness: {
+    rules: ['R9', 'R10'],
+    means: 'with faults off and a provable source, the consumer neither caught up nor had a reason to fail visibly',
+  },
+} as const satisfies Record<string, { rules: readonly RuleId[]; means: string }>;
+
+export type AnomalyKind = keyof typeof ANOMALIES;
+
+export const ANOMALY_KINDS = Object.keys(ANOMALIES) as AnomalyKind[];
+
+/** One finding, with the smallest witness that shows it. */
+export interface Anomaly {
+  readonly kind: AnomalyKind;
+  readonly rules: readonly RuleId[];
+  /** One line, in the terms of this run: which event, which watermark, which step. */
+  readonly explanation: string;
+  readonly events: readonly EventRef[];
+  /** History step numbers (seq) that make up the witness. */
+  readonly steps: readonly number[];
+}
+
+export function anomaly(
+  kind: AnomalyKind,
+  explanation: string,
+  events: readonly EventRef[],
+  steps: readonly number[],
+): Anomaly {
+  return { kind, rules: ANOMALIES[kind].rules, explanation, events, steps };
+}

@@ -1,0 +1,99 @@
+import type { Binding, Filter } from '../model/binding.js';
+import { FAULT_KINDS, FAULTABLE_CALLS, type Plan } from './plan.js';
+
+/** A plan or binding that cannot be run; `field` names the offending part, e.g. `events[3].key`. */
+export class PlanError extends Error {
+  constructor(
+    readonly field: string,
+    problem: string,
+  ) {
+    super(`invalid plan: ${field} ${problem}`);
+    this.name = 'PlanError';
+  }
+}
+
+const RESUMES = ['token', 'after', 'key-gt', 'key-gte', 'offset'];
+const CONTRACTS = ['snapshot', 'insertion-stable', 'replay-window', 'none'];
+
+/** Throws a PlanError naming the first field that is wrong; returns the plan otherwise. */
+export function validatePlan(plan: Plan): Plan {
+  need(isObject(plan), 'plan', 'must be an object');
+  validateBinding(plan.binding);
+  need(Array.isArray(plan.events), 'events', 'must be an array');
+  const ids = new Set<string>();
+  plan.events.forEach((e, i) => {
+    const at = `events[${i}]`;
+    need(isObject(e), at, 'must be an object');
+    need(typeof e.id === 'string' && e.id.length > 0, `${at}.id`, 'must be a non-empty string');
+    need(!ids.has(e.id), `${at}.id`, `repeats the id ${JSON.stringify(e.id)}; ids must be unique (R1)`);
+    ids.add(e.id);
+    need(Number.isInteger(e.version) && e.version >= 1, `${at}.version`, 'must be an integer of at least 1');
+    need(
+      Array.isArray(e.key) && e.key.length === plan.binding.ordering.length && e.key.every(Number.isFinite),
+      `${at}.key`,
+      `must hold ${plan.binding.ordering.length} finite number(s), one per ordering field`,
+    );
+    need(isObject(e.attrs), `${at}.attrs`, 'must be an object');
+    need(typeof e.payload === 'string', `${at}.payload`, 'must be a string');
+  });
+  const { source } = plan;
+  need(isObject(source), 'source', 'must be an object');
+  need(Number.isInteger(source.pageSize) && source.pageSize >= 1, 'source.pageSize', 'must be a positive integer');
+  need(Array.isArray(source.resumes) && source.resumes.every((r) => RESUMES.includes(r)), 'source.resumes', `must list only ${RESUMES.join(', ')}`);
+  need(isObject(source.contract) && CONTRACTS.includes(source.contract.kind), 'source.contract.kind', `must be one of ${CONTRACTS.join(', ')}`);
+  if (source.contract.kind === 'replay-window') {
+    need(Number.isInteger(source.contract.window) && source.contract.window >= 1, 'source.contract.window', 'must be a positive integer');
+  }
+  need(Array.isArray(plan.faults), 'faults', 'must be an array');
+  plan.faults.forEach((f, i) => {
+    need(FAULTABLE_CALLS.includes(f.call), `faults[${i}].call`, `must be one of ${FAULTABLE_CALLS.join(', ')}`);
+    need(Number.isInteger(f.nth) && f.nth >= 0, `faults[${i}].nth`, 'must be a non-negative integer');
+    need(FAULT_KINDS.includes(f.kind), `faults[${i}].kind`, `must be one of ${FAULT_KINDS.join(', ')}`);
+  });
+  need(Array.isArray(plan.schedule) && plan.schedule.every((c) => Number.isInteger(c) && c >= 0), 'schedule', 'must be non-negative integers');
+  need(typeof plan.seed === 'string', 'seed', 'must be a string');
+  need(isObject(plan.budget), 'budget', 'must be an object');
+  for (const phase of ['adversity', 'drain'] as const) {
+    need(Number.isInteger(plan.budget[phase]) && plan.budget[phase] >= 1, `budget.${phase}`, 'must be a positive integer');
+  }
+  return plan;
+}
+
+export function validateBinding(binding: Binding): Binding {
+  need(isObject(binding), 'binding', 'must be an object');
+  need(typeof binding.scope === 'string' && binding.scope.length > 0, 'binding.scope', 'must be a non-empty string');
+  need(
+    Array.isArray(binding.ordering) && binding.ordering.length > 0 && binding.ordering.every((o) => typeof o === 'string'),
+    'binding.ordering',
+    'must name at least one ordering field',
+  );
+  need(binding.upTo === null || Number.isFinite(binding.upTo), 'binding.upTo', 'must be null or a finite number');
+  validateFilter(binding.filter);
+  return binding;
+}
+
+function validateFilter(filter: Filter): void {
+  need(isObject(filter), 'binding.filter', 'must be an object');
+  switch (filter.kind) {
+    case 'all':
+      return;
+    case 'equals':
+      need(typeof filter.attr === 'string', 'binding.filter.attr', 'must be a string');
+      need(['string', 'number', 'boolean'].includes(typeof filter.value), 'binding.filter.value', 'must be a string, number or boolean');
+      return;
+    case 'in':
+      need(typeof filter.attr === 'string', 'binding.filter.attr', 'must be a string');
+      need(Array.isArray(filter.values), 'binding.filter.values', 'must be an array');
+      return;
+    default:
+      throw new PlanError('binding.filter.kind', `must be all, equals or in, got ${JSON.stringify((filter as { kind: unknown }).kind)}`);
+  }
+}
+
+function need(condition: boolean, field: string, problem: string): asserts condition {
+  if (!condition) throw new PlanError(field, problem);
+}
+
+function isObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,28 @@
+/**
+ * An error a world call returns to the consumer. Every error is either definite (the call
+ * did not happen) or indefinite (it may have happened; in the simulation it did). "When in
+ * doubt, indefinite is always safe": a consumer must handle both outcomes of an indefinite
+ * error.
+ */
+export class WorldError extends Error {
+  constructor(
+    readonly code: WorldErrorCode,
+    readonly definite: boolean,
+    message?: string,
+  ) {
+    super(message ?? `${code} (${definite ? 'definite: it did not happen' : 'indefinite: it may have happened'})`);
+    this.name = 'WorldError';
+  }
+}
+
+export type WorldErrorCode =
+  /** Injected failure: the service was unavailable and did nothing. */
+  | 'unavailable'
+  /** Injected timeout: the service did the work, the caller never heard. */
+  | 'timeout'
+  /** A compare-and-set, a fence or a guard did not hold. */
+  | 'conflict'
+  /** The page token is unknown, expired, or was minted for another binding. */
+  | 'stale-token'
+  /** The request was malformed or used a resume style the source does not offer. */
+  | 'bad-request';

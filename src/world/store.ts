@@ -1,0 +1,61 @@
+import { canonicalJson } from '../../model/binding.js';
+import { refKey, type EventRef } from '../../model/event.js';
+import type { DurableState, StoreOp } from '../../model/history.js';
+import { WorldError } from './errors.js';
+
+/**
+ * Durable state with transactions. A commit checks every guard (compare-and-set, fence,
+ * unless-completed) before it writes anything, so it applies whole or not at all; a crash
+ * before the commit takes effect therefore rolls it back. Blind watermark writes are
+ * accepted as they are: the store does not save a consumer that forgets to fence.
+ */
+export class Store {
+  private watermark: DurableState['watermark'] = null;
+  private anchor: DurableState['anchor'] = null;
+  private readonly completions = new Set<string>();
+
+  state(): DurableState {
+    return { watermark: this.watermark, anchor: this.anchor };
+  }
+
+  completed(events: readonly EventRef[]): boolean[] {
+    return events.map((e) => this.completions.has(refKey(e)));
+  }
+
+  /** Validates the whole transaction, then applies it; throws a definite conflict otherwise. */
+  commit(ops: readonly StoreOp[], fence: number | null, generation: number): void {
+    if (fence !== null && fence !== generation) {
+      throw new WorldError('conflict', true, `fenced by generation ${fence}, but the newest lease is generation ${generation}`);
+    }
+    for (const op of ops) {
+      if (op.op === 'unless-completed' && this.completions.has(refKey(op.event))) {
+        throw new WorldError('conflict', true, `${refKey(op.event)} is already completed`);
+      }
+      if (op.op === 'watermark' && 'expect' in op) {
+        const current = this.watermark?.binding === op.binding ? this.watermark.value : null;
+        if (canonicalJson(current ?? null) !== canonicalJson(op.expect ?? null)) {
+          throw new WorldError('conflict', true, 'the watermark changed since it was read');
+        }
+      }
+    }
+    for (const op of ops) {
+      switch (op.op) {
+        case 'effect':
+          // The effect's content lives in the history; the store only has to make it durable
+          // together with the rest of the transaction.
+          break;
+        case 'complete':
+          this.completions.add(refKey(op.event));
+          break;
+        case 'watermark':
+          this.watermark = { binding: op.binding, value: op.value };
+          break;
+        case 'anchor':
+          this.anchor = { binding: op.binding, token: op.token, watermark: op.watermark };
+          break;
+        case 'unless-completed':
+          break;
+      }
+    }
+  }
+}
