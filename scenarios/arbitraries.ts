@@ -31,7 +31,7 @@ export function streamArb(size: WorldSize, keyLength: number): fc.Arbitrary<Sour
     key: fc.tuple(fc.nat(size.maxKey), fc.nat(3)),
     kind: fc.constantFrom(...KINDS),
   });
-  return fc.array(event, { maxLength: size.maxEvents }).map((specs) =>
+  return fc.array(event, { maxLength: size.maxEvents, size: 'medium' }).map((specs) =>
     specs.map((s, i) => {
       const id = `e${i}`;
       return { id, version: 1, key: s.key.slice(0, keyLength), attrs: { kind: s.kind }, payload: `${id}:${s.kind}` };

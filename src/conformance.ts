@@ -1,0 +1,78 @@
+import fc from 'fast-check';
+import { DEFAULT_SIZE, planArb, type WorldSize } from '../scenarios/arbitraries.js';
+import { NAMED_SCENARIOS, type NamedScenario } from '../scenarios/named.js';
+import type { Consumer } from './consumer.js';
+import { execute, type Execution } from './execute.js';
+
+/** The suite's verdict: `unknown` when some world could not be judged, never `pass`. */
+export type SuiteStatus = 'pass' | 'fail' | 'unknown';
+
+export interface PropertyOutcome {
+  readonly status: SuiteStatus;
+  /** Worlds executed before the verdict (the failing one included). */
+  readonly runs: number;
+  readonly seed: number;
+  /** fast-check's replay path of the counterexample. */
+  readonly path: string | null;
+  readonly shrinks: number;
+  /** The minimal failing world, executed; null on pass. */
+  readonly counterexample: Execution | null;
+  /** World calls made across all executed worlds, for throughput figures. */
+  readonly calls: number;
+}
+
+export interface PropertyOptions {
+  readonly runs?: number;
+  readonly seed: number;
+  /** With a path, replays exactly that counterexample and stops there. */
+  readonly path?: string;
+  readonly size?: WorldSize;
+}
+
+/**
+ * Runs the consumer over generated worlds. A world whose verdict is not `pass` fails the
+ * property, so fast-check shrinks it; the last failing execution is the minimal one.
+ */
+export async function checkProperty(consumer: Consumer, options: PropertyOptions): Promise<PropertyOutcome> {
+  let last: Execution | null = null;
+  let calls = 0;
+  const property = fc.asyncProperty(planArb(options.size ?? DEFAULT_SIZE), async (plan) => {
+    const run = await execute(plan, consumer);
+    calls += run.history.steps.length;
+    if (run.result.verdict.status === 'pass') return true;
+    last = run;
+    return false;
+  });
+  const details = await fc.check(property, {
+    numRuns: options.runs ?? 1000,
+    seed: options.seed,
+    ...(options.path === undefined ? {} : { path: options.path, endOnFailure: true }),
+  });
+  const found = last as Execution | null;
+  // A failure with no failing execution means the harness itself threw: never a verdict.
+  if (details.failed && found === null) throw details.errorInstance;
+  if (!details.failed || found === null) {
+    return { status: 'pass', runs: details.numRuns, seed: details.seed, path: null, shrinks: 0, counterexample: null, calls };
+  }
+  return {
+    status: found.result.verdict.status === 'unknown' ? 'unknown' : 'fail',
+    runs: details.numRuns,
+    seed: details.seed,
+    path: details.counterexamplePath,
+    shrinks: details.numShrinks,
+    counterexample: found,
+    calls,
+  };
+}
+
+export interface ScenarioOutcome {
+  readonly scenario: NamedScenario;
+  readonly execution: Execution;
+}
+
+/** Runs every named scenario once: they are deterministic, one run each is the whole test. */
+export async function checkScenarios(consumer: Consumer, scenarios = NAMED_SCENARIOS): Promise<ScenarioOutcome[]> {
+  const out: ScenarioOutcome[] = [];
+  for (const scenario of scenarios) out.push({ scenario, execution: await execute(scenario.plan, consumer) });
+  return out;
+}

@@ -1,0 +1,70 @@
+import { ANOMALIES, type Anomaly } from '../../model/anomalies.js';
+import { RULES } from '../../model/rules.js';
+import type { Plan } from '../../scenarios/plan.js';
+import type { Execution } from '../execute.js';
+import { describeEventRef, renderTimeline } from './timeline.js';
+
+/** How many anomalies a failure prints in full; the rest are counted. */
+const SHOWN = 3;
+
+export interface FailureContext {
+  readonly consumer: string;
+  readonly execution: Execution;
+  /** The one command that replays this exact world. */
+  readonly replay: string;
+  /** e.g. "after 17 worlds and 9 shrinks" */
+  readonly provenance?: string;
+}
+
+/**
+ * A failure as text: the rule broken and why, the minimal world, the timeline of the steps
+ * that ran with the witness marked, the rule's hint, and the replay command last, where a
+ * tired eye finds it.
+ */
+export function renderFailure(ctx: FailureContext): string {
+  const { execution } = ctx;
+  const { verdict } = execution.result;
+  const out: string[] = [];
+  if (verdict.status === 'unknown') {
+    out.push(`UNKNOWN  ${ctx.consumer}: the run could not be judged: ${verdict.reason}`);
+  } else if (verdict.status === 'pass') {
+    out.push(`PASS  ${ctx.consumer}`);
+  } else {
+    const first = verdict.anomalies[0] as Anomaly;
+    out.push(`FAIL  ${ctx.consumer}: ${first.kind} (${first.rules.join(' ')}): ${ANOMALIES[first.kind].means}`);
+    for (const a of verdict.anomalies.slice(0, SHOWN)) out.push(`  ${a.kind}: ${a.explanation}`);
+    if (verdict.anomalies.length > SHOWN) out.push(`  (+${verdict.anomalies.length - SHOWN} more anomalies)`);
+  }
+  out.push('');
+  out.push(`World${ctx.provenance ? ` (${ctx.provenance})` : ''}:`);
+  out.push(...describePlan(execution.plan).map((l) => `  ${l}`));
+  out.push('');
+  out.push('Timeline (» marks the witness):');
+  const marked = new Set(verdict.anomalies.flatMap((a) => a.steps));
+  out.push(...renderTimeline(execution.history.steps, marked));
+  out.push('');
+  if (verdict.status === 'fail') {
+    // The first anomaly is the earliest evidence; its rules say where to look first.
+    for (const id of (verdict.anomalies[0] as Anomaly).rules) out.push(`If this fails, check ${id} (${RULES[id].title}): ${RULES[id].hint}`);
+    out.push('');
+  }
+  out.push(`History sha256 ${execution.hash}`);
+  out.push(`Replay: ${ctx.replay}`);
+  return out.join('\n');
+}
+
+export function describePlan(plan: Plan): string[] {
+  const { binding, source } = plan;
+  const events = plan.events.map((e) => `${describeEventRef(e)}(${e.key.join(',')}${e.attrs.kind === undefined ? '' : ` ${String(e.attrs.kind)}`})`);
+  const filter =
+    binding.filter.kind === 'all' ? 'all events'
+    : binding.filter.kind === 'equals' ? `${binding.filter.attr} = ${String(binding.filter.value)}`
+    : `${binding.filter.attr} in ${binding.filter.values.join('|')}`;
+  const faults = plan.faults.map((f) => `${f.kind} at ${f.call} #${f.nth}`);
+  return [
+    `events (${plan.events.length}): ${events.join(' ') || 'none'}`,
+    `binding: ${filter}, ordered by ${binding.ordering.join(',')}+id${binding.upTo === null ? '' : `, snapshot up to ${binding.upTo}`}`,
+    `source: ${source.contract.kind}${source.contract.kind === 'replay-window' ? `(${source.contract.window})` : ''}, page size ${source.pageSize}, resume by token${source.resumes.map((r) => `|${r}`).join('')}`,
+    `faults (${plan.faults.length}): ${faults.join(', ') || 'none'}`,
+  ];
+}

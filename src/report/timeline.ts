@@ -1,0 +1,133 @@
+import { refKey, type EventRef } from '../../model/event.js';
+import type { Call, CallResult, CallStep, Outcome, Resume, Step, StoreOp } from '../../model/history.js';
+import { formatPosition, isPosition } from '../../model/order.js';
+
+/**
+ * The history as a timeline a person can read at 2 a.m.: one line per step, the worker
+ * incarnation first, then what it asked and what became of it. Steps in `marked` get a »
+ * so the witness of an anomaly stands out.
+ */
+export function renderTimeline(steps: readonly Step[], marked: ReadonlySet<number> = new Set()): string[] {
+  let phase = '';
+  const lines: string[] = [];
+  for (const step of steps) {
+    if (step.phase !== phase) {
+      phase = step.phase;
+      lines.push(`  -- ${phase} phase${phase === 'drain' ? ' (faults off)' : ''} --`);
+    }
+    const mark = marked.has(step.seq) ? '»' : ' ';
+    lines.push(`${mark} ${String(step.seq).padStart(4)}  ${describeStep(step)}`);
+  }
+  return lines;
+}
+
+export function describeStep(step: Step): string {
+  if (step.kind === 'mutation') return `source ${step.mutation} ${describeEventRef(step.event)} at ${formatPosition(step.event)}`;
+  const who = `${step.actor.worker}#${step.actor.incarnation}`;
+  if (step.kind === 'life') {
+    const e = step.event;
+    const what =
+      e.kind === 'start' ? 'starts from durable state'
+      : e.kind === 'threw' ? `threw: ${e.message}`
+      : e.kind === 'returned' ? 'returned without claiming anything'
+      : e.kind === 'budget' ? 'stopped: the phase step budget ran out'
+      : 'hung: stopped calling the world without returning';
+    return `${who.padEnd(6)} ${what}`;
+  }
+  return `${who.padEnd(6)} ${describeCall(step.call)}${describeOutcome(step)}`;
+}
+
+function describeCall(call: Call): string {
+  switch (call.kind) {
+    case 'fetch':
+      return `fetch ${describeResume(call.request.resume)}, limit ${call.request.limit}`;
+    case 'load':
+      return 'load progress';
+    case 'completed':
+      return `completed? ${call.events.map(describeEventRef).join(' ') || '(none)'}`;
+    case 'commit':
+      return `commit [${call.ops.map(describeOp).join('; ')}]${call.fence === null ? '' : ` fenced by generation ${call.fence}`}`;
+    case 'emit':
+      return `emit effect ${describeEventRef(call.event)}`;
+    case 'lease':
+      return 'acquire lease';
+    case 'claim':
+      return call.claim.kind === 'caught-up' ? 'claims CAUGHT UP' : `FAILS VISIBLY: ${call.claim.reason}`;
+  }
+}
+
+function describeOutcome(step: CallStep): string {
+  const o: Outcome = step.outcome;
+  switch (o.kind) {
+    case 'ok':
+      return step.result ? ` -> ${describeResult(step.result)}` : ' -> ok';
+    case 'error':
+      return ` -> ERROR ${o.code} (did not happen)`;
+    case 'indefinite':
+      return ` -> ${o.code.toUpperCase()} (${step.applied ? 'it happened' : 'it did not happen'}; the caller cannot tell)`;
+    case 'crash-before':
+      return ' -> CRASH before it took effect';
+    case 'crash-after':
+      return ` -> CRASH after it ${step.applied ? 'took effect' : 'failed'}; the worker never learned`;
+  }
+}
+
+function describeResult(result: CallResult): string {
+  switch (result.kind) {
+    case 'page': {
+      const { events, next } = result.page;
+      return `[${events.map(describeEventRef).join(' ')}] ${next === null ? 'end' : `next ${next}`}`;
+    }
+    case 'state': {
+      const { watermark, anchor } = result.state;
+      return `watermark ${watermark ? describeValue(watermark.value) : 'none'}, anchor ${anchor ? (anchor.token ?? 'start') : 'none'}`;
+    }
+    case 'flags':
+      return result.flags.map((f) => (f ? 'yes' : 'no')).join(' ') || '(none)';
+    case 'generation':
+      return `generation ${result.generation}`;
+    case 'done':
+      return 'ok';
+  }
+}
+
+function describeOp(op: StoreOp): string {
+  switch (op.op) {
+    case 'effect':
+      return `effect ${describeEventRef(op.event)}`;
+    case 'complete':
+      return `complete ${describeEventRef(op.event)}`;
+    case 'unless-completed':
+      return `unless ${describeEventRef(op.event)} completed`;
+    case 'watermark':
+      return `watermark ${describeValue(op.value)}${'expect' in op ? ` if ${describeValue(op.expect)}` : ' (blind)'}`;
+    case 'anchor':
+      return `anchor ${op.token ?? 'start'}`;
+  }
+}
+
+function describeResume(r: Resume): string {
+  switch (r.kind) {
+    case 'start':
+      return 'from start';
+    case 'token':
+      return `token ${r.token}`;
+    case 'after':
+      return `after ${describeValue(r.position)}`;
+    case 'key-gt':
+      return `key > ${r.key.join(',')}`;
+    case 'key-gte':
+      return `key >= ${r.key.join(',')}`;
+    case 'offset':
+      return `offset ${r.offset}`;
+  }
+}
+
+export function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return 'none';
+  return isPosition(value) ? formatPosition(value) : JSON.stringify(value);
+}
+
+export function describeEventRef(e: EventRef): string {
+  return e.version === 1 ? e.id : refKey(e);
+}
