@@ -43,7 +43,8 @@ import type { RuleId } from './rules.js';
  */
 export const ANOMALIES = {
   omission: {
-    rules: ['R6', 'R7', 'R8', 'R10'],
+    // R5 too: a completion record written without its effect makes the replay skip the event.
+    rules: ['R5', 'R6', 'R7', 'R8', 'R10'],
     means: 'an eligible event has no durable outcome, yet the consumer claims it is caught up',
   },
   'premature-watermark': {

@@ -1,6 +1,6 @@
 import { anomaly, type Anomaly } from './anomalies.js';
 import { isEligible } from './binding.js';
-import { positionOf, refKey, type EventRef, type SourceEvent } from './event.js';
+import { formatRef, positionOf, refKey, type EventRef, type SourceEvent } from './event.js';
 import type { CallStep, History, LifeStep, Step } from './history.js';
 import { comparePositions, formatPosition, isPosition, type Position } from './order.js';
 
@@ -131,17 +131,17 @@ class Judge {
     this.effects++;
     const key = refKey(ref);
     if (!this.served.has(key)) {
-      this.report('phantom-effect', `effect for ${key} at step ${step.seq}, which the source never served under this binding`, [ref], [step.seq]);
+      this.report('phantom-effect', `effect for ${formatRef(ref)} at step ${step.seq}, which the source never served under this binding`, [ref], [step.seq]);
     }
     const seen = this.effectCounts.get(key) ?? 0;
     this.effectCounts.set(key, seen + 1);
     this.outcomes.add(key);
     if (seen === 0) return;
     if (!(this.servedPayloads.get(ref.id)?.has(payload) ?? false)) {
-      this.report('divergent-duplicate', `repeated effect for ${key} at step ${step.seq} carries content no served version of ${ref.id} has`, [ref], [step.seq]);
+      this.report('divergent-duplicate', `repeated effect for ${formatRef(ref)} at step ${step.seq} carries content no served version of ${ref.id} has`, [ref], [step.seq]);
     }
     if (this.history.header.delivery === 'exactly-once') {
-      this.report('duplicate-effect', `effect number ${seen + 1} for ${key} at step ${step.seq} from a consumer that claims exactly-once`, [ref], [step.seq]);
+      this.report('duplicate-effect', `effect number ${seen + 1} for ${formatRef(ref)} at step ${step.seq} from a consumer that claims exactly-once`, [ref], [step.seq]);
     }
   }
 
@@ -164,7 +164,7 @@ class Judge {
     if (gap !== undefined && comparePositions(positionOf(gap), value) <= 0) {
       this.report(
         'premature-watermark',
-        `step ${step.seq} committed the watermark ${formatPosition(value)} while ${refKey(gap)} at ${formatPosition(positionOf(gap))} had no durable outcome`,
+        `step ${step.seq} committed the watermark ${formatPosition(value)} while ${formatRef(gap)} at ${formatPosition(positionOf(gap))} had no durable outcome`,
         [{ id: gap.id, version: gap.version }],
         [step.seq],
       );
@@ -195,7 +195,7 @@ class Judge {
       if (claim.kind === 'caught-up') {
         const missing = this.eligible.filter((e) => !this.outcomes.has(refKey(e)));
         for (const e of missing) {
-          this.report('omission', `${refKey(e)} at ${formatPosition(positionOf(e))} is eligible but has no durable outcome, and the consumer claimed caught-up at step ${last.seq}`, [{ id: e.id, version: e.version }], [last.seq]);
+          this.report('omission', `${formatRef(e)} at ${formatPosition(positionOf(e))} is eligible but has no durable outcome, and the consumer claimed caught-up at step ${last.seq}`, [{ id: e.id, version: e.version }], [last.seq]);
         }
         return null;
       }

@@ -31,6 +31,11 @@ export function refKey(r: EventRef): string {
   return `${r.id}@${r.version}`;
 }
 
+/** How a person reads a ref: the bare id for a first version, id@version after that. */
+export function formatRef(r: EventRef): string {
+  return r.version === 1 ? r.id : refKey(r);
+}
+
 export function positionOf(e: SourceEvent): Position {
   return { key: e.key, id: e.id };
 }

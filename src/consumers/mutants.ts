@@ -84,7 +84,7 @@ class CompletionBeforeEffect extends Incarnation {
 export const MUTANTS: readonly Mutant[] = [
   mutant('token-as-watermark', 'R8', 'token-as-watermark', 'stores the next-page token as the committed watermark and resumes from it', TokenAsWatermark),
   mutant('watermark-to-page-end', 'R7', 'premature-watermark', 'advances the watermark to the last event of every fetched page, past a failed event', WatermarkToPageEnd),
-  mutant('completion-before-effect', 'R5', 'premature-watermark', 'records completion before the effect; a crash between them makes the replay skip the event', CompletionBeforeEffect),
+  mutant('completion-before-effect', 'R5', 'omission', 'records completion before the effect; a crash between them makes the replay skip the event', CompletionBeforeEffect),
 ];
 
 export function findMutant(name: string): Mutant | undefined {

@@ -2,7 +2,8 @@ import { ANOMALIES, type Anomaly } from '../../model/anomalies.js';
 import { RULES } from '../../model/rules.js';
 import type { Plan } from '../../scenarios/plan.js';
 import type { Execution } from '../execute.js';
-import { describeEventRef, renderTimeline } from './timeline.js';
+import { renderTimeline } from './timeline.js';
+import { formatRef } from '../../model/event.js';
 
 /** How many anomalies a failure prints in full; the rest are counted. */
 const SHOWN = 3;
@@ -55,7 +56,7 @@ export function renderFailure(ctx: FailureContext): string {
 
 export function describePlan(plan: Plan): string[] {
   const { binding, source } = plan;
-  const events = plan.events.map((e) => `${describeEventRef(e)}(${e.key.join(',')}${e.attrs.kind === undefined ? '' : ` ${String(e.attrs.kind)}`})`);
+  const events = plan.events.map((e) => `${formatRef(e)}(${e.key.join(',')}${e.attrs.kind === undefined ? '' : ` ${String(e.attrs.kind)}`})`);
   const filter =
     binding.filter.kind === 'all' ? 'all events'
     : binding.filter.kind === 'equals' ? `${binding.filter.attr} = ${String(binding.filter.value)}`

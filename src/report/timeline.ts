@@ -1,4 +1,4 @@
-import { refKey, type EventRef } from '../../model/event.js';
+import { formatRef } from '../../model/event.js';
 import type { Call, CallResult, CallStep, Outcome, Resume, Step, StoreOp } from '../../model/history.js';
 import { formatPosition, isPosition } from '../../model/order.js';
 
@@ -22,7 +22,7 @@ export function renderTimeline(steps: readonly Step[], marked: ReadonlySet<numbe
 }
 
 export function describeStep(step: Step): string {
-  if (step.kind === 'mutation') return `source ${step.mutation} ${describeEventRef(step.event)} at ${formatPosition(step.event)}`;
+  if (step.kind === 'mutation') return `source ${step.mutation} ${formatRef(step.event)} at ${formatPosition(step.event)}`;
   const who = `${step.actor.worker}#${step.actor.incarnation}`;
   if (step.kind === 'life') {
     const e = step.event;
@@ -44,11 +44,11 @@ function describeCall(call: Call): string {
     case 'load':
       return 'load progress';
     case 'completed':
-      return `completed? ${call.events.map(describeEventRef).join(' ') || '(none)'}`;
+      return `completed? ${call.events.map(formatRef).join(' ') || '(none)'}`;
     case 'commit':
       return `commit [${call.ops.map(describeOp).join('; ')}]${call.fence === null ? '' : ` fenced by generation ${call.fence}`}`;
     case 'emit':
-      return `emit effect ${describeEventRef(call.event)}`;
+      return `emit effect ${formatRef(call.event)}`;
     case 'lease':
       return 'acquire lease';
     case 'claim':
@@ -76,7 +76,7 @@ function describeResult(result: CallResult): string {
   switch (result.kind) {
     case 'page': {
       const { events, next } = result.page;
-      return `[${events.map(describeEventRef).join(' ')}] ${next === null ? 'end' : `next ${next}`}`;
+      return `[${events.map(formatRef).join(' ')}] ${next === null ? 'end' : `next ${next}`}`;
     }
     case 'state': {
       const { watermark, anchor } = result.state;
@@ -94,11 +94,11 @@ function describeResult(result: CallResult): string {
 function describeOp(op: StoreOp): string {
   switch (op.op) {
     case 'effect':
-      return `effect ${describeEventRef(op.event)}`;
+      return `effect ${formatRef(op.event)}`;
     case 'complete':
-      return `complete ${describeEventRef(op.event)}`;
+      return `complete ${formatRef(op.event)}`;
     case 'unless-completed':
-      return `unless ${describeEventRef(op.event)} completed`;
+      return `unless ${formatRef(op.event)} completed`;
     case 'watermark':
       return `watermark ${describeValue(op.value)}${'expect' in op ? ` if ${describeValue(op.expect)}` : ' (blind)'}`;
     case 'anchor':
@@ -126,8 +126,4 @@ function describeResume(r: Resume): string {
 export function describeValue(value: unknown): string {
   if (value === null || value === undefined) return 'none';
   return isPosition(value) ? formatPosition(value) : JSON.stringify(value);
-}
-
-export function describeEventRef(e: EventRef): string {
-  return e.version === 1 ? e.id : refKey(e);
 }

@@ -94,6 +94,7 @@ export class World {
         this.life(life, life.settled.threw === null ? { kind: 'returned' } : { kind: 'threw', message: life.settled.threw });
         this.start(life.actor.worker);
         spent++;
+        idle = 0;
       }
       if (spent >= budget) {
         for (const life of this.lives.values()) if (life.alive) this.end(life, { kind: 'budget' });
@@ -102,8 +103,9 @@ export class World {
       }
       if (this.pending.length === 0) {
         // One turn drains every promise chain; a second one lets a timer of zero fire. A
-        // consumer still silent after that waits on something outside the world.
-        if (++idle < 2) continue;
+        // consumer still silent after that, and still running, waits on something outside
+        // the world.
+        if (++idle < 3) continue;
         for (const life of this.lives.values()) if (life.alive) this.end(life, { kind: 'hung' });
         return 'hung';
       }

@@ -1,0 +1,37 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { planArb } from '../scenarios/arbitraries.js';
+import { checkProperty } from '../src/conformance.js';
+import { findMutant } from '../src/consumers/mutants.js';
+import { referenceConsumer } from '../src/consumers/reference.js';
+import { execute } from '../src/execute.js';
+import { SEED } from './support.js';
+
+describe('one seed decides everything', () => {
+  it('the same plan gives a byte-identical history, concurrency and faults included', async () => {
+    const consumer = referenceConsumer({ concurrency: 3 });
+    const plans = fc.sample(planArb(), { seed: SEED, numRuns: 50 });
+    for (const plan of plans) {
+      const a = await execute(plan, consumer);
+      const b = await execute(plan, consumer);
+      expect(b.hash).toBe(a.hash);
+    }
+  });
+
+  it('replaying a counterexample from its seed and path reproduces the identical history', async () => {
+    const consumer = findMutant('completion-before-effect')!.consumer;
+    const found = await checkProperty(consumer, { runs: 1000, seed: SEED });
+    expect(found.status).toBe('fail');
+    const replayed = await checkProperty(consumer, { seed: found.seed, path: found.path! });
+    expect(replayed.runs).toBe(1);
+    expect(replayed.counterexample!.hash).toBe(found.counterexample!.hash);
+  });
+
+  it('two searches from the same seed find the same minimal world', async () => {
+    const consumer = findMutant('watermark-to-page-end')!.consumer;
+    const a = await checkProperty(consumer, { runs: 200, seed: SEED });
+    const b = await checkProperty(consumer, { runs: 200, seed: SEED });
+    expect(b.path).toBe(a.path);
+    expect(b.counterexample?.hash).toBe(a.counterexample?.hash);
+  });
+});

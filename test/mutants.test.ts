@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { checkProperty } from '../src/conformance.js';
+import { MUTANTS } from '../src/consumers/mutants.js';
+import { SEED } from './support.js';
+
+/**
+ * A check that cannot fail is a defect: every mutant must be caught, with the anomaly it
+ * is built to produce and the rule it breaks.
+ */
+describe('broken consumers are caught', () => {
+  it.each(MUTANTS.map((m) => [`${m.rule} ${m.expect}: ${m.name}`, m] as const))('%s', async (_, mutant) => {
+    const outcome = await checkProperty(mutant.consumer, { runs: 1000, seed: SEED });
+    expect(outcome.status).toBe('fail');
+    const anomalies = outcome.counterexample!.result.verdict.anomalies;
+    const found = anomalies.find((a) => a.kind === mutant.expect);
+    expect(found, `expected ${mutant.expect}, found ${anomalies.map((a) => a.kind).join(', ')}`).toBeDefined();
+    expect(found!.rules).toContain(mutant.rule);
+  });
+
+  it('R8 token-as-watermark shrinks to at most 3 events and 1 fault, like the seed 41/42/43 example', async () => {
+    const mutant = MUTANTS.find((m) => m.name === 'token-as-watermark')!;
+    const outcome = await checkProperty(mutant.consumer, { runs: 1000, seed: SEED });
+    const plan = outcome.counterexample!.plan;
+    expect(plan.events.length).toBeLessThanOrEqual(3);
+    expect(plan.faults.length).toBeLessThanOrEqual(1);
+  });
+});

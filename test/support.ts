@@ -1,0 +1,35 @@
+import type { CallStep, History, Step } from '../model/history.js';
+import { comparePositions, isPosition, type Position } from '../model/order.js';
+
+/** The seed for property tests: fixed when TIDEMARK_SEED is set, fresh (and printed by fast-check on failure) otherwise. */
+export const SEED = process.env.TIDEMARK_SEED === undefined ? Math.floor(Math.random() * 0x7fffffff) : Number(process.env.TIDEMARK_SEED);
+
+export function calls(history: History): CallStep[] {
+  return history.steps.filter((s: Step): s is CallStep => s.kind === 'call');
+}
+
+/** Watermark values that took effect, in order. */
+export function committedWatermarks(history: History): { seq: number; value: unknown }[] {
+  return calls(history).flatMap((s) =>
+    s.applied && s.call.kind === 'commit' ? s.call.ops.filter((o) => o.op === 'watermark').map((o) => ({ seq: s.seq, value: o.value })) : [],
+  );
+}
+
+/** Applied effects (sink or store) per event id. */
+export function effectsById(history: History): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const s of calls(history)) {
+    if (!s.applied) continue;
+    const ids = s.call.kind === 'emit' ? [s.call.event.id] : s.call.kind === 'commit' ? s.call.ops.flatMap((o) => (o.op === 'effect' ? [o.event.id] : [])) : [];
+    for (const id of ids) out.set(id, (out.get(id) ?? 0) + 1);
+  }
+  return out;
+}
+
+export function pos(key: number, id: string): Position {
+  return { key: [key], id };
+}
+
+export function samePosition(a: unknown, b: Position): boolean {
+  return isPosition(a) && comparePositions(a, b) === 0;
+}

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import type { Plan } from '../../scenarios/plan.js';
+import { findScenario } from '../../scenarios/named.js';
+import { PlanError, validatePlan } from '../../scenarios/validate.js';
+import type { Consumer } from '../../src/consumer.js';
+import { referenceConsumer } from '../../src/consumers/reference.js';
+import { execute } from '../../src/execute.js';
+
+const base = findScenario('failed-event-holds-watermark')!.plan;
+
+function broken(change: (p: Record<string, any>) => void): Plan {
+  const p = structuredClone(base) as Record<string, any>;
+  change(p);
+  return p as Plan;
+}
+
+describe('bad input is named', () => {
+  it.each([
+    ['events[1].id', (p: any) => (p.events[1].id = p.events[0].id)],
+    ['events[0].key', (p: any) => (p.events[0].key = [1, 2])],
+    ['events[2].version', (p: any) => (p.events[2].version = 0)],
+    ['events[0].payload', (p: any) => (p.events[0].payload = 7)],
+    ['binding.scope', (p: any) => (p.binding.scope = '')],
+    ['binding.ordering', (p: any) => (p.binding.ordering = [])],
+    ['binding.upTo', (p: any) => (p.binding.upTo = 'soon')],
+    ['binding.filter.kind', (p: any) => (p.binding.filter = { kind: 'regex' })],
+    ['binding.filter.value', (p: any) => (p.binding.filter = { kind: 'equals', attr: 'kind', value: {} })],
+    ['source.pageSize', (p: any) => (p.source.pageSize = 0)],
+    ['source.resumes', (p: any) => (p.source.resumes = ['cursor'])],
+    ['source.contract.kind', (p: any) => (p.source.contract = { kind: 'eventually' })],
+    ['source.contract.window', (p: any) => (p.source.contract = { kind: 'replay-window', window: 0 })],
+    ['faults[0].call', (p: any) => (p.faults[0].call = 'sleep')],
+    ['faults[0].nth', (p: any) => (p.faults[0].nth = -1)],
+    ['faults[0].kind', (p: any) => (p.faults[0].kind = 'explode')],
+    ['schedule', (p: any) => (p.schedule = [1.5])],
+    ['seed', (p: any) => (p.seed = 5)],
+    ['budget.drain', (p: any) => (p.budget = { adversity: 10, drain: 0 })],
+  ])('%s', (field, change) => {
+    const plan = broken(change);
+    expect(() => validatePlan(plan)).toThrow(PlanError);
+    expect(() => validatePlan(plan)).toThrow(`invalid plan: ${field} `);
+  });
+
+  it('execute refuses an invalid plan before running anything', async () => {
+    await expect(execute(broken((p) => (p.source.pageSize = 1.5)), referenceConsumer())).rejects.toThrow('source.pageSize');
+  });
+});
+
+describe('a misbehaving consumer is judged, never crashes the harness', () => {
+  it('R7 an ordinary error thrown by the consumer ends that incarnation and the run goes on', async () => {
+    const reference = referenceConsumer();
+    let lives = 0;
+    const flaky: Consumer = {
+      name: 'flaky',
+      capabilities: { delivery: 'at-least-once' },
+      run: async (world) => {
+        if (++lives === 1) {
+          await world.load();
+          throw new TypeError('handler blew up on e41');
+        }
+        return reference.run(world);
+      },
+    };
+    const { history, result } = await execute(base, flaky);
+    const threw = history.steps.find((s) => s.kind === 'life' && s.event.kind === 'threw');
+    expect(threw).toMatchObject({ event: { kind: 'threw', message: 'TypeError: handler blew up on e41' } });
+    expect(result.verdict.status).toBe('pass');
+  });
+
+  it('a consumer that stops calling the world without returning is unknown, not pass', async () => {
+    const stuck: Consumer = {
+      name: 'stuck',
+      capabilities: { delivery: 'at-least-once' },
+      run: async (world) => {
+        await world.load();
+        await new Promise(() => {});
+      },
+    };
+    const { history, result } = await execute(base, stuck);
+    expect(result.verdict.status).toBe('unknown');
+    expect(history.steps.at(-1)).toMatchObject({ kind: 'life', event: { kind: 'hung' } });
+  });
+
+  it('R9 a consumer that loops without ever claiming runs out of budget: liveness', async () => {
+    const spinner: Consumer = {
+      name: 'spinner',
+      capabilities: { delivery: 'at-least-once' },
+      run: async (world) => {
+        for (;;) await world.fetch({ resume: { kind: 'start' }, limit: 1 });
+      },
+    };
+    const { result } = await execute({ ...base, budget: { adversity: 50, drain: 50 } }, spinner);
+    expect(result.verdict.anomalies.map((a) => a.kind)).toEqual(['liveness']);
+  });
+
+  it('a consumer that returns at once, over and over, still ends within the budget', async () => {
+    const quitter: Consumer = { name: 'quitter', capabilities: { delivery: 'at-least-once' }, run: async () => {} };
+    const { result } = await execute({ ...base, budget: { adversity: 20, drain: 20 } }, quitter);
+    expect(result.verdict.anomalies.map((a) => a.kind)).toEqual(['liveness']);
+  });
+
+  it('a consumer that fails visibly on a provable source is a liveness failure', async () => {
+    const quitter: Consumer = { name: 'gives-up', capabilities: { delivery: 'at-least-once' }, run: (w) => w.fail('cannot prove the boundary') };
+    const { result } = await execute(base, quitter);
+    expect(result.verdict.anomalies).toMatchObject([{ kind: 'liveness', explanation: expect.stringContaining('cannot prove the boundary') }]);
+  });
+
+  it('the source refuses malformed requests with a definite error the consumer sees', async () => {
+    const errors: string[] = [];
+    const sloppy: Consumer = {
+      name: 'sloppy',
+      capabilities: { delivery: 'at-least-once' },
+      run: async (world) => {
+        for (const request of [
+          { resume: { kind: 'start' as const }, limit: 0 },
+          { resume: { kind: 'after' as const, position: 'e41' }, limit: 1 },
+          { resume: { kind: 'offset' as const, offset: 1 }, limit: 1 },
+          { resume: { kind: 'token' as const, token: 'forged' }, limit: 1 },
+        ]) {
+          await world.fetch(request).catch((e: Error & { code: string }) => errors.push(e.code));
+        }
+        return referenceConsumer().run(world);
+      },
+    };
+    await execute(base, sloppy);
+    expect(errors.slice(0, 4)).toEqual(['bad-request', 'bad-request', 'bad-request', 'stale-token']);
+  });
+});
