@@ -73,7 +73,7 @@ export const ANOMALIES = {
   },
   'divergent-duplicate': {
     rules: ['R4'],
-    means: 'a repeated effect differs from every served version of that event',
+    means: 'a repeated effect differs from what the source served for that event version',
   },
   'duplicate-effect': {
     rules: ['R5'],

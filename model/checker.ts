@@ -1,18 +1,18 @@
 import { anomaly, type Anomaly } from './anomalies.js';
-import { isEligible } from './binding.js';
+import { fingerprint, isEligible, type Binding } from './binding.js';
 import { formatRef, positionOf, refKey, type EventRef, type SourceEvent } from './event.js';
 import type { CallStep, History, LifeStep, Step } from './history.js';
 import { comparePositions, formatPosition, isPosition, type Position } from './order.js';
 
 /**
  * The oracle: history in, verdict out. It rebuilds ground truth from the header and the
- * recorded mutations, and judges every durable step against it. It shares no code with the
- * world or the reference consumer: eligibility, order and durability are worked out here
- * from the recorded facts alone.
+ * recorded mutations and rebinds, and judges every durable step against it. It shares no
+ * code with the world or the reference consumer: eligibility, order, durability, lease
+ * generations and bindings are worked out here from the recorded facts alone.
  *
  * Cost: one pass over the steps. The gap-free frontier only moves forward between
- * mutations, so premature-watermark checks are amortised O(1) per commit; a mutation
- * re-sorts the eligible set (mutations are few).
+ * mutations, so premature-watermark checks are amortised O(1) per commit; a mutation or a
+ * rebind re-sorts the eligible set (they are few).
  */
 export type Verdict =
   | { readonly status: 'pass'; readonly anomalies: readonly [] }
@@ -37,18 +37,31 @@ export function check(history: History): CheckResult {
 }
 
 const posKey = (p: Position): string => `${p.key.join(',')}#${p.id}`;
+const actorKey = (step: CallStep): string => `${step.actor.worker}#${step.actor.incarnation}`;
 
 class Judge {
-  private readonly binding;
+  private binding: Binding;
+  private bound: string;
   private readonly truth = new Map<string, SourceEvent>();
   private readonly everPositions = new Set<string>();
   private eligible: SourceEvent[] = [];
   private frontier = 0;
+  /** Event versions with a durable outcome: an effect, or a durable outbox handoff (R5). */
   private readonly outcomes = new Set<string>();
-  private readonly effectCounts = new Map<string, number>();
-  private readonly served = new Set<string>();
+  /** Event versions whose effect actually happened (sink or transactional effect). */
+  private readonly delivered = new Map<string, number>();
+  /** Event versions served under each binding fingerprint. */
+  private readonly served = new Map<string, Set<string>>();
   private readonly servedPayloads = new Map<string, Set<string>>();
-  private lastWatermark: { position: Position; seq: number } | null = null;
+  /** The binding under which each outbox entry was handed off: its later delivery acts for that binding. */
+  private readonly handoffs = new Map<string, string>();
+  private readonly lastWatermark = new Map<string, { position: Position; seq: number }>();
+  /** The store's watermark slot as it truly is, with the binding of the worker that wrote it. */
+  private slot: { value: unknown; writer: string; seq: number } | null = null;
+  /** Watermarks of another binding that a worker of the current binding loaded. */
+  private foreign: { position: Position; seq: number }[] = [];
+  private newestGeneration = 0;
+  private readonly generations = new Map<string, number>();
   private readonly anomalies: Anomaly[] = [];
   private effects = 0;
   private commits = 0;
@@ -56,6 +69,7 @@ class Judge {
 
   constructor(private readonly history: History) {
     this.binding = history.header.binding;
+    this.bound = fingerprint(this.binding);
     for (const e of history.header.initial) this.learn(e);
     this.resort();
   }
@@ -94,6 +108,12 @@ class Judge {
         this.learn(step.event);
         this.resort();
         return;
+      case 'rebind':
+        this.binding = step.binding;
+        this.bound = fingerprint(step.binding);
+        this.foreign = [];
+        this.resort();
+        return;
       case 'life':
         if (step.event.kind === 'start') this.incarnations++;
         return;
@@ -103,42 +123,65 @@ class Judge {
   }
 
   private visitCall(step: CallStep): void {
-    const { call } = step;
-    if (call.kind === 'fetch' && step.result?.kind === 'page') {
-      for (const e of step.result.page.events) this.serve(e);
+    const { call, result } = step;
+    const answered = step.outcome.kind === 'ok';
+    if (call.kind === 'fetch' && answered && result?.kind === 'page') {
+      for (const e of result.page.events) this.serve(e);
+      return;
+    }
+    if (call.kind === 'load' && answered && result?.kind === 'state') {
+      this.noteForeign(step);
       return;
     }
     if (!step.applied) return;
-    if (call.kind === 'emit') {
+    if (call.kind === 'lease' && result?.kind === 'generation') {
+      this.newestGeneration = Math.max(this.newestGeneration, result.generation);
+      if (answered) this.generations.set(actorKey(step), result.generation);
+    } else if (call.kind === 'emit') {
       this.effect(step, { id: call.event.id, version: call.event.version }, call.payload);
     } else if (call.kind === 'commit') {
       this.commits++;
-      // A transaction applies all at once: its effects count before its watermark.
-      for (const op of call.ops) if (op.op === 'effect') this.effect(step, op.event, op.payload);
+      // A transaction applies all at once: its outcomes count before its watermark.
+      for (const op of call.ops) {
+        if (op.op === 'effect') this.effect(step, op.event, op.payload);
+        if (op.op === 'outbox') {
+          this.outcomes.add(refKey(op.event));
+          this.handoffs.set(refKey(op.event), this.bound);
+        }
+      }
       for (const op of call.ops) if (op.op === 'watermark') this.watermark(step, op.value);
     }
   }
 
   private serve(e: SourceEvent): void {
-    const key = refKey(e);
-    this.served.add(key);
-    let payloads = this.servedPayloads.get(e.id);
-    if (!payloads) this.servedPayloads.set(e.id, (payloads = new Set()));
+    let served = this.served.get(this.bound);
+    if (!served) this.served.set(this.bound, (served = new Set()));
+    served.add(refKey(e));
+    let payloads = this.servedPayloads.get(refKey(e));
+    if (!payloads) this.servedPayloads.set(refKey(e), (payloads = new Set()));
     payloads.add(e.payload);
+  }
+
+  /** A worker loaded a watermark that a worker of another binding wrote: remember where it points. */
+  private noteForeign(step: CallStep): void {
+    const slot = this.slot;
+    if (slot === null || slot.writer === this.bound || !isPosition(slot.value)) return;
+    this.foreign.push({ position: slot.value, seq: step.seq });
   }
 
   private effect(step: CallStep, ref: EventRef, payload: string): void {
     this.effects++;
     const key = refKey(ref);
-    if (!this.served.has(key)) {
+    const on = this.handoffs.get(key) ?? this.bound;
+    if (!(this.served.get(on)?.has(key) ?? false)) {
       this.report('phantom-effect', `effect for ${formatRef(ref)} at step ${step.seq}, which the source never served under this binding`, [ref], [step.seq]);
     }
-    const seen = this.effectCounts.get(key) ?? 0;
-    this.effectCounts.set(key, seen + 1);
+    const seen = this.delivered.get(key) ?? 0;
+    this.delivered.set(key, seen + 1);
     this.outcomes.add(key);
     if (seen === 0) return;
-    if (!(this.servedPayloads.get(ref.id)?.has(payload) ?? false)) {
-      this.report('divergent-duplicate', `repeated effect for ${formatRef(ref)} at step ${step.seq} carries content no served version of ${ref.id} has`, [ref], [step.seq]);
+    if (!(this.servedPayloads.get(key)?.has(payload) ?? false)) {
+      this.report('divergent-duplicate', `repeated effect for ${formatRef(ref)} at step ${step.seq} carries content the source never served for it`, [ref], [step.seq]);
     }
     if (this.history.header.delivery === 'exactly-once') {
       this.report('duplicate-effect', `effect number ${seen + 1} for ${formatRef(ref)} at step ${step.seq} from a consumer that claims exactly-once`, [ref], [step.seq]);
@@ -146,12 +189,22 @@ class Judge {
   }
 
   private watermark(step: CallStep, value: unknown): void {
+    this.slot = { value, writer: this.bound, seq: step.seq };
+    const generation = this.generations.get(actorKey(step)) ?? 0;
+    if (generation < this.newestGeneration) {
+      this.report(
+        'stale-generation-commit',
+        `step ${step.seq} committed a watermark from ${actorKey(step)}, generation ${generation}, after generation ${this.newestGeneration} was granted`,
+        [],
+        [step.seq],
+      );
+    }
     if (!isPosition(value) || !this.everPositions.has(posKey(value))) {
       this.report('token-as-watermark', `step ${step.seq} committed the watermark ${JSON.stringify(value)}, which is not a position of the bound order`, [], [step.seq]);
       return;
     }
-    const previous = this.lastWatermark;
-    if (previous !== null && comparePositions(value, previous.position) < 0) {
+    const previous = this.lastWatermark.get(this.bound);
+    if (previous !== undefined && comparePositions(value, previous.position) < 0) {
       this.report(
         'watermark-regression',
         `step ${step.seq} committed ${formatPosition(value)}, below ${formatPosition(previous.position)} committed at step ${previous.seq}`,
@@ -159,7 +212,7 @@ class Judge {
         [previous.seq, step.seq],
       );
     }
-    this.lastWatermark = { position: value, seq: step.seq };
+    this.lastWatermark.set(this.bound, { position: value, seq: step.seq });
     const gap = this.firstWithoutOutcome();
     if (gap !== undefined && comparePositions(positionOf(gap), value) <= 0) {
       this.report(
@@ -168,7 +221,20 @@ class Judge {
         [{ id: gap.id, version: gap.version }],
         [step.seq],
       );
+      this.confusion(gap, step.seq);
     }
+  }
+
+  /** A skipped event behind a watermark this binding took from another binding: that is why it was skipped. */
+  private confusion(e: SourceEvent, seq: number): void {
+    const cause = this.foreign.find((f) => comparePositions(positionOf(e), f.position) <= 0);
+    if (!cause) return;
+    this.report(
+      'binding-confusion',
+      `${formatRef(e)} was skipped behind ${formatPosition(cause.position)}, a watermark written under another binding and loaded at step ${cause.seq}`,
+      [{ id: e.id, version: e.version }],
+      [cause.seq, seq],
+    );
   }
 
   /** The first eligible event, in the stable order, that has no durable outcome yet. */
@@ -190,12 +256,14 @@ class Judge {
     if (hung) return `incarnation ${hung.actor.worker}#${hung.actor.incarnation} stopped calling the world and never returned (step ${hung.seq})`;
     const last = drain.at(-1);
     if (last === undefined) return 'the history has no drain phase';
+    // Caught up means delivered: an outbox entry still waiting for the sink is not an effect yet.
+    const missing = this.eligible.filter((e) => !this.delivered.has(refKey(e)));
     if (last.kind === 'call' && last.call.kind === 'claim' && last.applied) {
       const claim = last.call.claim;
       if (claim.kind === 'caught-up') {
-        const missing = this.eligible.filter((e) => !this.outcomes.has(refKey(e)));
         for (const e of missing) {
           this.report('omission', `${formatRef(e)} at ${formatPosition(positionOf(e))} is eligible but has no durable outcome, and the consumer claimed caught-up at step ${last.seq}`, [{ id: e.id, version: e.version }], [last.seq]);
+          this.confusion(e, last.seq);
         }
         return null;
       }
@@ -204,8 +272,7 @@ class Judge {
       }
       return null;
     }
-    const missing = this.eligible.filter((e) => !this.outcomes.has(refKey(e))).slice(0, 3);
-    this.report('liveness', `with faults off the consumer did not catch up within the drain budget (${drain.length} steps)`, missing.map((e) => ({ id: e.id, version: e.version })), [last.seq]);
+    this.report('liveness', `with faults off the consumer did not catch up within the drain budget (${drain.length} steps)`, missing.slice(0, 3).map((e) => ({ id: e.id, version: e.version })), [last.seq]);
     return null;
   }
 

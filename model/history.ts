@@ -41,7 +41,7 @@ export interface Actor {
   readonly incarnation: number;
 }
 
-export type Step = CallStep | LifeStep | MutationStep;
+export type Step = CallStep | LifeStep | MutationStep | RebindStep;
 
 /** One call into the world and what became of it. */
 export interface CallStep {
@@ -53,7 +53,10 @@ export interface CallStep {
   readonly outcome: Outcome;
   /** Ground truth: whether the call took effect, whatever the caller learned. */
   readonly applied: boolean;
-  /** The reply the caller received, when it received one. */
+  /**
+   * What the call returned. With an `ok` outcome the caller received it; after a
+   * `crash-after` it is what the call did, which the caller never saw.
+   */
   readonly result?: CallResult;
 }
 
@@ -112,7 +115,11 @@ export type StoreOp =
    */
   | { readonly op: 'watermark'; readonly binding: string; readonly value: unknown; readonly expect?: unknown }
   /** The replay anchor: a page token together with the watermark it is tied to (R8). */
-  | { readonly op: 'anchor'; readonly binding: string; readonly token: string | null; readonly watermark: unknown };
+  | { readonly op: 'anchor'; readonly binding: string; readonly token: string | null; readonly watermark: unknown }
+  /** A durable handoff of an external effect: the outbox entry is the event's durable outcome (R5). */
+  | { readonly op: 'outbox'; readonly event: EventRef; readonly payload: string }
+  /** The outbox entry was delivered to the sink and can be dropped. */
+  | { readonly op: 'outbox-done'; readonly event: EventRef };
 
 export type Claim = { readonly kind: 'caught-up' } | { readonly kind: 'failed'; readonly reason: string };
 
@@ -127,11 +134,18 @@ export interface Page {
   readonly events: readonly SourceEvent[];
   /** Opaque continuation; null at the end of the bound stream. */
   readonly next: string | null;
+  /**
+   * The source's head: the largest first ordering field it has ever held, eligible or not.
+   * It only grows, so a consumer can tell where a replay window starts.
+   */
+  readonly head: number | null;
 }
 
 export interface DurableState {
   readonly watermark: { readonly binding: string; readonly value: unknown } | null;
   readonly anchor: { readonly binding: string; readonly token: string | null; readonly watermark: unknown } | null;
+  /** Outbox entries not yet marked delivered. */
+  readonly outbox: readonly { readonly event: EventRef; readonly payload: string }[];
 }
 
 /** Life-cycle steps the world records around the calls. */
@@ -152,11 +166,25 @@ export interface LifeStep {
     | { readonly kind: 'hung' };
 }
 
-/** A change to the source, made by the world (issue of mutable sources). */
+/**
+ * A change to the source, made by the world within the source's contract: a new event, or
+ * a new version of one (moved in the order, or with different attributes).
+ */
 export interface MutationStep {
   readonly kind: 'mutation';
   readonly seq: number;
   readonly phase: Phase;
   readonly event: SourceEvent;
-  readonly mutation: 'insert' | 'update';
+  readonly mutation: 'insert' | 'move' | 'flip';
+}
+
+/**
+ * Every worker is stopped and the consumer restarts under another binding on the same
+ * store: from here on, eligibility is judged against `binding`.
+ */
+export interface RebindStep {
+  readonly kind: 'rebind';
+  readonly seq: number;
+  readonly phase: Phase;
+  readonly binding: Binding;
 }

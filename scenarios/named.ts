@@ -31,6 +31,10 @@ function plan(events: SourceEvent[], faults: Fault[], over: Partial<Plan> = {}):
     schedule: [],
     seed: '0',
     budget: DEFAULT_BUDGET,
+    workers: 1,
+    leaseTtl: 8,
+    mutations: [],
+    rebind: null,
     ...over,
   };
 }

@@ -17,6 +17,28 @@ export interface Plan {
   /** Seeds the world's fine-grained choices, such as the bytes of opaque tokens. */
   readonly seed: string;
   readonly budget: Budget;
+  /** Competing workers in the adversity phase (the drain phase has one). */
+  readonly workers: number;
+  /** Lease time to live, in world calls: a worker that stops renewing loses it after this long. */
+  readonly leaseTtl: number;
+  /** Changes to the source during the adversity phase, kept within its contract. */
+  readonly mutations: readonly MutationSpec[];
+  /** Restart every worker under another binding, on the same store, at this adversity call. */
+  readonly rebind: { readonly atCall: number; readonly binding: Binding } | null;
+}
+
+/**
+ * A change to the source, before the adversity phase's `atCall`-th call. The world turns it
+ * into a concrete event at that moment and keeps it within the contract: `back` says how far
+ * behind the head it would like to land, and the contract says how far it may.
+ * `insert` adds an event, `move` gives an existing event (the `target`-th, modulo their
+ * number) a new version at a new position, `flip` a new version whose filter attribute flips.
+ */
+export interface MutationSpec {
+  readonly atCall: number;
+  readonly kind: 'insert' | 'move' | 'flip';
+  readonly target: number;
+  readonly back: number;
 }
 
 export interface SourceSpec {
@@ -34,7 +56,8 @@ export const FAULTABLE_CALLS: readonly FaultableCall[] = ['fetch', 'load', 'comp
 /**
  * One fault at one call boundary of the adversity phase: the `nth` (from 0) call of that
  * kind. `crash-before` kills the worker before the call takes effect, `crash-after` after
- * it took effect but before the worker learns, `error` fails it definitely.
+ * it took effect but before the worker learns, `error` fails it definitely, `timeout` applies
+ * it and fails it indefinitely. The page quirks apply to fetches only.
  */
 export interface Fault {
   readonly call: FaultableCall;
@@ -42,8 +65,24 @@ export interface Fault {
   readonly kind: FaultKind;
 }
 
-export type FaultKind = 'crash-before' | 'crash-after' | 'error';
-export const FAULT_KINDS: readonly FaultKind[] = ['crash-before', 'crash-after', 'error'];
+export type FaultKind = CallFault | PageQuirk;
+export type CallFault = 'crash-before' | 'crash-after' | 'error' | 'timeout';
+export const CALL_FAULTS: readonly CallFault[] = ['crash-before', 'crash-after', 'error', 'timeout'];
+
+/**
+ * Ways a real paginated API misbehaves without failing: `overlap` repeats the end of the
+ * previous page, `repeat` serves the previous page again, `empty` returns no events but a
+ * token, `stale` rejects the token as expired (and forgets it), `reorder` shuffles the page,
+ * `short` returns fewer events than asked although more remain.
+ */
+export type PageQuirk = 'overlap' | 'repeat' | 'empty' | 'stale' | 'reorder' | 'short';
+export const PAGE_QUIRKS: readonly PageQuirk[] = ['overlap', 'repeat', 'empty', 'stale', 'reorder', 'short'];
+
+export const FAULT_KINDS: readonly FaultKind[] = [...CALL_FAULTS, ...PAGE_QUIRKS];
+
+export function isPageQuirk(kind: FaultKind): kind is PageQuirk {
+  return (PAGE_QUIRKS as readonly string[]).includes(kind);
+}
 
 /** Step budgets for each phase; a phase that runs out ends there. */
 export interface Budget {

@@ -1,5 +1,5 @@
 import type { Binding, Filter } from '../model/binding.js';
-import { FAULT_KINDS, FAULTABLE_CALLS, type Plan } from './plan.js';
+import { FAULT_KINDS, FAULTABLE_CALLS, isPageQuirk, type Plan } from './plan.js';
 
 /** A plan or binding that cannot be run; `field` names the offending part, e.g. `events[3].key`. */
 export class PlanError extends Error {
@@ -49,7 +49,28 @@ export function validatePlan(plan: Plan): Plan {
     need(FAULTABLE_CALLS.includes(f.call), `faults[${i}].call`, `must be one of ${FAULTABLE_CALLS.join(', ')}`);
     need(Number.isInteger(f.nth) && f.nth >= 0, `faults[${i}].nth`, 'must be a non-negative integer');
     need(FAULT_KINDS.includes(f.kind), `faults[${i}].kind`, `must be one of ${FAULT_KINDS.join(', ')}`);
+    need(!isPageQuirk(f.kind) || f.call === 'fetch', `faults[${i}].kind`, `is a page quirk, so its call must be fetch, not ${f.call}`);
   });
+  need(Number.isInteger(plan.workers) && plan.workers >= 1 && plan.workers <= 8, 'workers', 'must be an integer from 1 to 8');
+  need(Number.isInteger(plan.leaseTtl) && plan.leaseTtl >= 1, 'leaseTtl', 'must be a positive integer');
+  need(Array.isArray(plan.mutations), 'mutations', 'must be an array');
+  plan.mutations.forEach((m, i) => {
+    need(['insert', 'move', 'flip'].includes(m.kind), `mutations[${i}].kind`, 'must be insert, move or flip');
+    for (const field of ['atCall', 'target', 'back'] as const) {
+      need(Number.isInteger(m[field]) && m[field] >= 0, `mutations[${i}].${field}`, 'must be a non-negative integer');
+    }
+  });
+  if (plan.rebind !== null) {
+    need(isObject(plan.rebind), 'rebind', 'must be null or { atCall, binding }');
+    need(Number.isInteger(plan.rebind.atCall) && plan.rebind.atCall >= 0, 'rebind.atCall', 'must be a non-negative integer');
+    try {
+      validateBinding(plan.rebind.binding);
+    } catch (error) {
+      if (error instanceof PlanError) throw new PlanError(`rebind.${error.field}`, error.message.replace(`invalid plan: ${error.field} `, ''));
+      throw error;
+    }
+    need(plan.rebind.binding.ordering.length === plan.binding.ordering.length, 'rebind.binding.ordering', 'must name as many ordering fields as binding.ordering');
+  }
   need(Array.isArray(plan.schedule) && plan.schedule.every((c) => Number.isInteger(c) && c >= 0), 'schedule', 'must be non-negative integers');
   need(typeof plan.seed === 'string', 'seed', 'must be a string');
   need(isObject(plan.budget), 'budget', 'must be an object');

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { DEFAULT_SIZE, planArb, type WorldSize } from '../scenarios/arbitraries.js';
+import { planArb, type PlanOptions } from '../scenarios/arbitraries.js';
 import { NAMED_SCENARIOS, type NamedScenario } from '../scenarios/named.js';
 import type { Consumer } from './consumer.js';
 import { execute, type Execution } from './execute.js';
@@ -26,7 +26,8 @@ export interface PropertyOptions {
   readonly seed: number;
   /** With a path, replays exactly that counterexample and stops there. */
   readonly path?: string;
-  readonly size?: WorldSize;
+  /** World size, budget and forced fault families; a replay must pass the same ones. */
+  readonly worlds?: PlanOptions;
 }
 
 /**
@@ -36,7 +37,7 @@ export interface PropertyOptions {
 export async function checkProperty(consumer: Consumer, options: PropertyOptions): Promise<PropertyOutcome> {
   let last: Execution | null = null;
   let calls = 0;
-  const property = fc.asyncProperty(planArb(options.size ?? DEFAULT_SIZE), async (plan) => {
+  const property = fc.asyncProperty(planArb(options.worlds), async (plan) => {
     const run = await execute(plan, consumer);
     calls += run.history.steps.length;
     if (run.result.verdict.status === 'pass') return true;

@@ -32,9 +32,6 @@ function mutant(name: string, rule: RuleId, expect: AnomalyKind, description: st
 
 /** Saves the next-page token as its progress and resumes from it after a restart. */
 class TokenAsWatermark extends Incarnation {
-  constructor(world: WorkerWorld) {
-    super(world, 'at-least-once', 1);
-  }
   protected override resumeFrom(state: DurableState): Resume {
     const saved = state.watermark?.value;
     this.stored = saved ?? null;
@@ -51,9 +48,6 @@ class TokenAsWatermark extends Incarnation {
 
 /** Treats a fetched page as done: the watermark jumps to its last event even when one failed. */
 class WatermarkToPageEnd extends Incarnation {
-  constructor(world: WorkerWorld) {
-    super(world, 'at-least-once', 1);
-  }
   protected override async handle(events: readonly SourceEvent[], resume: Resume, page: Page): Promise<boolean> {
     let ok = true;
     for (const e of events) {
@@ -72,9 +66,6 @@ class WatermarkToPageEnd extends Incarnation {
 
 /** Writes the completion record first, then the effect: a crash between them loses the event. */
 class CompletionBeforeEffect extends Incarnation {
-  constructor(world: WorkerWorld) {
-    super(world, 'at-least-once', 1);
-  }
   protected override async apply(e: SourceEvent): Promise<void> {
     await this.world.commit([{ op: 'complete', event: refOf(e) }]);
     await this.world.emit(refOf(e), e.payload);

@@ -8,26 +8,31 @@ import type { Consumer, WorkerWorld } from '../consumer.js';
  * It is what a correct consumer looks like, and every mutant is a small variation of it.
  *
  * Two positions are kept apart. The traversal cursor (`resume`) lives only in memory; the
- * committed watermark lives in the store, is fenced by compare-and-set, and only ever
- * covers the gap-free prefix of events with durable outcomes. A page token is persisted
+ * committed watermark lives in the store, is fenced by the lease generation and a
+ * compare-and-set, and only ever covers the gap-free prefix of events with durable
+ * outcomes that the source's contract says can no longer change. A page token is persisted
  * only as a replay anchor, next to the watermark it replays from.
  */
 export interface ReferenceOptions {
-  readonly delivery?: Delivery;
+  /** `outbox`: effects go to the sink through a durable outbox (at-least-once at the sink). */
+  readonly delivery?: Delivery | 'outbox';
   /** Events of one page in flight at once; the watermark still advances only through the prefix. */
   readonly concurrency?: number;
   readonly name?: string;
 }
 
 export function referenceConsumer(options: ReferenceOptions = {}): Consumer {
-  const delivery = options.delivery ?? 'at-least-once';
+  const mode = options.delivery ?? 'at-least-once';
   const concurrency = Math.max(1, options.concurrency ?? 1);
   return {
-    name: options.name ?? `reference(${delivery}${concurrency > 1 ? `, ${concurrency} in flight` : ''})`,
-    capabilities: { delivery },
-    run: (world) => new Incarnation(world, delivery, concurrency).run(),
+    name: options.name ?? `reference(${mode}${concurrency > 1 ? `, ${concurrency} in flight` : ''})`,
+    capabilities: { delivery: mode === 'exactly-once' ? 'exactly-once' : 'at-least-once' },
+    run: (world) => new Incarnation(world, { delivery: mode, concurrency }).run(),
   };
 }
+
+/** Why a pass over the stream ended. */
+type PassEnd = 'caught-up' | 'unprovable' | 'retry';
 
 /** One life of the reference consumer; everything here is lost on a crash. */
 export class Incarnation {
@@ -35,37 +40,68 @@ export class Incarnation {
   protected watermark: Position | null = null;
   /** The exact value in the store, for compare-and-set. */
   protected stored: unknown = null;
+  /** This incarnation's lease generation; every watermark commit is fenced by it (step 6). */
+  protected generation = 0;
+  /** The largest head the source has shown, for the replay window. */
+  protected head: number | null = null;
+  /** Tokens the source said were stale: an anchor holding one cannot replay (step 9). */
+  private readonly staleTokens = new Set<string>();
+  protected readonly delivery: Delivery | 'outbox';
+  protected readonly concurrency: number;
 
   constructor(
     protected readonly world: WorkerWorld,
-    protected readonly delivery: Delivery,
-    protected readonly concurrency: number,
-  ) {}
+    options: { readonly delivery?: Delivery | 'outbox'; readonly concurrency?: number } = {},
+  ) {
+    this.delivery = options.delivery ?? 'at-least-once';
+    this.concurrency = options.concurrency ?? 1;
+  }
 
   async run(): Promise<void> {
     // Every failure sends the consumer back to durable state: replay from there is always
     // safe because completion records absorb the duplicates (step 4, step 7).
     for (;;) {
       try {
-        if (await this.pass()) return await this.world.caughtUp();
+        this.generation = await this.world.lease();
+        const end = await this.pass();
+        if (end === 'caught-up') return await this.world.caughtUp();
+        if (end === 'unprovable') {
+          return await this.world.fail('the source promises no stability, so no hole behind the watermark can be proven empty (R10)');
+        }
       } catch (error) {
         if (!isWorldError(error)) throw error;
       }
     }
   }
 
-  /** One traversal from the durable replay position; true when the bound stream is exhausted. */
-  protected async pass(): Promise<boolean> {
+  /** One traversal from the durable replay position to the end of the bound stream. */
+  protected async pass(): Promise<PassEnd> {
     const state = await this.world.load();
+    await this.relay(state.outbox);
     let resume = this.resumeFrom(state);
     for (;;) {
-      const page = await this.world.fetch({ resume, limit: this.world.source.pageSize });
-      const events = this.normalize(page);
-      const ok = await this.handle(events, resume, page);
-      if (!ok) return false;
-      if (page.next === null) return true;
+      const page = await this.fetch(resume);
+      if (page.head !== null) this.head = Math.max(this.head ?? page.head, page.head);
+      const ok = await this.handle(this.normalize(page), resume, page);
+      if (!ok) return 'retry';
+      if (page.next === null) break;
+      // Renewing the lease each page keeps it; if the generation changed, another worker
+      // may have moved the watermark, so start again from durable state.
+      if ((await this.world.lease()) !== this.generation) return 'retry';
       // The token moves the live traversal only; it was persisted above solely as an anchor.
       resume = this.continueAfter(page);
+    }
+    // Step 10 of the contract: without a stable source no hole can be proven, so the only
+    // honest end is a visible one.
+    return this.world.source.contract.kind === 'none' ? 'unprovable' : 'caught-up';
+  }
+
+  protected async fetch(resume: Resume): Promise<Page> {
+    try {
+      return await this.world.fetch({ resume, limit: this.world.source.pageSize });
+    } catch (error) {
+      if (isWorldError(error) && error.code === 'stale-token' && resume.kind === 'token') this.staleTokens.add(resume.token);
+      throw error;
     }
   }
 
@@ -77,9 +113,15 @@ export class Incarnation {
     if (this.watermark === null) return { kind: 'start' };
     if (this.world.source.resumes.includes('after')) return { kind: 'after', position: this.watermark };
     if (this.world.source.resumes.includes('key-gte')) return { kind: 'key-gte', key: this.watermark.key };
-    // Only opaque tokens: replay from the anchor, if it is tied to this very watermark (step 8).
+    // Only opaque tokens: replay from the anchor if it is tied to this very watermark and
+    // still accepted (step 8); otherwise from the start, deduplicating up to the watermark.
     const anchor = state.anchor;
-    if (anchor?.binding === this.world.fingerprint && anchor.token !== null && samePosition(anchor.watermark, this.watermark)) {
+    if (
+      anchor?.binding === this.world.fingerprint &&
+      anchor.token !== null &&
+      !this.staleTokens.has(anchor.token) &&
+      samePosition(anchor.watermark, this.watermark)
+    ) {
       return { kind: 'token', token: anchor.token };
     }
     return { kind: 'start' };
@@ -106,12 +148,12 @@ export class Incarnation {
 
   /**
    * Steps 5 to 7: handle the page's events in order, `concurrency` at a time, then advance
-   * the watermark through the gap-free prefix that has durable outcomes. Returns false when
-   * an event failed: the watermark then stops before it and the caller replays.
+   * the watermark through the gap-free prefix that has durable outcomes and can no longer
+   * change. Returns false when an event failed: the watermark then stops before it.
    */
   protected async handle(events: readonly SourceEvent[], resume: Resume, page: Page): Promise<boolean> {
     const done = await this.world.completed(events.map(refOf));
-    let prefix: SourceEvent | null = null;
+    const prefix: SourceEvent[] = [];
     let failed = false;
     for (let i = 0; i < events.length && !failed; i += this.concurrency) {
       const group = events.slice(i, i + this.concurrency);
@@ -122,48 +164,77 @@ export class Incarnation {
           failed = true;
         }
         if (failed) break;
-        prefix = group[j] as SourceEvent;
+        prefix.push(group[j] as SourceEvent);
       }
     }
-    const complete = !failed;
-    if (prefix !== null) {
-      // Anchor: the token that fetched this page replays the rest of it; only a fully
-      // handled page lets the anchor move on to the next page's token (step 8).
-      // At the end of the stream there is no next token, so the last page's own token stays.
-      const replay = resume.kind === 'token' ? resume.token : null;
-      const token = complete && page.next !== null ? page.next : replay;
-      await this.advance(positionOf(prefix), token);
+    const settled = prefix.filter((e) => this.settled(e));
+    const to = settled.at(-1);
+    if (to !== undefined) {
+      // Anchor: the token that fetched this page replays the rest of it; only a page whose
+      // every event is covered lets the anchor move on to the next page's token (step 8).
+      const covered = !failed && settled.length === events.length && page.next !== null;
+      await this.advance(positionOf(to), covered ? page.next : resume.kind === 'token' ? resume.token : null);
     }
-    return complete;
+    return !failed;
+  }
+
+  /**
+   * Step 6 and the seed's limits: an event may be passed by the watermark only once the
+   * source's contract says nothing can still land at or before it. With a replay window of
+   * n, that is an event more than n behind the head; re-reading the window finds the rest.
+   */
+  protected settled(e: SourceEvent): boolean {
+    const { contract } = this.world.source;
+    switch (contract.kind) {
+      case 'snapshot':
+      case 'insertion-stable':
+        return true;
+      case 'replay-window':
+        return this.head !== null && (e.key[0] ?? 0) < this.head - contract.window;
+      case 'none':
+        // Anything may still change anywhere: no watermark is ever provable, so none is
+        // committed. Completion records alone keep the replays duplicate-only.
+        return false;
+    }
   }
 
   /** Step 5: the effect and its completion record, coupled as the delivery mode requires. */
   protected async apply(e: SourceEvent): Promise<void> {
-    if (this.delivery === 'exactly-once') {
-      try {
-        await this.world.commit([
-          { op: 'unless-completed', event: refOf(e) },
-          { op: 'effect', event: refOf(e), payload: e.payload },
-          { op: 'complete', event: refOf(e) },
-        ]);
-      } catch (error) {
-        // Already completed by an earlier life: that is a durable outcome, not a failure.
-        if (!(isWorldError(error) && error.code === 'conflict')) throw error;
-      }
+    if (this.delivery === 'at-least-once') {
+      await this.world.emit(refOf(e), e.payload);
+      await this.world.commit([{ op: 'complete', event: refOf(e) }]);
       return;
     }
-    await this.world.emit(refOf(e), e.payload);
-    await this.world.commit([{ op: 'complete', event: refOf(e) }]);
+    const handoff: StoreOp[] =
+      this.delivery === 'exactly-once'
+        ? [{ op: 'effect', event: refOf(e), payload: e.payload }]
+        : [{ op: 'outbox', event: refOf(e), payload: e.payload }];
+    try {
+      await this.world.commit([{ op: 'unless-completed', event: refOf(e) }, ...handoff, { op: 'complete', event: refOf(e) }]);
+    } catch (error) {
+      // Already completed by an earlier life or another worker: a durable outcome, not a failure.
+      if (!(isWorldError(error) && error.code === 'conflict')) throw error;
+      return;
+    }
+    if (this.delivery === 'outbox') await this.relay([{ event: refOf(e), payload: e.payload }]);
   }
 
-  /** Step 6: a compare-and-set on the value read, so a lost race never lowers the watermark. */
+  /** Delivers outbox entries to the sink, then marks them; a crash between repeats the delivery. */
+  protected async relay(entries: DurableState['outbox']): Promise<void> {
+    for (const entry of entries) {
+      await this.world.emit(entry.event, entry.payload);
+      await this.world.commit([{ op: 'outbox-done', event: entry.event }]);
+    }
+  }
+
+  /** Step 6: fenced by the lease generation and a compare-and-set on the value read. */
   protected async advance(to: Position, token: string | null): Promise<void> {
     const value = { key: [...to.key], id: to.id };
     const ops: StoreOp[] = [
       { op: 'watermark', binding: this.world.fingerprint, value, expect: this.stored },
       { op: 'anchor', binding: this.world.fingerprint, token, watermark: value },
     ];
-    await this.world.commit(ops);
+    await this.world.commit(ops, { fence: this.generation });
     this.stored = value;
     this.watermark = value;
   }

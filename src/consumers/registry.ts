@@ -10,6 +10,7 @@ export const BUILT_IN: ReadonlyMap<string, () => Consumer> = new Map<string, () 
   ['reference', () => referenceConsumer({ name: 'reference' })],
   ['reference-exactly-once', () => referenceConsumer({ name: 'reference-exactly-once', delivery: 'exactly-once' })],
   ['reference-concurrent', () => referenceConsumer({ name: 'reference-concurrent', concurrency: 3 })],
+  ['reference-outbox', () => referenceConsumer({ name: 'reference-outbox', delivery: 'outbox' })],
   ...MUTANTS.map((m) => [m.name, () => m.consumer] as const),
 ]);
 

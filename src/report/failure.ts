@@ -2,7 +2,7 @@ import { ANOMALIES, type Anomaly } from '../../model/anomalies.js';
 import { RULES } from '../../model/rules.js';
 import type { Plan } from '../../scenarios/plan.js';
 import type { Execution } from '../execute.js';
-import { renderTimeline } from './timeline.js';
+import { describeBinding, renderTimeline } from './timeline.js';
 import { formatRef } from '../../model/event.js';
 
 /** How many anomalies a failure prints in full; the rest are counted. */
@@ -57,15 +57,16 @@ export function renderFailure(ctx: FailureContext): string {
 export function describePlan(plan: Plan): string[] {
   const { binding, source } = plan;
   const events = plan.events.map((e) => `${formatRef(e)}(${e.key.join(',')}${e.attrs.kind === undefined ? '' : ` ${String(e.attrs.kind)}`})`);
-  const filter =
-    binding.filter.kind === 'all' ? 'all events'
-    : binding.filter.kind === 'equals' ? `${binding.filter.attr} = ${String(binding.filter.value)}`
-    : `${binding.filter.attr} in ${binding.filter.values.join('|')}`;
   const faults = plan.faults.map((f) => `${f.kind} at ${f.call} #${f.nth}`);
-  return [
+  const mutations = plan.mutations.map((m) => `${m.kind} before call ${m.atCall}`);
+  const lines = [
     `events (${plan.events.length}): ${events.join(' ') || 'none'}`,
-    `binding: ${filter}, ordered by ${binding.ordering.join(',')}+id${binding.upTo === null ? '' : `, snapshot up to ${binding.upTo}`}`,
+    `binding: ${describeBinding(binding)}`,
     `source: ${source.contract.kind}${source.contract.kind === 'replay-window' ? `(${source.contract.window})` : ''}, page size ${source.pageSize}, resume by token${source.resumes.map((r) => `|${r}`).join('')}`,
     `faults (${plan.faults.length}): ${faults.join(', ') || 'none'}`,
   ];
+  if (plan.mutations.length > 0) lines.push(`mutations (${plan.mutations.length}): ${mutations.join(', ')}`);
+  if (plan.workers > 1) lines.push(`workers: ${plan.workers}, lease time to live ${plan.leaseTtl} calls`);
+  if (plan.rebind) lines.push(`rebind before call ${plan.rebind.atCall} to: ${describeBinding(plan.rebind.binding)}`);
+  return lines;
 }

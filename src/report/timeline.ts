@@ -1,6 +1,7 @@
 import { formatRef } from '../../model/event.js';
 import type { Call, CallResult, CallStep, Outcome, Resume, Step, StoreOp } from '../../model/history.js';
 import { formatPosition, isPosition } from '../../model/order.js';
+import type { Binding } from '../../model/binding.js';
 
 /**
  * The history as a timeline a person can read at 2 a.m.: one line per step, the worker
@@ -22,7 +23,10 @@ export function renderTimeline(steps: readonly Step[], marked: ReadonlySet<numbe
 }
 
 export function describeStep(step: Step): string {
-  if (step.kind === 'mutation') return `source ${step.mutation} ${formatRef(step.event)} at ${formatPosition(step.event)}`;
+  if (step.kind === 'mutation') {
+    return `SOURCE ${step.mutation}: ${formatRef(step.event)} ${String(step.event.attrs.kind ?? '')} now at ${formatPosition(step.event)}`;
+  }
+  if (step.kind === 'rebind') return `REBIND: every worker restarts on the same store under ${describeBinding(step.binding)}`;
   const who = `${step.actor.worker}#${step.actor.incarnation}`;
   if (step.kind === 'life') {
     const e = step.event;
@@ -76,11 +80,12 @@ function describeResult(result: CallResult): string {
   switch (result.kind) {
     case 'page': {
       const { events, next } = result.page;
-      return `[${events.map(formatRef).join(' ')}] ${next === null ? 'end' : `next ${next}`}`;
+      return `[${events.map(formatRef).join(' ')}] ${next === null ? 'end' : `next ${next}`}${result.page.head === null ? '' : `, head ${result.page.head}`}`;
     }
     case 'state': {
       const { watermark, anchor } = result.state;
-      return `watermark ${watermark ? describeValue(watermark.value) : 'none'}, anchor ${anchor ? (anchor.token ?? 'start') : 'none'}`;
+      const pending = result.state.outbox.length > 0 ? `, outbox ${result.state.outbox.map((o) => formatRef(o.event)).join(' ')}` : '';
+      return `watermark ${watermark ? describeValue(watermark.value) : 'none'}, anchor ${anchor ? (anchor.token ?? 'start') : 'none'}${pending}`;
     }
     case 'flags':
       return result.flags.map((f) => (f ? 'yes' : 'no')).join(' ') || '(none)';
@@ -103,6 +108,10 @@ function describeOp(op: StoreOp): string {
       return `watermark ${describeValue(op.value)}${'expect' in op ? ` if ${describeValue(op.expect)}` : ' (blind)'}`;
     case 'anchor':
       return `anchor ${op.token ?? 'start'}`;
+    case 'outbox':
+      return `outbox ${formatRef(op.event)}`;
+    case 'outbox-done':
+      return `outbox ${formatRef(op.event)} delivered`;
   }
 }
 
@@ -121,6 +130,15 @@ function describeResume(r: Resume): string {
     case 'offset':
       return `offset ${r.offset}`;
   }
+}
+
+export function describeBinding(binding: Binding): string {
+  const { filter } = binding;
+  const which =
+    filter.kind === 'all' ? 'all events'
+    : filter.kind === 'equals' ? `${filter.attr} = ${String(filter.value)}`
+    : `${filter.attr} in ${filter.values.join('|')}`;
+  return `${which}, ordered by ${binding.ordering.join(',')}+id${binding.upTo === null ? '' : `, snapshot up to ${binding.upTo}`}`;
 }
 
 export function describeValue(value: unknown): string {

@@ -2,24 +2,29 @@ import { fingerprint, isEligible, type Binding } from '../../model/binding.js';
 import { positionOf, type SourceEvent } from '../../model/event.js';
 import type { FetchRequest, Page } from '../../model/history.js';
 import { compareKeys, comparePositions, isPosition, type Position } from '../../model/order.js';
-import type { SourceSpec } from '../../scenarios/plan.js';
+import type { MutationSpec, PageQuirk, SourceSpec } from '../../scenarios/plan.js';
 import { WorldError } from './errors.js';
 import { TokenMint } from './tokens.js';
 
-/** What a token means to the source that minted it: continue after this position. */
+/** What a token means to the source that minted it: continue after this position (null: from the start). */
 interface TokenMeaning {
-  readonly after: Position;
+  readonly after: Position | null;
   readonly binding: string;
 }
 
 /**
  * The simulated paginated API. It holds the current version of every event, serves the
  * bound stream in the stable order, applies the binding's filter and upper bound itself
- * (as real APIs do), and resumes by opaque token or by the key forms it offers.
+ * (as real APIs do), resumes by opaque token or by the key forms it offers, and, when the
+ * plan says so, misbehaves the way real APIs do.
  */
 export class Source {
   private events: SourceEvent[];
   private readonly tokens: TokenMint<TokenMeaning>;
+  /** The largest first ordering field ever held: the head a replay window is measured from. */
+  private clock: number | null;
+  private readonly lastPage = new Map<string, Page>();
+  private inserted = 0;
 
   constructor(
     initial: readonly SourceEvent[],
@@ -28,33 +33,98 @@ export class Source {
   ) {
     this.events = [...initial].sort(byPosition);
     this.tokens = new TokenMint(seed);
+    this.clock = initial.reduce<number | null>((m, e) => Math.max(m ?? Number.NEGATIVE_INFINITY, e.key[0] ?? 0), null);
   }
 
-  /** The newest position in the source, eligible or not: where a replay window is measured from. */
-  head(): Position | null {
-    const last = this.events.at(-1);
-    return last ? positionOf(last) : null;
+  head(): number | null {
+    return this.clock;
   }
 
-  /** Adds a new event or replaces the current version of one, keeping the stable order. */
-  upsert(event: SourceEvent): void {
-    this.events = this.events.filter((e) => e.id !== event.id);
-    this.events.push(event);
-    this.events.sort(byPosition);
-  }
-
-  fetch(binding: Binding, request: FetchRequest): Page {
+  fetch(binding: Binding, request: FetchRequest, quirk?: PageQuirk): Page {
     if (!Number.isInteger(request.limit) || request.limit < 1) {
       throw new WorldError('bad-request', true, `page limit must be a positive integer, got ${String(request.limit)}`);
     }
     const bound = fingerprint(binding);
+    if (quirk === 'stale' && request.resume.kind === 'token') {
+      // The token expired: it will never be accepted again, so a consumer must fall back.
+      this.tokens.forget(request.resume.token);
+      throw new WorldError('stale-token', true, 'the page token expired');
+    }
+    if (quirk === 'repeat') {
+      const previous = this.lastPage.get(bound);
+      if (previous) return previous;
+    }
     const stream = this.events.filter((e) => isEligible(binding, e));
     const start = this.startIndex(stream, bound, request);
-    const events = stream.slice(start, start + Math.min(request.limit, this.spec.pageSize));
-    const last = events.at(-1);
-    const more = start + events.length < stream.length;
-    const next = more && last ? this.tokens.mint({ after: positionOf(last), binding: bound }) : null;
-    return { events, next };
+    if (quirk === 'empty' && start < stream.length) {
+      // No events, yet a token that resumes exactly where this request did.
+      const before = stream[start - 1];
+      return { events: [], next: this.tokens.mint({ after: before ? positionOf(before) : null, binding: bound }), head: this.clock };
+    }
+    let size = Math.min(request.limit, this.spec.pageSize);
+    if (quirk === 'short' && start + 1 < stream.length) size = 1;
+    const served = stream.slice(start, start + size);
+    const last = served.at(-1);
+    const next = start + served.length < stream.length && last ? this.tokens.mint({ after: positionOf(last), binding: bound }) : null;
+    let events = served;
+    if (quirk === 'overlap') events = [...stream.slice(Math.max(0, start - 2), start), ...served];
+    if (quirk === 'reorder') events = [...served].reverse();
+    const page: Page = { events, next, head: this.clock };
+    this.lastPage.set(bound, page);
+    return page;
+  }
+
+  /**
+   * Applies a planned mutation, kept within the contract, and returns the new event or
+   * version. `binding` is the one being read, whose snapshot bound a snapshot source keeps.
+   */
+  mutate(spec: MutationSpec, binding: Binding): { event: SourceEvent; mutation: MutationSpec['kind'] } {
+    const { contract } = this.spec;
+    const head = this.clock ?? 0;
+    const width = this.events[0]?.key.length ?? binding.ordering.length;
+    const keyAt = (first: number): number[] => [first, ...Array.from({ length: width - 1 }, () => 0)];
+    const behind = (limit: number): number => Math.max(0, head - Math.min(spec.back, limit));
+    const target = this.events.length > 0 ? this.events[spec.target % this.events.length] : undefined;
+    let kind = spec.kind;
+    let first: number;
+    switch (contract.kind) {
+      case 'snapshot':
+        // Nothing inside the snapshot ever changes: new events land beyond the bound.
+        kind = 'insert';
+        first = Math.max(head + 1, (binding.upTo ?? head) + 1);
+        break;
+      case 'insertion-stable':
+        // Every change, an update included, lands after the head (an `updated_at` clock).
+        first = head + 1;
+        break;
+      case 'replay-window':
+        first = behind(contract.window);
+        if (kind === 'flip' && target && (target.key[0] ?? 0) >= head - contract.window) first = target.key[0] ?? first;
+        break;
+      case 'none':
+        first = behind(Number.POSITIVE_INFINITY);
+        if (kind === 'flip' && target) first = target.key[0] ?? first;
+        break;
+    }
+    let event: SourceEvent;
+    if (kind === 'insert' || !target) {
+      let id = `m${this.inserted++}`;
+      while (this.events.some((e) => e.id === id)) id = `m${this.inserted++}`;
+      const attr = spec.target % 2 === 0 ? 'order' : 'refund';
+      event = { id, version: 1, key: keyAt(first), attrs: { kind: attr }, payload: `${id}:${attr}` };
+      kind = 'insert';
+    } else {
+      const current = String(target.attrs.kind ?? 'order');
+      const attr = kind === 'flip' ? (current === 'order' ? 'refund' : 'order') : current;
+      const version = target.version + 1;
+      const key = kind === 'flip' && first === target.key[0] ? target.key : keyAt(first);
+      event = { ...target, version, key, attrs: { ...target.attrs, kind: attr }, payload: `${target.id}:v${version}:${attr}` };
+    }
+    this.events = this.events.filter((e) => e.id !== event.id);
+    this.events.push(event);
+    this.events.sort(byPosition);
+    this.clock = Math.max(this.clock ?? Number.NEGATIVE_INFINITY, event.key[0] ?? 0);
+    return { event, mutation: kind };
   }
 
   private startIndex(stream: readonly SourceEvent[], bound: string, request: FetchRequest): number {
@@ -67,8 +137,10 @@ export class Source {
         return 0;
       case 'token': {
         const meaning = this.tokens.read(resume.token);
+        // A token minted for another binding is as good as unknown (R2).
         if (!meaning || meaning.binding !== bound) throw new WorldError('stale-token', true);
-        return firstIndex(stream, (e) => comparePositions(positionOf(e), meaning.after) > 0);
+        const after = meaning.after;
+        return after === null ? 0 : firstIndex(stream, (e) => comparePositions(positionOf(e), after) > 0);
       }
       case 'after': {
         const after = resume.position;
@@ -80,7 +152,8 @@ export class Source {
       case 'key-gte':
         return firstIndex(stream, (e) => compareKeys(e.key, resume.key) >= 0);
       case 'offset':
-        return Math.max(0, Math.floor(resume.offset));
+        if (!Number.isInteger(resume.offset) || resume.offset < 0) throw new WorldError('bad-request', true, 'offset must be a non-negative integer');
+        return resume.offset;
     }
   }
 }

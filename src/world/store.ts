@@ -13,9 +13,11 @@ export class Store {
   private watermark: DurableState['watermark'] = null;
   private anchor: DurableState['anchor'] = null;
   private readonly completions = new Set<string>();
+  /** Pending outbox entries by event version, in the order they were written. */
+  private readonly outbox = new Map<string, { readonly event: EventRef; readonly payload: string }>();
 
   state(): DurableState {
-    return { watermark: this.watermark, anchor: this.anchor };
+    return { watermark: this.watermark, anchor: this.anchor, outbox: [...this.outbox.values()] };
   }
 
   completed(events: readonly EventRef[]): boolean[] {
@@ -52,6 +54,12 @@ export class Store {
           break;
         case 'anchor':
           this.anchor = { binding: op.binding, token: op.token, watermark: op.watermark };
+          break;
+        case 'outbox':
+          this.outbox.set(refKey(op.event), { event: op.event, payload: op.payload });
+          break;
+        case 'outbox-done':
+          this.outbox.delete(refKey(op.event));
           break;
         case 'unless-completed':
           break;

@@ -1,10 +1,11 @@
-import { fingerprint } from '../../model/binding.js';
+import { fingerprint, type Binding } from '../../model/binding.js';
 import type { EventRef } from '../../model/event.js';
 import type { Actor, Call, CallResult, CallStep, History, LifeStep, Outcome, Phase, Step, StoreOp } from '../../model/history.js';
-import type { Plan } from '../../scenarios/plan.js';
+import { isPageQuirk, type Plan } from '../../scenarios/plan.js';
 import type { Consumer, WorkerWorld } from '../consumer.js';
 import { WorldError } from './errors.js';
 import { FaultPlan } from './faults.js';
+import { Lease } from './lease.js';
 import { Source } from './source.js';
 import { Store } from './store.js';
 
@@ -22,7 +23,7 @@ interface Life {
 interface Pending {
   readonly life: Life;
   readonly call: Call;
-  readonly execute: () => { value: unknown; result?: CallResult };
+  readonly execute: (quirk: ReturnType<FaultPlan['next']>) => { value: unknown; result?: CallResult };
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -36,15 +37,17 @@ interface Pending {
 export class World {
   readonly source: Source;
   readonly store = new Store();
+  private readonly lease: Lease;
   private readonly steps: Step[] = [];
   private readonly pending: Pending[] = [];
-  private readonly bindingFingerprint: string;
+  private binding: Binding;
   private faults: FaultPlan;
   private phase: Phase = 'adversity';
+  /** Calls executed in the adversity phase: where mutations and the rebind are placed. */
+  private calls = 0;
   private choice = 0;
-  private generation = 0;
   private lives = new Map<string, Life>();
-  private incarnations = new Map<string, number>();
+  private readonly incarnations = new Map<string, number>();
 
   constructor(
     private readonly plan: Plan,
@@ -52,7 +55,8 @@ export class World {
   ) {
     this.source = new Source(plan.events, plan.source, plan.seed);
     this.faults = new FaultPlan(plan.faults);
-    this.bindingFingerprint = fingerprint(plan.binding);
+    this.lease = new Lease(plan.leaseTtl);
+    this.binding = plan.binding;
   }
 
   history(): History {
@@ -67,8 +71,9 @@ export class World {
     };
   }
 
-  /** Runs both phases: adversity with the plan's faults, then drain with faults off. */
-  async run(workers: readonly string[] = ['w1']): Promise<History> {
+  /** Runs both phases: adversity with the plan's faults and workers, then drain: faults off, one worker. */
+  async run(): Promise<History> {
+    const workers = Array.from({ length: this.plan.workers }, (_, i) => `w${i + 1}`);
     const adversity = await this.runPhase('adversity', workers, this.plan.budget.adversity);
     if (adversity !== 'hung') {
       this.faults = new FaultPlan([]);
@@ -97,8 +102,7 @@ export class World {
         idle = 0;
       }
       if (spent >= budget) {
-        for (const life of this.lives.values()) if (life.alive) this.end(life, { kind: 'budget' });
-        this.pending.length = 0;
+        this.stopAll({ kind: 'budget' });
         return 'budget';
       }
       if (this.pending.length === 0) {
@@ -106,16 +110,16 @@ export class World {
         // consumer still silent after that, and still running, waits on something outside
         // the world.
         if (++idle < 3) continue;
-        for (const life of this.lives.values()) if (life.alive) this.end(life, { kind: 'hung' });
+        this.stopAll({ kind: 'hung' });
         return 'hung';
       }
       idle = 0;
       const next = this.pick();
       if (!next.life.alive) continue;
+      if (phase === 'adversity' && this.beforeCall(workers)) continue;
       spent++;
       if (this.execute(next) === 'claimed') {
-        for (const life of this.lives.values()) life.alive = false;
-        this.pending.length = 0;
+        this.stopAll(null);
         return 'claimed';
       }
       // A worker that died is born again at once: crashes do not cost the phase its worker.
@@ -126,11 +130,39 @@ export class World {
     }
   }
 
+  /**
+   * Applies what the plan put before this adversity call: source mutations, and the rebind.
+   * Returns true when the rebind restarted every worker, so the picked call died with them.
+   */
+  private beforeCall(workers: readonly string[]): boolean {
+    const at = this.calls++;
+    for (const spec of this.plan.mutations) {
+      if (spec.atCall !== at) continue;
+      const { event, mutation } = this.source.mutate(spec, this.binding);
+      this.steps.push({ kind: 'mutation', seq: this.steps.length, phase: this.phase, event, mutation });
+    }
+    const rebind = this.plan.rebind;
+    if (rebind === null || rebind.atCall !== at) return false;
+    this.stopAll(null);
+    this.binding = rebind.binding;
+    this.steps.push({ kind: 'rebind', seq: this.steps.length, phase: this.phase, binding: rebind.binding });
+    for (const w of workers) this.start(w);
+    return true;
+  }
+
+  /**
+   * The next call to run. A choice c picks the worker c mod (workers with pending calls),
+   * then that worker's call (c div workers) mod (its pending calls); 0 is the oldest call
+   * of the first worker, so shrinking a schedule makes it calmer.
+   */
   private pick(): Pending {
     let index = 0;
     if (this.pending.length > 1) {
-      const choice = this.plan.schedule[this.choice++] ?? 0;
-      index = choice % this.pending.length;
+      const c = this.plan.schedule[this.choice++] ?? 0;
+      const workers = [...new Set(this.pending.map((p) => p.life.actor.worker))].sort();
+      const worker = workers[c % workers.length];
+      const mine = this.pending.flatMap((p, i) => (p.life.actor.worker === worker ? [i] : []));
+      index = mine[Math.floor(c / workers.length) % mine.length] as number;
     }
     return this.pending.splice(index, 1)[0] as Pending;
   }
@@ -141,7 +173,7 @@ export class World {
     const life: Life = { actor: { worker, incarnation }, alive: true, settled: null };
     this.lives.set(worker, life);
     this.life(life, { kind: 'start' });
-    const api = this.api(life);
+    const api = this.api(life, this.binding);
     // run() is called on a later microtask so a consumer that throws synchronously is
     // recorded like one that rejects.
     void Promise.resolve()
@@ -152,9 +184,14 @@ export class World {
       );
   }
 
-  private end(life: Life, event: LifeStep['event']): void {
-    life.alive = false;
-    this.life(life, event);
+  /** Ends every live incarnation, recording why when there is a reason to record. */
+  private stopAll(event: LifeStep['event'] | null): void {
+    for (const life of this.lives.values()) {
+      if (!life.alive) continue;
+      life.alive = false;
+      if (event) this.life(life, event);
+    }
+    this.pending.length = 0;
   }
 
   private life(life: Life, event: LifeStep['event']): void {
@@ -168,29 +205,36 @@ export class World {
       const step: CallStep = { kind: 'call', seq: this.steps.length, phase: this.phase, actor: p.life.actor, call: p.call, outcome, applied };
       this.steps.push(result === undefined ? step : { ...step, result });
     };
-    if (fault?.kind === 'crash-before') {
+    const kind = fault?.kind;
+    if (kind === 'crash-before') {
       record({ kind: 'crash-before' }, false);
       p.life.alive = false;
       return 'done';
     }
-    if (fault?.kind === 'error') {
+    if (kind === 'error') {
       record({ kind: 'error', code: 'unavailable' }, false);
       p.reject(new WorldError('unavailable', true));
       return 'done';
     }
     let answer: { value: unknown; result?: CallResult };
     try {
-      answer = p.execute();
+      answer = p.execute(fault);
     } catch (error) {
       if (!(error instanceof WorldError)) throw error;
       record({ kind: 'error', code: error.code }, false);
-      if (fault?.kind === 'crash-after') p.life.alive = false;
+      if (kind === 'crash-after') p.life.alive = false;
       else p.reject(error);
       return 'done';
     }
-    if (fault?.kind === 'crash-after') {
-      record({ kind: 'crash-after' }, true);
+    if (kind === 'crash-after') {
+      record({ kind: 'crash-after' }, true, answer.result);
       p.life.alive = false;
+      return 'done';
+    }
+    if (kind === 'timeout') {
+      // The work was done; the caller only hears that it may not have been.
+      record({ kind: 'indefinite', code: 'timeout' }, true);
+      p.reject(new WorldError('timeout', false));
       return 'done';
     }
     record({ kind: 'ok' }, true, answer.result);
@@ -199,7 +243,7 @@ export class World {
     return 'done';
   }
 
-  private submit<T>(life: Life, call: Call, execute: () => { value: T; result?: CallResult }): Promise<T> {
+  private submit<T>(life: Life, call: Call, execute: (fault: ReturnType<FaultPlan['next']>) => { value: T; result?: CallResult }): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       // A dead incarnation's calls are dropped: its promises never settle, like a killed process.
       if (!life.alive) return;
@@ -208,18 +252,18 @@ export class World {
   }
 
   /** The calls one incarnation may make; each one only queues, the scheduler runs it. */
-  private api(life: Life): WorkerWorld {
-    const { binding } = this.plan;
+  private api(life: Life, binding: Binding): WorkerWorld {
     const { pageSize, resumes, contract } = this.plan.source;
+    const who = `${life.actor.worker}#${life.actor.incarnation}`;
     return {
       binding,
-      fingerprint: this.bindingFingerprint,
+      fingerprint: fingerprint(binding),
       source: { pageSize, resumes, contract },
       worker: life.actor.worker,
       incarnation: life.actor.incarnation,
       fetch: (request) =>
-        this.submit(life, { kind: 'fetch', request }, () => {
-          const page = this.source.fetch(binding, request);
+        this.submit(life, { kind: 'fetch', request }, (fault) => {
+          const page = this.source.fetch(binding, request, fault && isPageQuirk(fault.kind) ? fault.kind : undefined);
           return { value: page, result: { kind: 'page', page } };
         }),
       load: () =>
@@ -235,7 +279,7 @@ export class World {
       commit: (ops: readonly StoreOp[], options) => {
         const fence = options?.fence ?? null;
         return this.submit(life, { kind: 'commit', ops: [...ops], fence }, () => {
-          this.store.commit(ops, fence, this.generation);
+          this.store.commit(ops, fence, this.lease.generation);
           return { value: undefined };
         });
       },
@@ -243,7 +287,7 @@ export class World {
         this.submit(life, { kind: 'emit', event: { id: event.id, version: event.version }, payload }, () => ({ value: undefined })),
       lease: () =>
         this.submit(life, { kind: 'lease' }, () => {
-          const generation = ++this.generation;
+          const generation = this.lease.acquire(who, this.steps.length);
           return { value: generation, result: { kind: 'generation', generation } };
         }),
       caughtUp: () => this.submit(life, { kind: 'claim', claim: { kind: 'caught-up' } }, () => ({ value: undefined })),

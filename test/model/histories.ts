@@ -1,0 +1,371 @@
+/**
+ * A small builder for hand-written histories, so that a model test reads like a timeline:
+ *
+ *   const t = timeline({ initial: [a, b, c] });
+ *   t.start();                       // w1#1 is born (adversity phase)
+ *   t.fetch([a, b, c]);
+ *   t.handle(a);                     // effect + completion + watermark(a), one transaction
+ *   const bad = t.handle(c);         // every step method returns its seq
+ *   t.budget();                      // the adversity budget runs out
+ *   t.drain();
+ *   t.start();                       // w1#2
+ *   t.caughtUp();
+ *   check(t.build());
+ *
+ * Steps get `seq` equal to their index, the current phase and the current actor; `as(w)`
+ * turns to another live worker. The builder refuses a call without a live incarnation (after
+ * a crash or a claim you must `start()` again), so a test cannot accidentally record a step a
+ * real world never would.
+ */
+import { fingerprint, type Binding } from '../../model/binding.js';
+import type { AttrValue, EventRef, SourceEvent } from '../../model/event.js';
+import type {
+  Actor,
+  Call,
+  CallResult,
+  CallStep,
+  Contract,
+  Delivery,
+  History,
+  HistoryHeader,
+  LifeStep,
+  MutationStep,
+  Outcome,
+  Phase,
+  Resume,
+  Step,
+  StoreOp,
+} from '../../model/history.js';
+import type { Position } from '../../model/order.js';
+
+// ---------------------------------------------------------------------------------------------
+// Events and positions
+
+export interface EventSpec {
+  readonly version?: number;
+  readonly attrs?: Readonly<Record<string, AttrValue>>;
+  /** Defaults to `${id}@${version}`. */
+  readonly payload?: string;
+}
+
+/** One event version: `ev('b', 2)` is event b, version 1, ordering key [2]. */
+export function ev(id: string, key: number | readonly number[], spec: EventSpec = {}): SourceEvent {
+  const version = spec.version ?? 1;
+  return {
+    id,
+    version,
+    key: typeof key === 'number' ? [key] : [...key],
+    attrs: spec.attrs ?? {},
+    payload: spec.payload ?? `${id}@${version}`,
+  };
+}
+
+/** The event's position in the stable order: its key tuple, then its id. */
+export function at(e: SourceEvent): Position {
+  return { key: e.key, id: e.id };
+}
+
+export function ref(e: SourceEvent): EventRef {
+  return { id: e.id, version: e.version };
+}
+
+/** The default binding: every event of scope `orders`, ordered by `seq`, live (no snapshot bound). */
+export const ALL: Binding = { scope: 'orders', filter: { kind: 'all' }, ordering: ['seq'], upTo: null };
+
+// ---------------------------------------------------------------------------------------------
+// Store operations. Watermark and anchor ops are written with an empty binding and recorded
+// under the timeline's binding fingerprint by `commit`.
+
+export function effect(e: SourceEvent, payload: string = e.payload): StoreOp {
+  return { op: 'effect', event: ref(e), payload };
+}
+
+export function complete(e: SourceEvent): StoreOp {
+  return { op: 'complete', event: ref(e) };
+}
+
+export function unlessCompleted(e: SourceEvent): StoreOp {
+  return { op: 'unless-completed', event: ref(e) };
+}
+
+/** A blind watermark write, or a compare-and-set when `expect` is given. */
+export function watermark(value: unknown, ...expect: [] | [unknown]): StoreOp {
+  return expect.length === 0
+    ? { op: 'watermark', binding: '', value }
+    : { op: 'watermark', binding: '', value, expect: expect[0] };
+}
+
+export function anchor(token: string | null, tiedTo: unknown): StoreOp {
+  return { op: 'anchor', binding: '', token, watermark: tiedTo };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outcomes
+
+/** An outcome kind as shorthand (`'crash-after'`) or in full. */
+export type OutcomeSpec = Outcome['kind'] | Outcome;
+
+export interface CallOptions {
+  readonly outcome?: OutcomeSpec;
+  /**
+   * Ground truth: whether the call took effect. Defaults from the outcome (ok and crash-after
+   * took effect; error and crash-before did not); an indefinite outcome must say.
+   */
+  readonly applied?: boolean;
+}
+
+function outcomeOf(spec: OutcomeSpec): Outcome {
+  if (typeof spec !== 'string') return spec;
+  switch (spec) {
+    case 'ok':
+      return { kind: 'ok' };
+    case 'error':
+      return { kind: 'error', code: 'unavailable' };
+    case 'indefinite':
+      return { kind: 'indefinite', code: 'timeout' };
+    case 'crash-before':
+      return { kind: 'crash-before' };
+    case 'crash-after':
+      return { kind: 'crash-after' };
+  }
+}
+
+function appliedOf(outcome: Outcome, applied: boolean | undefined): boolean {
+  if (applied !== undefined) return applied;
+  switch (outcome.kind) {
+    case 'ok':
+    case 'crash-after':
+      return true;
+    case 'error':
+    case 'crash-before':
+      return false;
+    case 'indefinite':
+      throw new Error('an indefinite outcome must say whether the call was applied');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The timeline
+
+export interface TimelineSpec {
+  readonly initial?: readonly SourceEvent[];
+  readonly binding?: Binding;
+  /** Defaults to insertion-stable. */
+  readonly contract?: Contract;
+  /** Defaults to at-least-once. */
+  readonly delivery?: Delivery;
+}
+
+export interface FetchOptions extends CallOptions {
+  readonly resume?: Resume;
+  readonly limit?: number;
+  /** The page's continuation token; null (the default) marks the end of the bound stream. */
+  readonly next?: string | null;
+  /** The source's head; defaults to the largest first ordering field the source has held so far. */
+  readonly head?: number | null;
+}
+
+export function timeline(spec: TimelineSpec = {}): Timeline {
+  return new Timeline(spec);
+}
+
+export class Timeline {
+  readonly header: HistoryHeader;
+  /** The binding fingerprint the watermark and anchor ops are recorded under. */
+  readonly bound: string;
+  private readonly steps: Step[] = [];
+  private phase: Phase = 'adversity';
+  /** The worker whose calls are being recorded. */
+  private worker: string | null = null;
+  /** Each worker's newest incarnation, and whether it is alive. */
+  private readonly lives = new Map<string, { actor: Actor; alive: boolean }>();
+  private head: number | null = null;
+
+  constructor(spec: TimelineSpec) {
+    this.header = {
+      initial: spec.initial ?? [],
+      binding: spec.binding ?? ALL,
+      contract: spec.contract ?? { kind: 'insertion-stable' },
+      delivery: spec.delivery ?? 'at-least-once',
+    };
+    this.bound = fingerprint(this.header.binding);
+    for (const e of this.header.initial) this.grow(e);
+  }
+
+  /** The seq of the most recent step. */
+  get lastSeq(): number {
+    return this.steps.length - 1;
+  }
+
+  /** The adversity phase is over: faults and mutations off, one live worker from here on. */
+  drain(): void {
+    if ([...this.lives.values()].some((l) => l.alive)) throw new Error('end the adversity incarnations first (budget(), a claim or a crash)');
+    this.phase = 'drain';
+  }
+
+  // Life steps ---------------------------------------------------------------------------------
+
+  /** A new incarnation of `worker` (default: the current worker, else w1) is born and acts next. */
+  start(worker: string = this.worker ?? 'w1'): number {
+    const incarnation = (this.lives.get(worker)?.actor.incarnation ?? 0) + 1;
+    this.lives.set(worker, { actor: { worker, incarnation }, alive: true });
+    this.worker = worker;
+    return this.life({ kind: 'start' });
+  }
+
+  /** The scheduler turns to another live worker: the following steps are its calls. */
+  as(worker: string): void {
+    if (!(this.lives.get(worker)?.alive ?? false)) throw new Error(`${worker} has no live incarnation`);
+    this.worker = worker;
+  }
+
+  /** The phase's step budget ran out while this incarnation was alive. */
+  budget(): number {
+    return this.end({ kind: 'budget' });
+  }
+
+  /** The consumer stopped calling the world and never returned. */
+  hung(): number {
+    return this.end({ kind: 'hung' });
+  }
+
+  threw(message: string): number {
+    return this.end({ kind: 'threw', message });
+  }
+
+  returned(): number {
+    return this.end({ kind: 'returned' });
+  }
+
+  // Calls --------------------------------------------------------------------------------------
+
+  /** A page request; the page is recorded as the caller's reply when the outcome is ok. */
+  fetch(events: readonly SourceEvent[], options: FetchOptions = {}): number {
+    const request = { resume: options.resume ?? { kind: 'start' }, limit: options.limit ?? 100 };
+    const page = { events: [...events], next: options.next ?? null, head: options.head === undefined ? this.head : options.head };
+    return this.call({ kind: 'fetch', request }, options, { kind: 'page', page });
+  }
+
+  /** Loads durable state; `value` is the durable watermark the reply shows (null: none). */
+  load(value: unknown = null, options: CallOptions = {}): number {
+    const state = { watermark: value === null ? null : { binding: this.bound, value }, anchor: null, outbox: [] };
+    return this.call({ kind: 'load' }, options, { kind: 'state', state });
+  }
+
+  /** Asks the store which events carry completion records. */
+  completed(events: readonly SourceEvent[], flags: readonly boolean[], options: CallOptions = {}): number {
+    return this.call({ kind: 'completed', events: events.map(ref) }, options, { kind: 'flags', flags: [...flags] });
+  }
+
+  /** One transaction of store ops, applied whole or not at all. */
+  commit(ops: readonly StoreOp[], options: CallOptions & { readonly fence?: number | null } = {}): number {
+    const bound = ops.map((op): StoreOp => (op.op === 'watermark' || op.op === 'anchor') && op.binding === '' ? { ...op, binding: this.bound } : op);
+    return this.call({ kind: 'commit', ops: bound, fence: options.fence ?? null }, options);
+  }
+
+  /** The reference handling of one event: effect, completion and watermark in one transaction. */
+  handle(e: SourceEvent, options: CallOptions = {}): number {
+    return this.commit([effect(e), complete(e), watermark(at(e))], options);
+  }
+
+  /** An external, non-transactional effect on the sink. */
+  emit(e: SourceEvent, options: CallOptions & { readonly payload?: string } = {}): number {
+    return this.call({ kind: 'emit', event: ref(e), payload: options.payload ?? e.payload }, options);
+  }
+
+  lease(generation: number, options: CallOptions = {}): number {
+    return this.call({ kind: 'lease' }, options, { kind: 'generation', generation });
+  }
+
+  /** The consumer claims it is caught up; the phase ends. */
+  caughtUp(): number {
+    const seq = this.call({ kind: 'claim', claim: { kind: 'caught-up' } }, {});
+    this.endAll();
+    return seq;
+  }
+
+  /** The consumer fails visibly; the phase ends. */
+  failed(reason: string): number {
+    const seq = this.call({ kind: 'claim', claim: { kind: 'failed', reason } }, {});
+    this.endAll();
+    return seq;
+  }
+
+  // Mutations ----------------------------------------------------------------------------------
+
+  /** The world inserts a new event into the source (ground truth). */
+  insert(e: SourceEvent): number {
+    return this.mutate(e, 'insert');
+  }
+
+  /** The world replaces an event with a new version at a new position (mutable records). */
+  move(e: SourceEvent): number {
+    return this.mutate(e, 'move');
+  }
+
+  /** The world replaces an event with a new version whose attributes differ (filter membership). */
+  flip(e: SourceEvent): number {
+    return this.mutate(e, 'flip');
+  }
+
+  build(): History {
+    return { header: this.header, steps: [...this.steps] };
+  }
+
+  // Internals ----------------------------------------------------------------------------------
+
+  private call(call: Call, options: CallOptions, reply?: CallResult): number {
+    const actor = this.live();
+    const outcome = outcomeOf(options.outcome ?? 'ok');
+    const applied = appliedOf(outcome, options.applied);
+    const step: CallStep = { kind: 'call', seq: this.steps.length, phase: this.phase, actor, call, outcome, applied };
+    // As the world does: a call that took effect records what it returned, even when the
+    // caller crashed before hearing it (crash-after).
+    const answered = outcome.kind === 'ok' || outcome.kind === 'crash-after';
+    const seq = this.push(answered && reply !== undefined ? { ...step, result: reply } : step);
+    if (outcome.kind === 'crash-before' || outcome.kind === 'crash-after') this.kill();
+    return seq;
+  }
+
+  private mutate(event: SourceEvent, mutation: MutationStep['mutation']): number {
+    this.grow(event);
+    return this.push({ kind: 'mutation', seq: this.steps.length, phase: this.phase, event, mutation });
+  }
+
+  private grow(e: SourceEvent): void {
+    const first = e.key[0];
+    if (first !== undefined && (this.head === null || first > this.head)) this.head = first;
+  }
+
+  private life(event: LifeStep['event']): number {
+    const actor = this.live();
+    return this.push({ kind: 'life', seq: this.steps.length, phase: this.phase, actor, event });
+  }
+
+  private end(event: LifeStep['event']): number {
+    const seq = this.life(event);
+    this.kill();
+    return seq;
+  }
+
+  private kill(): void {
+    const life = this.worker === null ? undefined : this.lives.get(this.worker);
+    if (life) life.alive = false;
+  }
+
+  /** A claim ends the phase: every incarnation stops. */
+  private endAll(): void {
+    for (const life of this.lives.values()) life.alive = false;
+  }
+
+  private live(): Actor {
+    const life = this.worker === null ? undefined : this.lives.get(this.worker);
+    if (!life?.alive) throw new Error(`no live incarnation at step ${this.steps.length}: call start() first`);
+    return life.actor;
+  }
+
+  private push(step: Step): number {
+    this.steps.push(step);
+    return step.seq;
+  }
+}
