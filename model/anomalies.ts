@@ -41,31 +41,32 @@ import type { RuleId } from './rules.js';
  *   its step budget nor had a reason to fail visibly. Example: a consumer that retries a
  *   poison event forever.
  */
+/**
+ * Declared in the order failures are told: the most specific diagnosis first, so that the
+ * headline of a failure names the cause (a token stored as the watermark) rather than the
+ * symptom it led to (an omission).
+ */
 export const ANOMALIES = {
-  omission: {
-    // R5 too: a completion record written without its effect makes the replay skip the event.
-    rules: ['R5', 'R6', 'R7', 'R8', 'R10'],
-    means: 'an eligible event has no durable outcome, yet the consumer claims it is caught up',
-  },
-  'premature-watermark': {
-    rules: ['R6', 'R7', 'R8', 'R9'],
-    means: 'a watermark was committed past an eligible event that had no durable outcome',
-  },
-  'watermark-regression': {
-    rules: ['R3'],
-    means: 'a committed watermark is lower than an earlier committed one',
+  'token-as-watermark': {
+    rules: ['R8'],
+    means: 'the committed watermark is not a position of the bound order',
   },
   'stale-generation-commit': {
     rules: ['R6'],
     means: 'a watermark commit took effect from a generation older than the newest lease',
   },
-  'token-as-watermark': {
-    rules: ['R8'],
-    means: 'the committed watermark is not a position of the bound order',
-  },
   'binding-confusion': {
     rules: ['R2'],
     means: 'progress recorded under one binding let a consumer of another binding skip',
+  },
+  'watermark-regression': {
+    rules: ['R3'],
+    means: 'a committed watermark is lower than an earlier committed one',
+  },
+  'premature-watermark': {
+    // R10 too: passing a hole the source's contract does not prove is advancing too early.
+    rules: ['R6', 'R7', 'R8', 'R9', 'R10'],
+    means: 'a watermark was committed past an eligible event that had no durable outcome',
   },
   'phantom-effect': {
     rules: ['R2', 'R10'],
@@ -79,6 +80,12 @@ export const ANOMALIES = {
     rules: ['R5'],
     means: 'more than one effect for one event, where the consumer claims exactly-once',
   },
+  omission: {
+    // Beyond the design's R6 R7 R8 R10: ties lost at a page boundary (R1), a page taken as
+    // the end (R9) and a completion record written without its effect (R5) all end here.
+    rules: ['R6', 'R8', 'R10', 'R7', 'R1', 'R9', 'R5'],
+    means: 'an eligible event has no durable outcome, yet the consumer claims it is caught up',
+  },
   liveness: {
     rules: ['R9', 'R10'],
     means: 'with faults off and a provable source, the consumer neither caught up nor had a reason to fail visibly',
@@ -90,6 +97,7 @@ export type AnomalyKind = keyof typeof ANOMALIES;
 export const ANOMALY_KINDS = Object.keys(ANOMALIES) as AnomalyKind[];
 
 /** One finding, with the smallest witness that shows it. */
+/** Each anomaly's rules, most likely cause first; a failure prints hints for the first few. */
 export interface Anomaly {
   readonly kind: AnomalyKind;
   readonly rules: readonly RuleId[];

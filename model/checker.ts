@@ -1,4 +1,4 @@
-import { anomaly, type Anomaly } from './anomalies.js';
+import { ANOMALY_KINDS, anomaly, type Anomaly } from './anomalies.js';
 import { fingerprint, isEligible, type Binding } from './binding.js';
 import { formatRef, positionOf, refKey, type EventRef, type SourceEvent } from './event.js';
 import type { CallStep, History, LifeStep, Step } from './history.js';
@@ -84,7 +84,13 @@ class Judge {
       commits: this.commits,
       incarnations: this.incarnations,
     };
-    if (this.anomalies.length > 0) return { verdict: { status: 'fail', anomalies: this.anomalies }, stats };
+    if (this.anomalies.length > 0) {
+      // The most specific diagnosis leads: "a stale generation committed" explains the
+      // omission it caused better than the omission explains itself. The sort is stable, so
+      // within a kind the earliest evidence stays first.
+      const ranked = [...this.anomalies].sort((a, b) => ANOMALY_KINDS.indexOf(a.kind) - ANOMALY_KINDS.indexOf(b.kind));
+      return { verdict: { status: 'fail', anomalies: ranked }, stats };
+    }
     if (ending !== null) return { verdict: { status: 'unknown', anomalies: [], reason: ending }, stats };
     return { verdict: { status: 'pass', anomalies: [] }, stats };
   }

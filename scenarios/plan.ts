@@ -54,8 +54,9 @@ export type FaultableCall = Exclude<CallKind, 'claim'>;
 export const FAULTABLE_CALLS: readonly FaultableCall[] = ['fetch', 'load', 'completed', 'commit', 'emit', 'lease'];
 
 /**
- * One fault at one call boundary of the adversity phase: the `nth` (from 0) call of that
- * kind. `crash-before` kills the worker before the call takes effect, `crash-after` after
+ * One fault at one call boundary: the `nth` (from 0) call of that kind in the run. Faults
+ * fire in the adversity phase only; page quirks are the source's behaviour and fire in the
+ * drain phase too. `crash-before` kills the worker before the call takes effect, `crash-after` after
  * it took effect but before the worker learns, `error` fails it definitely, `timeout` applies
  * it and fails it indefinitely. The page quirks apply to fetches only.
  */

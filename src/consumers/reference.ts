@@ -49,6 +49,11 @@ export class Incarnation {
   protected readonly delivery: Delivery | 'outbox';
   protected readonly concurrency: number;
 
+  /** What progress is stored under: the binding's fingerprint, so bindings never share it (step 2). */
+  protected get label(): string {
+    return this.world.fingerprint;
+  }
+
   constructor(
     protected readonly world: WorkerWorld,
     options: { readonly delivery?: Delivery | 'outbox'; readonly concurrency?: number } = {},
@@ -107,7 +112,7 @@ export class Incarnation {
 
   /** Step 2: progress is bound. Progress stored under another binding is ignored. */
   protected resumeFrom(state: DurableState): Resume {
-    const mine = state.watermark?.binding === this.world.fingerprint ? state.watermark.value : null;
+    const mine = state.watermark?.binding === this.label ? state.watermark.value : null;
     this.stored = mine;
     this.watermark = isPosition(mine) ? mine : null;
     if (this.watermark === null) return { kind: 'start' };
@@ -117,7 +122,7 @@ export class Incarnation {
     // still accepted (step 8); otherwise from the start, deduplicating up to the watermark.
     const anchor = state.anchor;
     if (
-      anchor?.binding === this.world.fingerprint &&
+      anchor?.binding === this.label &&
       anchor.token !== null &&
       !this.staleTokens.has(anchor.token) &&
       samePosition(anchor.watermark, this.watermark)
@@ -231,8 +236,8 @@ export class Incarnation {
   protected async advance(to: Position, token: string | null): Promise<void> {
     const value = { key: [...to.key], id: to.id };
     const ops: StoreOp[] = [
-      { op: 'watermark', binding: this.world.fingerprint, value, expect: this.stored },
-      { op: 'anchor', binding: this.world.fingerprint, token, watermark: value },
+      { op: 'watermark', binding: this.label, value, expect: this.stored },
+      { op: 'anchor', binding: this.label, token, watermark: value },
     ];
     await this.world.commit(ops, { fence: this.generation });
     this.stored = value;

@@ -7,6 +7,8 @@ import { formatRef } from '../../model/event.js';
 
 /** How many anomalies a failure prints in full; the rest are counted. */
 const SHOWN = 3;
+/** How many rule hints a failure prints; more than three is a list nobody reads at 2 a.m. */
+const HINTS = 3;
 
 export interface FailureContext {
   readonly consumer: string;
@@ -45,8 +47,10 @@ export function renderFailure(ctx: FailureContext): string {
   out.push(...renderTimeline(execution.history.steps, marked));
   out.push('');
   if (verdict.status === 'fail') {
-    // The first anomaly is the earliest evidence; its rules say where to look first.
-    for (const id of (verdict.anomalies[0] as Anomaly).rules) out.push(`If this fails, check ${id} (${RULES[id].title}): ${RULES[id].hint}`);
+    // The first anomaly is the most specific evidence; its first rules say where to look.
+    const rules = (verdict.anomalies[0] as Anomaly).rules;
+    for (const id of rules.slice(0, HINTS)) out.push(`If this fails, check ${id} (${RULES[id].title}): ${RULES[id].hint}`);
+    if (rules.length > HINTS) out.push(`Also related: ${rules.slice(HINTS).join(' ')}`);
     out.push('');
   }
   out.push(`History sha256 ${execution.hash}`);

@@ -11,13 +11,20 @@ import type { Binding } from '../../model/binding.js';
 export function renderTimeline(steps: readonly Step[], marked: ReadonlySet<number> = new Set()): string[] {
   let phase = '';
   const lines: string[] = [];
-  for (const step of steps) {
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i] as Step;
     if (step.phase !== phase) {
       phase = step.phase;
       lines.push(`  -- ${phase} phase${phase === 'drain' ? ' (faults off)' : ''} --`);
     }
+    const text = describeStep(step);
+    // A worker waiting for a lease repeats itself; one line with a count says the same.
+    let j = i;
+    while (j + 1 < steps.length && !marked.has(step.seq) && !marked.has((steps[j + 1] as Step).seq) && describeStep(steps[j + 1] as Step) === text) j++;
     const mark = marked.has(step.seq) ? '»' : ' ';
-    lines.push(`${mark} ${String(step.seq).padStart(4)}  ${describeStep(step)}`);
+    const seq = j > i ? `${step.seq}-${(steps[j] as Step).seq}` : String(step.seq);
+    lines.push(`${mark} ${seq.padStart(7)}  ${text}${j > i ? ` (x${j - i + 1})` : ''}`);
+    i = j;
   }
   return lines;
 }

@@ -41,7 +41,7 @@ export class World {
   private readonly steps: Step[] = [];
   private readonly pending: Pending[] = [];
   private binding: Binding;
-  private faults: FaultPlan;
+  private readonly faults: FaultPlan;
   private phase: Phase = 'adversity';
   /** Calls executed in the adversity phase: where mutations and the rebind are placed. */
   private calls = 0;
@@ -71,14 +71,11 @@ export class World {
     };
   }
 
-  /** Runs both phases: adversity with the plan's faults and workers, then drain: faults off, one worker. */
+  /** Runs both phases: adversity with the plan's faults, mutations and workers, then drain: faults off, one worker. */
   async run(): Promise<History> {
     const workers = Array.from({ length: this.plan.workers }, (_, i) => `w${i + 1}`);
     const adversity = await this.runPhase('adversity', workers, this.plan.budget.adversity);
-    if (adversity !== 'hung') {
-      this.faults = new FaultPlan([]);
-      await this.runPhase('drain', workers.slice(0, 1), this.plan.budget.drain);
-    }
+    if (adversity !== 'hung') await this.runPhase('drain', workers.slice(0, 1), this.plan.budget.drain);
     return this.history();
   }
 
@@ -200,7 +197,10 @@ export class World {
 
   /** Runs one call: consults the fault plan, applies it, records it, answers or kills the caller. */
   private execute(p: Pending): 'claimed' | 'done' {
-    const fault = this.phase === 'adversity' && p.call.kind !== 'claim' ? this.faults.next(p.call.kind) : undefined;
+    const planned = p.call.kind === 'claim' ? undefined : this.faults.next(p.call.kind);
+    // Page quirks are how the source behaves, so they outlive the adversity phase; crashes,
+    // errors and timeouts are faults, and the drain phase has none.
+    const fault = planned && (this.phase === 'adversity' || isPageQuirk(planned.kind)) ? planned : undefined;
     const record = (outcome: Outcome, applied: boolean, result?: CallResult): void => {
       const step: CallStep = { kind: 'call', seq: this.steps.length, phase: this.phase, actor: p.life.actor, call: p.call, outcome, applied };
       this.steps.push(result === undefined ? step : { ...step, result });
