@@ -43,7 +43,7 @@ const E41_43 = [ev(41), ev(42), ev(43)];
 /** Two pages: [41 42] [43], so there is a page boundary to crash at. */
 const TWO_PAGES = { source: { pageSize: 2, resumes: [], contract: { kind: 'insertion-stable' } } } as const;
 
-export const NAMED_SCENARIOS: readonly NamedScenario[] = [
+export const SEED_SCENARIOS: readonly NamedScenario[] = [
   {
     name: 'failed-event-holds-watermark',
     rules: ['R6', 'R7', 'R8'],
@@ -87,6 +87,129 @@ export const NAMED_SCENARIOS: readonly NamedScenario[] = [
   },
 ];
 
+/** Events 41..44 and, far ahead, 60: a head that makes 41..44 settled under a small replay window. */
+const WINDOWED = [ev(41), ev(42, 'refund'), ev(43), ev(44)];
+
+/**
+ * The adversity scenarios: sources that change, pages that misbehave, workers that compete,
+ * bindings that change under the same store.
+ */
+export const ADVERSITY_SCENARIOS: readonly NamedScenario[] = [
+  {
+    name: 'stale-generation-cannot-advance',
+    rules: ['R3', 'R6'],
+    seed: 'with two attempts using different ownership generations ... so a stale attempt cannot advance shared progress',
+    // w1 handles page one, then pauses before its watermark commit; its lease expires, w2
+    // takes generation 2 and commits past it; then w1 resumes and tries its stale commit.
+    plan: plan([ev(41), ev(42), ev(43), ev(44)], [], {
+      ...TWO_PAGES,
+      workers: 2,
+      leaseTtl: 3,
+      schedule: [...Array<number>(8).fill(0), ...Array<number>(9).fill(1), ...Array<number>(4).fill(0)],
+    }),
+  },
+  {
+    name: 'membership-flip-within-replay-window',
+    rules: ['R10'],
+    seed: 'a mutable-membership case where the same position becomes eligible later',
+    // 42 is a refund, outside the filter; after 43 is handled it flips to an order in place.
+    // The replay window (3) means the consumer never passed 42 and re-reads it.
+    plan: plan(WINDOWED, [], {
+      binding: { ...ORDERS, filter: { kind: 'equals', attr: 'kind', value: 'order' } },
+      source: { pageSize: 4, resumes: [], contract: { kind: 'replay-window', window: 3 } },
+      mutations: [{ atCall: 9, kind: 'flip', target: 1, back: 0 }],
+    }),
+  },
+  {
+    name: 'membership-flip-without-contract',
+    rules: ['R10'],
+    seed: 'It needs an insertion-stable boundary, versioned snapshot, or replay window before advancing',
+    // The same flip on a source that promises nothing: the consumer must fail visibly.
+    plan: plan(WINDOWED, [], {
+      binding: { ...ORDERS, filter: { kind: 'equals', attr: 'kind', value: 'order' } },
+      source: { pageSize: 4, resumes: [], contract: { kind: 'none' } },
+      mutations: [{ atCall: 9, kind: 'flip', target: 1, back: 0 }],
+    }),
+  },
+  {
+    name: 'late-insert-within-replay-window',
+    rules: ['R10'],
+    seed: 'when position 42 can be inserted behind the watermark',
+    // The head is 50 and the window 4: a late event lands at 46, behind 47, once a consumer
+    // that ignores the window has already passed 47. The window keeps a correct one below 46.
+    plan: plan([41, 42, 43, 44, 46, 47, 49, 50].map((n) => ev(n)), [], {
+      source: { pageSize: 2, resumes: [], contract: { kind: 'replay-window', window: 4 } },
+      mutations: [{ atCall: 25, kind: 'insert', target: 0, back: 4 }],
+    }),
+  },
+  {
+    name: 'late-insert-without-contract',
+    rules: ['R10'],
+    seed: 'a monotonic consumer watermark alone cannot guarantee no skips',
+    // On a source that promises nothing, a late event lands far behind the head.
+    plan: plan([ev(41), ev(43), ev(45), ev(50)], [], {
+      source: { pageSize: 2, resumes: [], contract: { kind: 'none' } },
+      mutations: [{ atCall: 14, kind: 'insert', target: 0, back: 8 }],
+    }),
+  },
+  {
+    name: 'ordering-field-change',
+    rules: ['R1', 'R10'],
+    seed: 'or when its ordering fields can change',
+    // A new version of e45 moves 3 behind the head, inside the window of 4.
+    plan: plan([ev(41), ev(43), ev(45), ev(50)], [], {
+      source: { pageSize: 2, resumes: [], contract: { kind: 'replay-window', window: 4 } },
+      mutations: [{ atCall: 14, kind: 'move', target: 2, back: 3 }],
+    }),
+  },
+  {
+    name: 'empty-page-with-token',
+    rules: ['R9'],
+    seed: 'On an empty, repeated, or stale page, do not infer processing progress from the token alone',
+    // The source answers the second and third fetches with no events and a token: a page
+    // boundary, not the end of the stream.
+    plan: plan(E41_43, [1, 2].map((nth) => ({ call: 'fetch', nth, kind: 'empty' }) as const), { ...TWO_PAGES }),
+  },
+  {
+    name: 'repeated-page',
+    rules: ['R4', 'R9'],
+    seed: 'Overlap is expected replay, not evidence that progress regressed',
+    plan: plan([ev(41), ev(42), ev(43), ev(44), ev(45)], [{ call: 'fetch', nth: 1, kind: 'repeat' }], { ...TWO_PAGES }),
+  },
+  {
+    name: 'stale-token',
+    rules: ['R8', 'R9'],
+    seed: 'otherwise restart from the durable replay anchor or fail visibly',
+    // The second page's token has expired by the time it is used: restart from durable state.
+    plan: plan([ev(41), ev(42), ev(43), ev(44), ev(45)], [{ call: 'fetch', nth: 1, kind: 'stale' }], { ...TWO_PAGES }),
+  },
+  {
+    name: 'ties-across-page-boundary',
+    rules: ['R1', 'R6'],
+    seed: 'otherwise use the complete ordering tuple plus a unique immutable event identifier',
+    // Four events share ts 42 across the page boundary; the worker dies after page one's
+    // watermark commit, and the source offers key > k as well as key >= k.
+    plan: plan(
+      [ev(41), { ...ev(42), id: 'e42a' }, { ...ev(42), id: 'e42b' }, { ...ev(42), id: 'e42c' }, { ...ev(42), id: 'e42d' }, ev(43)],
+      [{ call: 'commit', nth: 2, kind: 'crash-after' }],
+      { source: { pageSize: 2, resumes: ['key-gt', 'key-gte'], contract: { kind: 'insertion-stable' } } },
+    ),
+  },
+  {
+    name: 'binding-change-same-store',
+    rules: ['R2'],
+    seed: 'Bind the consumer state to the stream scope, filters, ordering definition, and snapshot or upper bound',
+    // Orders are handled up to 45; then the consumer is rebound to refunds on the same store.
+    plan: plan([ev(41, 'refund'), ev(42), ev(43, 'refund'), ev(44), ev(45)], [], {
+      binding: { ...ORDERS, filter: { kind: 'equals', attr: 'kind', value: 'order' } },
+      source: { pageSize: 3, resumes: ['after'], contract: { kind: 'insertion-stable' } },
+      rebind: { atCall: 11, binding: { ...ORDERS, filter: { kind: 'equals', attr: 'kind', value: 'refund' } } },
+    }),
+  },
+];
+
+export const ALL_SCENARIOS: readonly NamedScenario[] = [...SEED_SCENARIOS, ...ADVERSITY_SCENARIOS];
+
 export function findScenario(name: string): NamedScenario | undefined {
-  return NAMED_SCENARIOS.find((s) => s.name === name);
+  return ALL_SCENARIOS.find((s) => s.name === name);
 }

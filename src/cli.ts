@@ -2,7 +2,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { NAMED_SCENARIOS, findScenario } from '../scenarios/named.js';
+import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
 import { PlanError } from '../scenarios/validate.js';
 import { checkProperty, checkScenarios, type PropertyOutcome, type SuiteStatus } from './conformance.js';
 import type { Consumer } from './consumer.js';
@@ -65,7 +65,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       case 'replay':
         return await replay(rest, io);
       case 'scenarios':
-        for (const s of NAMED_SCENARIOS) io.out(`${s.name.padEnd(42)} ${s.rules.join(' ')}`);
+        for (const s of ALL_SCENARIOS) io.out(`${s.name.padEnd(42)} ${s.rules.join(' ')}`);
         return EXIT.pass;
       default:
         for (const name of BUILT_IN.keys()) {

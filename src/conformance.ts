@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { planArb, type PlanOptions } from '../scenarios/arbitraries.js';
-import { NAMED_SCENARIOS, type NamedScenario } from '../scenarios/named.js';
+import { ALL_SCENARIOS, type NamedScenario } from '../scenarios/named.js';
 import type { Consumer } from './consumer.js';
 import { execute, type Execution } from './execute.js';
 
@@ -72,7 +72,7 @@ export interface ScenarioOutcome {
 }
 
 /** Runs every named scenario once: they are deterministic, one run each is the whole test. */
-export async function checkScenarios(consumer: Consumer, scenarios = NAMED_SCENARIOS): Promise<ScenarioOutcome[]> {
+export async function checkScenarios(consumer: Consumer, scenarios = ALL_SCENARIOS): Promise<ScenarioOutcome[]> {
   const out: ScenarioOutcome[] = [];
   for (const scenario of scenarios) out.push({ scenario, execution: await execute(scenario.plan, consumer) });
   return out;
