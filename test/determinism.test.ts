@@ -18,6 +18,20 @@ describe('one seed decides everything', () => {
     }
   });
 
+  it('several workers interleaved: the same plan gives the same history, and the schedule matters', async () => {
+    const consumer = referenceConsumer();
+    const plans = fc.sample(planArb({ families: ['generations', 'mutation', 'page'] }), { seed: SEED, numRuns: 40 });
+    const differs: boolean[] = [];
+    for (const plan of plans) {
+      const a = await execute(plan, consumer);
+      expect((await execute(plan, consumer)).hash).toBe(a.hash);
+      const reversed = await execute({ ...plan, schedule: plan.schedule.map((c) => c + 1) }, consumer);
+      differs.push(reversed.hash !== a.hash);
+    }
+    // Were the schedule ignored, no world would change when it does.
+    expect(differs.some(Boolean)).toBe(true);
+  });
+
   it('replaying a counterexample from its seed and path reproduces the identical history', async () => {
     const consumer = findMutant('completion-before-effect')!.consumer;
     const found = await checkProperty(consumer, { runs: 1000, seed: SEED });

@@ -8,6 +8,7 @@ describe('the reference consumer over generated worlds', () => {
     referenceConsumer({ name: 'at-least-once' }),
     referenceConsumer({ name: 'exactly-once', delivery: 'exactly-once' }),
     referenceConsumer({ name: 'concurrent', concurrency: 3 }),
+    referenceConsumer({ name: 'outbox', delivery: 'outbox' }),
   ])('R1-R10 $name passes 1,000 generated worlds', async (consumer) => {
     const outcome = await checkProperty(consumer, { runs: 1000, seed: SEED });
     expect({ status: outcome.status, seed: outcome.seed, path: outcome.path }).toEqual({ status: 'pass', seed: SEED, path: null });
