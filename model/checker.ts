@@ -50,6 +50,8 @@ class Judge {
   private readonly outcomes = new Set<string>();
   /** Event versions whose effect actually happened (sink or transactional effect). */
   private readonly delivered = new Map<string, number>();
+  /** Poison event versions durably dead-lettered: handled, as far as handling them goes. */
+  private readonly parked = new Set<string>();
   /** Event versions served under each binding fingerprint. */
   private readonly served = new Map<string, Set<string>>();
   private readonly servedPayloads = new Map<string, Set<string>>();
@@ -63,6 +65,7 @@ class Judge {
   private newestGeneration = 0;
   private readonly generations = new Map<string, number>();
   private readonly anomalies: Anomaly[] = [];
+  private readonly poison: ReadonlySet<string>;
   private effects = 0;
   private commits = 0;
   private incarnations = 0;
@@ -70,6 +73,7 @@ class Judge {
   constructor(private readonly history: History) {
     this.binding = history.header.binding;
     this.bound = fingerprint(this.binding);
+    this.poison = new Set(history.header.poison);
     for (const e of history.header.initial) this.learn(e);
     this.resort();
   }
@@ -153,6 +157,11 @@ class Judge {
         if (op.op === 'outbox') {
           this.outcomes.add(refKey(op.event));
           this.handoffs.set(refKey(op.event), this.bound);
+        }
+        // Parking is an outcome only for what truly cannot be handled.
+        if (op.op === 'dead-letter' && this.poison.has(op.event.id)) {
+          this.outcomes.add(refKey(op.event));
+          this.parked.add(refKey(op.event));
         }
       }
       for (const op of call.ops) if (op.op === 'watermark') this.watermark(step, op.value);
@@ -263,7 +272,7 @@ class Judge {
     const last = drain.at(-1);
     if (last === undefined) return 'the history has no drain phase';
     // Caught up means delivered: an outbox entry still waiting for the sink is not an effect yet.
-    const missing = this.eligible.filter((e) => !this.delivered.has(refKey(e)));
+    const missing = this.eligible.filter((e) => !this.delivered.has(refKey(e)) && !this.parked.has(refKey(e)));
     if (last.kind === 'call' && last.call.kind === 'claim' && last.applied) {
       const claim = last.call.claim;
       if (claim.kind === 'caught-up') {

@@ -31,6 +31,8 @@ export interface HistoryHeader {
   readonly contract: Contract;
   /** What the consumer claims; exactly-once turns any second effect into an anomaly. */
   readonly delivery: Delivery;
+  /** Ids of poison events: their effects are always refused, so a dead letter is their only outcome. */
+  readonly poison: readonly string[];
 }
 
 export type Phase = 'adversity' | 'drain';
@@ -119,7 +121,12 @@ export type StoreOp =
   /** A durable handoff of an external effect: the outbox entry is the event's durable outcome (R5). */
   | { readonly op: 'outbox'; readonly event: EventRef; readonly payload: string }
   /** The outbox entry was delivered to the sink and can be dropped. */
-  | { readonly op: 'outbox-done'; readonly event: EventRef };
+  | { readonly op: 'outbox-done'; readonly event: EventRef }
+  /**
+   * The event is parked for a person: a durable outcome, but only for an event the world
+   * really refuses (a poison event). Dead-lettering a good event loses it.
+   */
+  | { readonly op: 'dead-letter'; readonly event: EventRef; readonly reason: string };
 
 export type Claim = { readonly kind: 'caught-up' } | { readonly kind: 'failed'; readonly reason: string };
 

@@ -28,7 +28,7 @@ export const DEFAULT_SIZE: WorldSize = { maxEvents: 60, maxFaults: 6, maxKey: 40
 export const DEFAULT_BUDGET: Budget = { adversity: 3000, drain: 6000 };
 
 /** The fault families a world can switch on. */
-export const FAMILIES = ['crash', 'indefinite', 'page', 'mutation', 'generations', 'rebind'] as const;
+export const FAMILIES = ['crash', 'indefinite', 'page', 'mutation', 'generations', 'rebind', 'poison'] as const;
 export type Family = (typeof FAMILIES)[number];
 
 /** Which families are on in one world, and the weight of each fault family that is. */
@@ -137,6 +137,7 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
             ? fc.record({ atCall: fc.nat(size.maxEvents * 2), filter: filterArb, upTo: fc.nat(size.maxKey) })
             : fc.constant(null),
         schedule: fc.array(fc.nat(11), { maxLength: 64 }),
+        poison: swarm.poison > 0 ? fc.array(fc.nat(size.maxEvents), { minLength: 1, maxLength: 2 }) : fc.constant<number[]>([]),
         seed: fc.nat().map(String),
       })
       .map((w): Plan => {
@@ -155,6 +156,8 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
           leaseTtl: w.leaseTtl,
           mutations: w.mutations,
           rebind,
+          // Poison picks existing events by index; with no events there is nothing to poison.
+          poison: [...new Set(w.poison.flatMap((i) => (w.events.length === 0 ? [] : [(w.events[i % w.events.length] as SourceEvent).id])))],
         };
       }),
   );

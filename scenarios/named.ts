@@ -35,6 +35,7 @@ function plan(events: SourceEvent[], faults: Fault[], over: Partial<Plan> = {}):
     leaseTtl: 8,
     mutations: [],
     rebind: null,
+    poison: [],
     ...over,
   };
 }

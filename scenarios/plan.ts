@@ -25,6 +25,8 @@ export interface Plan {
   readonly mutations: readonly MutationSpec[];
   /** Restart every worker under another binding, on the same store, at this adversity call. */
   readonly rebind: { readonly atCall: number; readonly binding: Binding } | null;
+  /** Ids of poison events: every effect for them is refused, in both phases. */
+  readonly poison: readonly string[];
 }
 
 /**

@@ -60,6 +60,7 @@ export function validatePlan(plan: Plan): Plan {
       need(Number.isInteger(m[field]) && m[field] >= 0, `mutations[${i}].${field}`, 'must be a non-negative integer');
     }
   });
+  need(Array.isArray(plan.poison) && plan.poison.every((id) => typeof id === 'string'), 'poison', 'must be an array of event ids');
   if (plan.rebind !== null) {
     need(isObject(plan.rebind), 'rebind', 'must be null or { atCall, binding }');
     need(Number.isInteger(plan.rebind.atCall) && plan.rebind.atCall >= 0, 'rebind.atCall', 'must be a non-negative integer');

@@ -23,13 +23,13 @@ describe('tidemark CLI', () => {
   });
 
   it('check fails a mutant with exit 1, and its replay command reproduces the same history', async () => {
-    const r = await cli('check', '--consumer', 'watermark-to-page-end', '--runs', '300', '--seed', '5');
+    const r = await cli('check', '--consumer', 'max-position-fetched', '--runs', '300', '--seed', '5');
     expect(r.code).toBe(EXIT.fail);
     expect(r.out).toContain('premature-watermark (R6 R7 R8 R9 R10)');
     expect(r.out).toContain('If this fails, check R6');
     const replays = [...r.out.matchAll(/Replay: (npx tidemark replay .*--path.*)$/gm)].map((m) => m[1]!);
     expect(replays).toHaveLength(1);
-    const hash = r.out.match(/History sha256 (\w+)\n\s*Replay: npx tidemark replay --consumer watermark-to-page-end --seed/)?.[1];
+    const hash = r.out.match(/History sha256 (\w+)\n\s*Replay: npx tidemark replay --consumer max-position-fetched --seed/)?.[1];
     const again = await cli(...argvOf(replays[0]!));
     expect(again.code).toBe(EXIT.fail);
     expect(again.out).toContain(`History sha256 ${hash}`);

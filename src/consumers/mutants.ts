@@ -1,37 +1,54 @@
-import { positionOf, refOf, type SourceEvent } from '../../model/event.js';
 import type { AnomalyKind } from '../../model/anomalies.js';
-import type { DurableState, Page, Resume } from '../../model/history.js';
-import type { Position } from '../../model/order.js';
+import { positionOf, refOf, type SourceEvent } from '../../model/event.js';
+import type { Delivery, DurableState, Page, Resume } from '../../model/history.js';
+import { comparePositions, type Position } from '../../model/order.js';
 import type { RuleId } from '../../model/rules.js';
 import type { Consumer, WorkerWorld } from '../consumer.js';
-import { Incarnation } from './reference.js';
+import { Incarnation, isWorldError } from './reference.js';
 
 /**
- * Broken consumers, each the reference consumer with one real-world mistake. They are how
- * the harness proves its checks can fail: each must be caught with the anomaly it names.
+ * The mutant catalog: broken consumers, each the reference consumer with one real-world
+ * mistake. They are how the harness proves its checks can fail: each must be caught, with
+ * the anomaly it names (the Reactive Streams TCK's `shouldFailBy`).
  */
 export interface Mutant {
   readonly name: string;
+  /** The rule the mistake breaks. */
   readonly rule: RuleId;
   readonly expect: AnomalyKind;
   /** Other anomalies the same mistake legitimately shows as, declared up front; usually none. */
   readonly also: readonly AnomalyKind[];
   /** The real failure mechanism this models. */
   readonly description: string;
+  /** The smallest world that shows the mistake, worked out by hand: the yardstick for shrinking. */
+  readonly minimal: { readonly events: number; readonly faults: number };
   readonly consumer: Consumer;
 }
 
-type IncarnationClass = new (world: WorkerWorld) => Incarnation;
+type Options = { readonly delivery?: Delivery | 'outbox'; readonly concurrency?: number };
+type IncarnationClass = new (world: WorkerWorld, options: Options) => Incarnation;
 
-function mutant(name: string, rule: RuleId, expect: AnomalyKind | [AnomalyKind, ...AnomalyKind[]], description: string, Life: IncarnationClass): Mutant {
-  const [first, ...also] = Array.isArray(expect) ? expect : [expect];
+interface Spec {
+  readonly rule: RuleId;
+  readonly expect: AnomalyKind | readonly [AnomalyKind, ...AnomalyKind[]];
+  readonly description: string;
+  readonly minimal: { readonly events: number; readonly faults: number };
+  readonly life: IncarnationClass;
+  readonly options?: Options;
+}
+
+function mutant(name: string, spec: Spec): Mutant {
+  const [expect, ...also] = typeof spec.expect === 'string' ? [spec.expect] : spec.expect;
+  const options = spec.options ?? {};
+  const delivery: Delivery = options.delivery === 'exactly-once' ? 'exactly-once' : 'at-least-once';
   return {
     name,
-    rule,
-    expect: first,
+    rule: spec.rule,
+    expect: expect as AnomalyKind,
     also,
-    description,
-    consumer: { name, capabilities: { delivery: 'at-least-once' }, run: (world) => new Life(world).run() },
+    description: spec.description,
+    minimal: spec.minimal,
+    consumer: { name, capabilities: { delivery }, run: (world) => new spec.life(world, options).run() },
   };
 }
 
@@ -42,18 +59,16 @@ class TokenAsWatermark extends Incarnation {
     this.stored = saved ?? null;
     return typeof saved === 'string' ? { kind: 'token', token: saved } : { kind: 'start' };
   }
-  protected override async handle(events: readonly SourceEvent[], resume: Resume, page: Page): Promise<boolean> {
+  protected override async handle(events: readonly SourceEvent[], _resume: Resume, page: Page): Promise<boolean> {
     for (const e of events) await this.apply(e);
-    if (page.next !== null) {
-      await this.world.commit([{ op: 'watermark', binding: this.label, value: page.next }]);
-    }
+    if (page.next !== null) await this.world.commit([{ op: 'watermark', binding: this.label, value: page.next }]);
     return true;
   }
 }
 
-/** Treats a fetched page as done: the watermark jumps to its last event even when one failed. */
-class WatermarkToPageEnd extends Incarnation {
-  protected override async handle(events: readonly SourceEvent[], resume: Resume, page: Page): Promise<boolean> {
+/** Sets the watermark to the largest position fetched, whether or not the page's events were handled. */
+class MaxPositionFetched extends Incarnation {
+  protected override async handle(events: readonly SourceEvent[], _resume: Resume, page: Page): Promise<boolean> {
     let ok = true;
     for (const e of events) {
       try {
@@ -69,11 +84,53 @@ class WatermarkToPageEnd extends Incarnation {
   }
 }
 
+/** Logs a failed event and moves on, as if it had been handled. */
+class SkipsFailedEvent extends Incarnation {
+  protected override async apply(e: SourceEvent): Promise<void> {
+    try {
+      await super.apply(e);
+    } catch (error) {
+      if (!isWorldError(error) || !error.definite) throw error;
+    }
+  }
+}
+
+/** Saves its checkpoint first, then flushes the buffered effects: a crash between loses them. */
+class CheckpointBeforeFlush extends Incarnation {
+  protected override async handle(events: readonly SourceEvent[], resume: Resume, page: Page): Promise<boolean> {
+    const last = events.at(-1);
+    if (last) await this.advance(positionOf(last), page.next ?? (resume.kind === 'token' ? resume.token : null));
+    for (const e of events) await this.apply(e);
+    return true;
+  }
+}
+
 /** Writes the completion record first, then the effect: a crash between them loses the event. */
 class CompletionBeforeEffect extends Incarnation {
-  protected override async apply(e: SourceEvent): Promise<void> {
+  protected override async effect(e: SourceEvent): Promise<void> {
     await this.world.commit([{ op: 'complete', event: refOf(e) }]);
     await this.world.emit(refOf(e), e.payload);
+  }
+}
+
+/** Resumes with `key > last key` on a non-unique ordering field: events tied with the last one are skipped. */
+class StrictKeyResume extends Incarnation {
+  protected override resumeFrom(state: DurableState): Resume {
+    const resume = super.resumeFrom(state);
+    return this.watermark !== null && this.world.source.resumes.includes('key-gt') ? { kind: 'key-gt', key: this.watermark.key } : resume;
+  }
+  protected override continueAfter(page: Page): Resume {
+    const last = page.events.at(-1);
+    return last && this.world.source.resumes.includes('key-gt') ? { kind: 'key-gt', key: last.key } : super.continueAfter(page);
+  }
+}
+
+/** On every restart it replays from the start and writes each page's end, lower than what is stored. */
+class LowersWatermarkOnRetry extends Incarnation {
+  protected override resumeFrom(state: DurableState): Resume {
+    super.resumeFrom(state);
+    this.watermark = null;
+    return { kind: 'start' };
   }
 }
 
@@ -90,8 +147,49 @@ class BlindWatermarkWrite extends Incarnation {
   }
 }
 
-/** Takes an empty page as proof the stream is exhausted, though it still carries a token. */
-class EmptyPageAsEnd extends Incarnation {
+/** Fences its commits, but when the fence refuses one after it lost the lease, it writes again unfenced. */
+class ZombieAfterLeaseLoss extends Incarnation {
+  protected override async advance(to: Position, token: string | null): Promise<void> {
+    try {
+      await super.advance(to, token);
+    } catch (error) {
+      if (!(isWorldError(error) && error.code === 'conflict')) throw error;
+      const value = { key: [...to.key], id: to.id };
+      await this.world.commit([{ op: 'watermark', binding: this.label, value }]);
+      this.stored = value;
+      this.watermark = value;
+    }
+  }
+}
+
+/** Claims exactly-once but neither checks completion records nor guards its effect transaction. */
+class NoDedupExactlyOnce extends Incarnation {
+  protected override alreadyDone(events: readonly SourceEvent[]): Promise<boolean[]> {
+    return Promise.resolve(events.map(() => false));
+  }
+  protected override async effect(e: SourceEvent): Promise<void> {
+    await this.world.commit([{ op: 'effect', event: refOf(e), payload: e.payload }, { op: 'complete', event: refOf(e) }]);
+  }
+}
+
+/** Claims exactly-once but commits the effect and its completion record in two transactions. */
+class SplitEffectCompletion extends Incarnation {
+  protected override async effect(e: SourceEvent): Promise<void> {
+    await this.world.commit([{ op: 'effect', event: refOf(e), payload: e.payload }]);
+    await this.world.commit([{ op: 'complete', event: refOf(e) }]);
+  }
+}
+
+/** Orders a page by a mutable attribute instead of the stable order, so its "prefix" has holes. */
+class SortsByMutableField extends Incarnation {
+  protected override normalize(page: Page): SourceEvent[] {
+    return super.normalize(page).sort((a, b) => String(a.attrs.kind).localeCompare(String(b.attrs.kind)) || comparePositions(positionOf(a), positionOf(b)));
+  }
+}
+
+/** Ends the pass at whatever page says so: the subclasses differ only in what they take as the end. */
+abstract class EndsEarly extends Incarnation {
+  protected abstract looksLikeTheEnd(page: Page, fresh: readonly SourceEvent[]): boolean;
   protected override async pass(): Promise<'caught-up' | 'unprovable' | 'retry'> {
     const state = await this.world.load();
     await this.relay(state.outbox);
@@ -99,10 +197,48 @@ class EmptyPageAsEnd extends Incarnation {
     for (;;) {
       const page = await this.fetch(resume);
       if (page.head !== null) this.head = Math.max(this.head ?? page.head, page.head);
-      if (!(await this.handle(this.normalize(page), resume, page))) return 'retry';
-      if (page.next === null || page.events.length === 0) return 'caught-up';
+      const fresh = this.normalize(page);
+      if (!(await this.handle(fresh, resume, page))) return 'retry';
+      if (page.next === null || this.looksLikeTheEnd(page, fresh)) return this.world.source.contract.kind === 'none' ? 'unprovable' : 'caught-up';
       resume = this.continueAfter(page);
     }
+  }
+}
+
+/** Takes an empty page as proof the stream is exhausted, though it still carries a token. */
+class EmptyPageAsEnd extends EndsEarly {
+  protected looksLikeTheEnd(page: Page): boolean {
+    return page.events.length === 0;
+  }
+}
+
+/** Takes a page shorter than the page size as the last one. */
+class ShortPageAsEnd extends EndsEarly {
+  protected looksLikeTheEnd(page: Page): boolean {
+    return page.events.length < this.world.source.pageSize;
+  }
+}
+
+/** Takes a page with nothing new after deduplication as the end. */
+class FilteredPageAsEnd extends EndsEarly {
+  protected looksLikeTheEnd(_page: Page, fresh: readonly SourceEvent[]): boolean {
+    return fresh.length === 0;
+  }
+}
+
+/** Stops once it has seen an event at the source's newest timestamp, though more may share it. */
+class EarlyCaughtUp extends EndsEarly {
+  protected looksLikeTheEnd(page: Page): boolean {
+    const last = page.events.at(-1);
+    return last !== undefined && page.head !== null && (last.key[0] ?? 0) >= page.head;
+  }
+}
+
+/** Reads a snapshot's inclusive upper bound as exclusive: events at the bound are never handled. */
+class SnapshotBoundExclusive extends Incarnation {
+  protected override normalize(page: Page): SourceEvent[] {
+    const upTo = this.world.binding.upTo;
+    return super.normalize(page).filter((e) => upTo === null || (e.key[0] ?? 0) < upTo);
   }
 }
 
@@ -117,6 +253,15 @@ class TrustsNumericHole extends Incarnation {
   }
 }
 
+/** Re-reads a replay window half the size the source declares. */
+class NarrowReplayWindow extends Incarnation {
+  protected override settled(e: SourceEvent): boolean {
+    const { contract } = this.world.source;
+    if (contract.kind !== 'replay-window') return super.settled(e);
+    return this.head !== null && (e.key[0] ?? 0) < this.head - Math.floor(contract.window / 2);
+  }
+}
+
 /** Stores progress under one fixed name, not the binding: whatever binding wrote it is reused. */
 class WatermarkAcrossBindings extends Incarnation {
   protected override get label(): string {
@@ -124,27 +269,69 @@ class WatermarkAcrossBindings extends Incarnation {
   }
 }
 
-/** Resumes with `key > last key` on a non-unique ordering field: events tied with the last one are skipped. */
-class StrictKeyResume extends Incarnation {
-  protected override resumeFrom(state: DurableState): Resume {
-    const resume = super.resumeFrom(state);
-    return this.watermark !== null && this.world.source.resumes.includes('key-gt') ? { kind: 'key-gt', key: this.watermark.key } : resume;
+/** Treats a refused (poison) event as a passing failure and retries it forever; nothing behind it moves. */
+class PoisonRetryForever extends Incarnation {
+  protected override async park(): Promise<void> {
+    throw new Error('transient, surely: try again');
   }
-  protected override continueAfter(page: Page): Resume {
-    const last = page.events.at(-1);
-    return last && this.world.source.resumes.includes('key-gt') ? { kind: 'key-gt', key: last.key } : super.continueAfter(page);
+  override async run(): Promise<void> {
+    for (;;) {
+      try {
+        await super.run();
+        return;
+      } catch {
+        // Retry from the top, forever.
+      }
+    }
   }
 }
 
+/** Handles events concurrently and advances to the largest one completed, not the gap-free prefix. */
+class MaxCompletedConcurrent extends Incarnation {
+  protected override async handle(events: readonly SourceEvent[], resume: Resume, page: Page): Promise<boolean> {
+    const done = await this.alreadyDone(events);
+    const results = await Promise.allSettled(events.map((e, i) => (done[i] ? Promise.resolve() : this.apply(e))));
+    const completed = events.filter((_, i) => results[i]?.status === 'fulfilled');
+    const max = completed.at(-1);
+    if (max) await this.advance(positionOf(max), resume.kind === 'token' ? resume.token : null);
+    return completed.length === events.length;
+  }
+}
+
+/** Stamps each effect with the attempt that made it, so a replayed effect differs from the first. */
+class EffectStampedPerAttempt extends Incarnation {
+  protected override async effect(e: SourceEvent): Promise<void> {
+    await this.world.emit(refOf(e), `${e.payload} (attempt ${this.world.incarnation})`);
+    await this.world.commit([{ op: 'complete', event: refOf(e) }]);
+  }
+}
+
+const EXACTLY_ONCE: Options = { delivery: 'exactly-once' };
+
 export const MUTANTS: readonly Mutant[] = [
-  mutant('token-as-watermark', 'R8', 'token-as-watermark', 'stores the next-page token as the committed watermark and resumes from it', TokenAsWatermark),
-  mutant('watermark-to-page-end', 'R7', 'premature-watermark', 'advances the watermark to the last event of every fetched page, past a failed event', WatermarkToPageEnd),
-  mutant('completion-before-effect', 'R5', ['omission', 'premature-watermark'], 'records completion before the effect; a crash between them makes the replay skip the event', CompletionBeforeEffect),
-  mutant('blind-watermark-write', 'R6', 'stale-generation-commit', 'writes the watermark without compare-and-set or lease fence; a paused stale worker overwrites newer progress', BlindWatermarkWrite),
-  mutant('empty-page-as-end', 'R9', 'omission', 'takes progress from an empty page: treats it as the end of the stream although it carries a token', EmptyPageAsEnd),
-  mutant('trusts-numeric-hole', 'R10', ['omission', 'premature-watermark'], 'advances past positions a mutable source can still fill, and claims caught-up without a stability contract', TrustsNumericHole),
-  mutant('watermark-across-bindings', 'R2', 'binding-confusion', 'resumes from the stored watermark even when another binding wrote it', WatermarkAcrossBindings),
-  mutant('strict-key-resume', 'R1', 'omission', 'resumes with key > last key on a non-unique ordering field, with no id tie-break', StrictKeyResume),
+  mutant('token-as-watermark', { rule: 'R8', expect: 'token-as-watermark', minimal: { events: 2, faults: 0 }, life: TokenAsWatermark, description: 'stores the next-page token as the committed watermark and resumes from it' }),
+  mutant('max-position-fetched', { rule: 'R6', expect: 'premature-watermark', minimal: { events: 2, faults: 1 }, life: MaxPositionFetched, description: 'sets the watermark to the largest position fetched, past events whose handling failed' }),
+  mutant('skips-failed-event', { rule: 'R7', expect: ['premature-watermark', 'omission'], minimal: { events: 1, faults: 1 }, life: SkipsFailedEvent, description: 'logs a failed event and moves on, so the watermark passes it' }),
+  mutant('checkpoint-before-flush', { rule: 'R6', expect: ['premature-watermark', 'omission'], minimal: { events: 1, faults: 1 }, life: CheckpointBeforeFlush, description: 'saves the checkpoint before the buffered effects are durable; a crash between loses them' }),
+  mutant('completion-before-effect', { rule: 'R5', expect: ['omission', 'premature-watermark'], minimal: { events: 1, faults: 1 }, life: CompletionBeforeEffect, description: 'records completion before the effect; a crash between them makes the replay skip the event' }),
+  mutant('strict-key-resume', { rule: 'R1', expect: 'omission', minimal: { events: 2, faults: 0 }, life: StrictKeyResume, description: 'resumes with key > last key on a non-unique ordering field, with no id tie-break' }),
+  mutant('lowers-watermark-on-retry', { rule: 'R3', expect: 'watermark-regression', minimal: { events: 2, faults: 1 }, life: LowersWatermarkOnRetry, description: 'replays from the start on every retry and writes each page end, below the stored watermark' }),
+  mutant('blind-watermark-write', { rule: 'R6', expect: 'stale-generation-commit', minimal: { events: 1, faults: 0 }, life: BlindWatermarkWrite, description: 'writes the watermark without compare-and-set or lease fence; a paused stale worker overwrites newer progress' }),
+  mutant('zombie-after-lease-loss', { rule: 'R6', expect: 'stale-generation-commit', minimal: { events: 1, faults: 0 }, life: ZombieAfterLeaseLoss, description: 'when its fenced commit is refused after losing the lease, writes the watermark again unfenced' }),
+  mutant('no-dedup-exactly-once', { rule: 'R5', expect: 'duplicate-effect', minimal: { events: 1, faults: 1 }, life: NoDedupExactlyOnce, options: EXACTLY_ONCE, description: 'claims exactly-once but never checks completion records before applying an effect' }),
+  mutant('split-effect-completion', { rule: 'R5', expect: 'duplicate-effect', minimal: { events: 1, faults: 1 }, life: SplitEffectCompletion, options: EXACTLY_ONCE, description: 'claims exactly-once but commits the effect and its completion record in separate transactions' }),
+  mutant('sorts-by-mutable-field', { rule: 'R1', expect: ['omission', 'premature-watermark'], minimal: { events: 3, faults: 1 }, life: SortsByMutableField, description: 'orders a page by a mutable attribute instead of the stable order, so its prefix has holes' }),
+  mutant('empty-page-as-end', { rule: 'R9', expect: 'omission', minimal: { events: 1, faults: 1 }, life: EmptyPageAsEnd, description: 'takes progress from an empty page: treats it as the end of the stream although it carries a token' }),
+  mutant('short-page-as-end', { rule: 'R9', expect: 'omission', minimal: { events: 2, faults: 1 }, life: ShortPageAsEnd, description: 'takes a page shorter than the page size as the last page' }),
+  mutant('filtered-page-as-end', { rule: 'R9', expect: 'omission', minimal: { events: 2, faults: 1 }, life: FilteredPageAsEnd, description: 'takes a page with nothing new after deduplication (a repeated or overlapping page) as the end' }),
+  mutant('early-caught-up', { rule: 'R9', expect: 'omission', minimal: { events: 2, faults: 0 }, life: EarlyCaughtUp, description: "claims caught-up once it has seen the source's newest timestamp, though more events share it" }),
+  mutant('snapshot-bound-exclusive', { rule: 'R10', expect: 'omission', minimal: { events: 1, faults: 0 }, life: SnapshotBoundExclusive, description: "reads the snapshot's inclusive upper bound as exclusive and never handles events at the bound" }),
+  mutant('trusts-numeric-hole', { rule: 'R10', expect: ['omission', 'premature-watermark'], minimal: { events: 1, faults: 0 }, life: TrustsNumericHole, description: 'advances past positions a mutable source can still fill, and claims caught-up without a stability contract' }),
+  mutant('narrow-replay-window', { rule: 'R10', expect: ['omission', 'premature-watermark'], minimal: { events: 2, faults: 0 }, life: NarrowReplayWindow, description: 're-reads a replay window half the size the source declares' }),
+  mutant('watermark-across-bindings', { rule: 'R2', expect: 'binding-confusion', minimal: { events: 2, faults: 0 }, life: WatermarkAcrossBindings, description: 'stores progress under a fixed name and resumes from it whichever binding wrote it' }),
+  mutant('poison-retry-forever', { rule: 'R9', expect: 'liveness', minimal: { events: 1, faults: 0 }, life: PoisonRetryForever, description: 'retries an event whose effect is always refused, forever, instead of dead-lettering it' }),
+  mutant('max-completed-concurrent', { rule: 'R6', expect: ['premature-watermark', 'omission'], minimal: { events: 2, faults: 1 }, life: MaxCompletedConcurrent, options: { concurrency: 3 }, description: 'handles a page concurrently and advances to the largest completed event instead of the gap-free prefix' }),
+  mutant('effect-stamped-per-attempt', { rule: 'R4', expect: 'divergent-duplicate', minimal: { events: 1, faults: 1 }, life: EffectStampedPerAttempt, description: 'stamps each effect with the attempt that made it, so a replay produces different content' }),
 ];
 
 export function findMutant(name: string): Mutant | undefined {

@@ -157,7 +157,7 @@ export class Incarnation {
    * change. Returns false when an event failed: the watermark then stops before it.
    */
   protected async handle(events: readonly SourceEvent[], resume: Resume, page: Page): Promise<boolean> {
-    const done = await this.world.completed(events.map(refOf));
+    const done = await this.alreadyDone(events);
     const prefix: SourceEvent[] = [];
     let failed = false;
     for (let i = 0; i < events.length && !failed; i += this.concurrency) {
@@ -203,8 +203,35 @@ export class Incarnation {
     }
   }
 
-  /** Step 5: the effect and its completion record, coupled as the delivery mode requires. */
+  /** Step 4: completion records say which events a previous life or worker already handled. */
+  protected alreadyDone(events: readonly SourceEvent[]): Promise<boolean[]> {
+    return this.world.completed(events.map(refOf));
+  }
+
+  /**
+   * Step 5 for one event. A poison event, whose effect the world refuses every time, is
+   * dead-lettered: parked durably for a person, which is its outcome; retrying it forever
+   * would stall everything behind it.
+   */
   protected async apply(e: SourceEvent): Promise<void> {
+    try {
+      await this.effect(e);
+    } catch (error) {
+      if (!(isWorldError(error) && error.code === 'rejected')) throw error;
+      await this.park(e, error.message);
+    }
+  }
+
+  protected async park(e: SourceEvent, reason: string): Promise<void> {
+    try {
+      await this.world.commit([{ op: 'unless-completed', event: refOf(e) }, { op: 'dead-letter', event: refOf(e), reason }, { op: 'complete', event: refOf(e) }]);
+    } catch (error) {
+      if (!(isWorldError(error) && error.code === 'conflict')) throw error;
+    }
+  }
+
+  /** The effect and its completion record, coupled as the delivery mode requires. */
+  protected async effect(e: SourceEvent): Promise<void> {
     if (this.delivery === 'at-least-once') {
       await this.world.emit(refOf(e), e.payload);
       await this.world.commit([{ op: 'complete', event: refOf(e) }]);

@@ -119,6 +119,8 @@ function describeOp(op: StoreOp): string {
       return `outbox ${formatRef(op.event)}`;
     case 'outbox-done':
       return `outbox ${formatRef(op.event)} delivered`;
+    case 'dead-letter':
+      return `dead-letter ${formatRef(op.event)}`;
   }
 }
 

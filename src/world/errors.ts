@@ -25,4 +25,6 @@ export type WorldErrorCode =
   /** The page token is unknown, expired, or was minted for another binding. */
   | 'stale-token'
   /** The request was malformed or used a resume style the source does not offer. */
-  | 'bad-request';
+  | 'bad-request'
+  /** A poison event: its effect is refused every time, however often it is tried. */
+  | 'rejected';

@@ -48,6 +48,7 @@ export class World {
   private choice = 0;
   private lives = new Map<string, Life>();
   private readonly incarnations = new Map<string, number>();
+  private readonly poison: ReadonlySet<string>;
 
   constructor(
     private readonly plan: Plan,
@@ -57,6 +58,7 @@ export class World {
     this.faults = new FaultPlan(plan.faults);
     this.lease = new Lease(plan.leaseTtl);
     this.binding = plan.binding;
+    this.poison = new Set(plan.poison);
   }
 
   history(): History {
@@ -66,6 +68,7 @@ export class World {
         binding: this.plan.binding,
         contract: this.plan.source.contract,
         delivery: this.consumer.capabilities.delivery,
+        poison: this.plan.poison,
       },
       steps: this.steps,
     };
@@ -251,6 +254,10 @@ export class World {
     });
   }
 
+  private refuse(event: EventRef): never {
+    throw new WorldError('rejected', true, `the effect for ${event.id} is refused: it is a poison event`);
+  }
+
   /** The calls one incarnation may make; each one only queues, the scheduler runs it. */
   private api(life: Life, binding: Binding): WorkerWorld {
     const { pageSize, resumes, contract } = this.plan.source;
@@ -279,12 +286,16 @@ export class World {
       commit: (ops: readonly StoreOp[], options) => {
         const fence = options?.fence ?? null;
         return this.submit(life, { kind: 'commit', ops: [...ops], fence }, () => {
+          for (const op of ops) if ((op.op === 'effect' || op.op === 'outbox') && this.poison.has(op.event.id)) this.refuse(op.event);
           this.store.commit(ops, fence, this.lease.generation);
           return { value: undefined };
         });
       },
       emit: (event, payload) =>
-        this.submit(life, { kind: 'emit', event: { id: event.id, version: event.version }, payload }, () => ({ value: undefined })),
+        this.submit(life, { kind: 'emit', event: { id: event.id, version: event.version }, payload }, () => {
+          if (this.poison.has(event.id)) this.refuse(event);
+          return { value: undefined };
+        }),
       lease: () =>
         this.submit(life, { kind: 'lease' }, () => {
           const generation = this.lease.acquire(who, this.steps.length);

@@ -99,6 +99,16 @@ export function anchor(token: string | null, tiedTo: unknown): StoreOp {
   return { op: 'anchor', binding: '', token, watermark: tiedTo };
 }
 
+/** A durable outbox handoff of an external effect (R5). */
+export function outbox(e: SourceEvent, payload: string = e.payload): StoreOp {
+  return { op: 'outbox', event: ref(e), payload };
+}
+
+/** The outbox entry was delivered to the sink and can be dropped. */
+export function outboxDone(e: SourceEvent): StoreOp {
+  return { op: 'outbox-done', event: ref(e) };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Outcomes
 
@@ -154,6 +164,8 @@ export interface TimelineSpec {
   readonly contract?: Contract;
   /** Defaults to at-least-once. */
   readonly delivery?: Delivery;
+  /** Ids of poison events; defaults to none. */
+  readonly poison?: readonly string[];
 }
 
 export interface FetchOptions extends CallOptions {
@@ -187,6 +199,7 @@ export class Timeline {
       binding: spec.binding ?? ALL,
       contract: spec.contract ?? { kind: 'insertion-stable' },
       delivery: spec.delivery ?? 'at-least-once',
+      poison: spec.poison ?? [],
     };
     this.bound = fingerprint(this.header.binding);
     for (const e of this.header.initial) this.grow(e);
@@ -306,6 +319,20 @@ export class Timeline {
   /** The world replaces an event with a new version whose attributes differ (filter membership). */
   flip(e: SourceEvent): number {
     return this.mutate(e, 'flip');
+  }
+
+  // Rebinding ----------------------------------------------------------------------------------
+
+  /**
+   * The world stops every worker (recording no life step, as the world does) and the consumer
+   * restarts under `binding` on the same store; call `start()` for the new incarnations.
+   * Watermark and anchor ops written with an empty binding are still labelled with the
+   * header's fingerprint: the checker must judge who wrote them from ground truth, not from
+   * the label, and tests may pass an explicit label to say otherwise.
+   */
+  rebind(binding: Binding): number {
+    this.endAll();
+    return this.push({ kind: 'rebind', seq: this.steps.length, phase: this.phase, binding });
   }
 
   build(): History {

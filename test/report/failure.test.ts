@@ -17,12 +17,12 @@ async function render(consumer: string, scenario: string) {
  */
 describe('failure text', () => {
   it('names the rule, explains it, shows the timeline with the witness, hints, and replays', async () => {
-    const text = await render('watermark-to-page-end', 'failed-event-holds-watermark');
-    expect(text).toMatch(/^FAIL {2}watermark-to-page-end: premature-watermark \(R6 R7 R8 R9 R10\)/);
+    const text = await render('max-position-fetched', 'failed-event-holds-watermark');
+    expect(text).toMatch(/^FAIL {2}max-position-fetched: premature-watermark \(R6 R7 R8 R9 R10\)/);
     expect(text).toMatch(/^» +\d+ +w1#1 +commit \[watermark 43#e43/m);
     expect(text).toContain('If this fails, check R7 (failure holds the watermark)');
-    expect(text.split('\n').at(-1)).toBe('Replay: npx tidemark replay --consumer watermark-to-page-end --scenario failed-event-holds-watermark');
-    await expect(text).toMatchFileSnapshot('__snapshots__/watermark-to-page-end.txt');
+    expect(text.split('\n').at(-1)).toBe('Replay: npx tidemark replay --consumer max-position-fetched --scenario failed-event-holds-watermark');
+    await expect(text).toMatchFileSnapshot('__snapshots__/max-position-fetched.txt');
   });
 
   it('renders a token saved as the watermark', async () => {
