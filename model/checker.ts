@@ -61,8 +61,13 @@ class Judge {
   /** The store's watermark slot as it truly is, with the binding of the worker that wrote it. */
   private slot: { value: unknown; writer: string; seq: number } | null = null;
   /** Watermarks of another binding that a worker of the current binding loaded. */
-  private foreign: { position: Position; seq: number }[] = [];
+  private foreign: { position: Position; seq: number; actor: string }[] = [];
   private newestGeneration = 0;
+  /** When each incarnation started, and when the source last changed: a claim is judged when nothing changed in between. */
+  private readonly born = new Map<string, number>();
+  private lastMutation = -1;
+  /** Events already reported as omitted, so that a later claim does not report them again. */
+  private readonly omitted = new Set<string>();
   private readonly generations = new Map<string, number>();
   private readonly anomalies: Anomaly[] = [];
   private readonly poison: ReadonlySet<string>;
@@ -117,6 +122,7 @@ class Judge {
       case 'mutation':
         this.learn(step.event);
         this.resort();
+        this.lastMutation = step.seq;
         return;
       case 'rebind':
         this.binding = step.binding;
@@ -125,7 +131,10 @@ class Judge {
         this.resort();
         return;
       case 'life':
-        if (step.event.kind === 'start') this.incarnations++;
+        if (step.event.kind === 'start') {
+          this.incarnations++;
+          this.born.set(`${step.actor.worker}#${step.actor.incarnation}`, step.seq);
+        }
         return;
       case 'call':
         this.visitCall(step);
@@ -144,7 +153,9 @@ class Judge {
       return;
     }
     if (!step.applied) return;
-    if (call.kind === 'lease' && result?.kind === 'generation') {
+    if (call.kind === 'claim' && call.claim.kind === 'caught-up') {
+      this.judgeClaim(step);
+    } else if (call.kind === 'lease' && result?.kind === 'generation') {
       this.newestGeneration = Math.max(this.newestGeneration, result.generation);
       if (answered) this.generations.set(actorKey(step), result.generation);
     } else if (call.kind === 'emit') {
@@ -181,7 +192,7 @@ class Judge {
   private noteForeign(step: CallStep): void {
     const slot = this.slot;
     if (slot === null || slot.writer === this.bound || !isPosition(slot.value)) return;
-    this.foreign.push({ position: slot.value, seq: step.seq });
+    this.foreign.push({ position: slot.value, seq: step.seq, actor: actorKey(step) });
   }
 
   private effect(step: CallStep, ref: EventRef, payload: string): void {
@@ -236,13 +247,17 @@ class Judge {
         [{ id: gap.id, version: gap.version }],
         [step.seq],
       );
-      this.confusion(gap, step.seq);
+      this.confusion(gap, step.seq, actorKey(step));
     }
   }
 
-  /** A skipped event behind a watermark this binding took from another binding: that is why it was skipped. */
-  private confusion(e: SourceEvent, seq: number): void {
-    const cause = this.foreign.find((f) => comparePositions(positionOf(e), f.position) <= 0);
+  /**
+   * A skipped event behind a watermark this binding took from another binding: that is why
+   * it was skipped. For a commit, only the committing incarnation's own loads count; for a
+   * claim, any load under this binding does (the skip may have happened lives earlier).
+   */
+  private confusion(e: SourceEvent, seq: number, actor: string | null): void {
+    const cause = this.foreign.find((f) => (actor === null || f.actor === actor) && comparePositions(positionOf(e), f.position) <= 0);
     if (!cause) return;
     this.report(
       'binding-confusion',
@@ -265,6 +280,24 @@ class Judge {
    * up, liveness if it could not finish with faults off. Returns a reason when the run
    * cannot be judged at all.
    */
+  /**
+   * A caught-up claim says every eligible event was handled. It is judged whenever the
+   * source held still for the claiming incarnation's whole life: then "caught up" has one
+   * meaning. A claim made while the source was changing under it is judged only by the
+   * drain phase's final claim, where the source holds still. Handled means an effect (or,
+   * for a poison event, a dead letter): an outbox entry never delivered is not handled yet.
+   */
+  private judgeClaim(step: CallStep): void {
+    if ((this.born.get(actorKey(step)) ?? -1) < this.lastMutation) return;
+    for (const e of this.eligible) {
+      const key = refKey(e);
+      if (this.delivered.has(key) || this.parked.has(key) || this.omitted.has(key)) continue;
+      this.omitted.add(key);
+      this.report('omission', `${formatRef(e)} at ${formatPosition(positionOf(e))} is eligible but was never handled, and the consumer claimed caught-up at step ${step.seq}`, [{ id: e.id, version: e.version }], [step.seq]);
+      this.confusion(e, step.seq, null);
+    }
+  }
+
   private judgeEnding(): string | null {
     const drain = this.history.steps.filter((s) => s.phase === 'drain');
     const hung = this.history.steps.find((s): s is LifeStep => s.kind === 'life' && s.event.kind === 'hung');
@@ -275,13 +308,8 @@ class Judge {
     const missing = this.eligible.filter((e) => !this.delivered.has(refKey(e)) && !this.parked.has(refKey(e)));
     if (last.kind === 'call' && last.call.kind === 'claim' && last.applied) {
       const claim = last.call.claim;
-      if (claim.kind === 'caught-up') {
-        for (const e of missing) {
-          this.report('omission', `${formatRef(e)} at ${formatPosition(positionOf(e))} is eligible but has no durable outcome, and the consumer claimed caught-up at step ${last.seq}`, [{ id: e.id, version: e.version }], [last.seq]);
-          this.confusion(e, last.seq);
-        }
-        return null;
-      }
+      // The drain phase's claim was judged as it was made: nothing changes in the drain.
+      if (claim.kind === 'caught-up') return null;
       if (this.history.header.contract.kind !== 'none') {
         this.report('liveness', `the consumer failed visibly at step ${last.seq} ("${claim.reason}") although the ${this.history.header.contract.kind} source proves its holes`, [], [last.seq]);
       }

@@ -57,7 +57,8 @@ export interface CallStep {
   readonly applied: boolean;
   /**
    * What the call returned. With an `ok` outcome the caller received it; after a
-   * `crash-after` it is what the call did, which the caller never saw.
+   * `crash-after` or an `indefinite` outcome it is what the call did, which the caller
+   * never saw.
    */
   readonly result?: CallResult;
 }

@@ -74,39 +74,48 @@ export const liveContractArb: fc.Arbitrary<Contract> = fc.oneof(
   fc.constant<Contract>({ kind: 'none' }),
 );
 
-/** Each family on or off (0), and weighted 1..10 when on; `forced` families are always on. */
+/** Each family's weight, 0 (off) to 10; `forced` families are never off. */
 export function swarmArb(forced: readonly Family[] = []): fc.Arbitrary<Swarm> {
   const weight = (family: Family): fc.Arbitrary<number> =>
-    forced.includes(family) ? fc.integer({ min: 1, max: 10 }) : fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 10 }));
+    fc.integer({ min: forced.includes(family) ? 1 : 0, max: 10 });
   return fc.record(Object.fromEntries(FAMILIES.map((f) => [f, weight(f)])) as Record<Family, fc.Arbitrary<number>>);
 }
 
-export function faultsArb(size: WorldSize, swarm: Swarm): fc.Arbitrary<Fault[]> {
-  const groups: { weight: number; arbitrary: fc.Arbitrary<Fault> }[] = [];
-  const at = fc.nat(size.maxEvents);
-  const kinds = (ks: readonly FaultKind[]) => fc.constantFrom(...ks);
-  if (swarm.crash > 0) {
-    groups.push({ weight: swarm.crash, arbitrary: fc.record({ call: fc.constantFrom(...FAULTABLE_CALLS), nth: at, kind: kinds(['crash-before', 'crash-after']) }) });
-  }
-  if (swarm.indefinite > 0) {
-    groups.push({ weight: swarm.indefinite, arbitrary: fc.record({ call: fc.constantFrom(...FAULTABLE_CALLS), nth: at, kind: kinds(['error', 'timeout']) }) });
-  }
-  if (swarm.page > 0) {
-    groups.push({ weight: swarm.page, arbitrary: fc.record({ call: fc.constant('fetch' as const), nth: at, kind: kinds(PAGE_QUIRKS) }) });
-  }
-  if (groups.length === 0) return fc.constant([]);
-  return fc.array(fc.oneof(...groups), { maxLength: size.maxFaults });
+/**
+ * Everything adverse is generated whole and then let through by the swarm: an item of a
+ * family with weight w survives when its ticket (0..9) is below w. No generator depends on
+ * another's value, so fast-check shrinks every part on its own: a family switched off, a
+ * fault dropped, a key made smaller.
+ */
+const ticket = fc.integer({ min: 0, max: 9 });
+const admitted = (swarm: Swarm, family: Family, t: number, forced: readonly Family[]): boolean => forced.includes(family) || t < swarm[family];
+
+const FAULT_FAMILIES = {
+  crash: { calls: FAULTABLE_CALLS, kinds: ['crash-before', 'crash-after'] },
+  indefinite: { calls: FAULTABLE_CALLS, kinds: ['error', 'timeout'] },
+  page: { calls: ['fetch'], kinds: PAGE_QUIRKS },
+} as const satisfies Record<string, { calls: readonly Fault['call'][]; kinds: readonly FaultKind[] }>;
+
+export function faultsArb(size: WorldSize): fc.Arbitrary<{ family: keyof typeof FAULT_FAMILIES; call: number; nth: number; kind: number; ticket: number }[]> {
+  const fault = fc.record({
+    family: fc.constantFrom(...(Object.keys(FAULT_FAMILIES) as (keyof typeof FAULT_FAMILIES)[])),
+    call: fc.nat(FAULTABLE_CALLS.length - 1),
+    nth: fc.nat(size.maxEvents),
+    kind: fc.nat(PAGE_QUIRKS.length - 1),
+    ticket,
+  });
+  return fc.array(fault, { maxLength: size.maxFaults * 2 });
 }
 
-export function mutationsArb(size: WorldSize, swarm: Swarm): fc.Arbitrary<MutationSpec[]> {
-  if (swarm.mutation === 0) return fc.constant([]);
+export function mutationsArb(size: WorldSize): fc.Arbitrary<(MutationSpec & { ticket: number })[]> {
   const mutation = fc.record({
     atCall: fc.nat(size.maxEvents * 2),
     kind: fc.constantFrom('insert', 'move', 'flip'),
     target: fc.nat(size.maxEvents),
     back: fc.nat(size.maxKey / 2),
+    ticket,
   });
-  return fc.array(mutation, { minLength: 1, maxLength: size.maxMutations });
+  return fc.array(mutation, { maxLength: size.maxMutations * 2 });
 }
 
 export interface PlanOptions {
@@ -116,49 +125,57 @@ export interface PlanOptions {
   readonly families?: readonly Family[];
 }
 
-/** A whole world: swarm first, then stream, binding, source, faults, mutations, workers and schedule. */
+/** A whole world: the swarm, then stream, binding, source, faults, mutations, workers and schedule. */
 export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
   const size = options.size ?? DEFAULT_SIZE;
   const budget = options.budget ?? DEFAULT_BUDGET;
-  return fc.tuple(fc.integer({ min: 1, max: 2 }), swarmArb(options.families)).chain(([keyLength, swarm]) =>
-    fc
-      .record({
-        events: streamArb(size, keyLength),
-        binding: bindingArb(size, keyLength),
-        pageSize: fc.integer({ min: 1, max: size.maxPageSize }),
-        resumes: resumesArb,
-        live: liveContractArb,
-        faults: faultsArb(size, swarm),
-        mutations: mutationsArb(size, swarm),
-        workers: swarm.generations > 0 ? fc.integer({ min: 2, max: 3 }) : fc.constant(1),
-        leaseTtl: fc.integer({ min: 3, max: 24 }),
-        rebind:
-          swarm.rebind > 0
-            ? fc.record({ atCall: fc.nat(size.maxEvents * 2), filter: filterArb, upTo: fc.nat(size.maxKey) })
-            : fc.constant(null),
-        schedule: fc.array(fc.nat(11), { maxLength: 64 }),
-        poison: swarm.poison > 0 ? fc.array(fc.nat(size.maxEvents), { minLength: 1, maxLength: 2 }) : fc.constant<number[]>([]),
-        seed: fc.nat().map(String),
-      })
-      .map((w): Plan => {
-        const contract: Contract = w.binding.upTo === null ? w.live : { kind: 'snapshot' };
-        const rebind =
-          w.rebind === null ? null : { atCall: w.rebind.atCall, binding: { ...w.binding, filter: w.rebind.filter, upTo: w.binding.upTo === null ? null : w.rebind.upTo } };
-        return {
-          events: w.events,
-          binding: w.binding,
-          source: { pageSize: w.pageSize, resumes: w.resumes, contract },
-          faults: w.faults,
-          schedule: w.schedule,
-          seed: w.seed,
-          budget,
-          workers: w.workers,
-          leaseTtl: w.leaseTtl,
-          mutations: w.mutations,
-          rebind,
-          // Poison picks existing events by index; with no events there is nothing to poison.
-          poison: [...new Set(w.poison.flatMap((i) => (w.events.length === 0 ? [] : [(w.events[i % w.events.length] as SourceEvent).id])))],
-        };
-      }),
-  );
+  const forced = options.families ?? [];
+  return fc
+    .record({
+      swarm: swarmArb(options.families),
+      keyLength: fc.integer({ min: 1, max: 2 }),
+      events: streamArb(size, 2),
+      binding: bindingArb(size, 1),
+      pageSize: fc.integer({ min: 1, max: size.maxPageSize }),
+      resumes: resumesArb,
+      live: liveContractArb,
+      faults: faultsArb(size),
+      mutations: mutationsArb(size),
+      workers: fc.integer({ min: 2, max: 3 }),
+      leaseTtl: fc.integer({ min: 3, max: 24 }),
+      rebind: fc.record({ atCall: fc.nat(size.maxEvents * 2), filter: filterArb, upTo: fc.nat(size.maxKey) }),
+      schedule: fc.array(fc.nat(11), { maxLength: 64 }),
+      poison: fc.array(fc.nat(size.maxEvents), { minLength: 1, maxLength: 2 }),
+      seed: fc.nat().map(String),
+    })
+    .map((w): Plan => {
+      const { swarm } = w;
+      const events = w.events.map((e) => ({ ...e, key: e.key.slice(0, w.keyLength) }));
+      const binding: Binding = { ...w.binding, ordering: ['ts', 'shard'].slice(0, w.keyLength) };
+      const contract: Contract = binding.upTo === null ? w.live : { kind: 'snapshot' };
+      const faults = w.faults.flatMap((f): Fault[] => {
+        if (!admitted(swarm, f.family, f.ticket, forced)) return [];
+        const { calls, kinds } = FAULT_FAMILIES[f.family];
+        return [{ call: calls[f.call % calls.length] as Fault['call'], nth: f.nth, kind: kinds[f.kind % kinds.length] as FaultKind }];
+      });
+      const mutations = w.mutations.flatMap(({ ticket: t, ...m }) => (admitted(swarm, 'mutation', t, forced) ? [m] : []));
+      const rebind =
+        swarm.rebind === 0 ? null : { atCall: w.rebind.atCall, binding: { ...binding, filter: w.rebind.filter, upTo: binding.upTo === null ? null : w.rebind.upTo } };
+      // Poison picks existing events by index; with no events there is nothing to poison.
+      const poison = swarm.poison === 0 || events.length === 0 ? [] : [...new Set(w.poison.map((i) => (events[i % events.length] as SourceEvent).id))];
+      return {
+        events,
+        binding,
+        source: { pageSize: w.pageSize, resumes: w.resumes, contract },
+        faults,
+        schedule: w.schedule,
+        seed: w.seed,
+        budget,
+        workers: swarm.generations === 0 ? 1 : w.workers,
+        leaseTtl: w.leaseTtl,
+        mutations,
+        rebind,
+        poison,
+      };
+    });
 }

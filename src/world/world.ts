@@ -236,7 +236,7 @@ export class World {
     }
     if (kind === 'timeout') {
       // The work was done; the caller only hears that it may not have been.
-      record({ kind: 'indefinite', code: 'timeout' }, true);
+      record({ kind: 'indefinite', code: 'timeout' }, true, answer.result);
       p.reject(new WorldError('timeout', false));
       return 'done';
     }

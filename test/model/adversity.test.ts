@@ -78,7 +78,8 @@ describe('binding-confusion', () => {
   ])('R2 binding-confusion: a REFUNDS worker resumes after the ORDERS watermark (%s) and commits past r2', (_, label) => {
     const t = ordersThenRefunds(label);
     t.start();
-    const load = t.load(at(o3));
+    // The reply shows the label as stored, so a consumer checking it would be fooled too.
+    const load = t.loadState({ watermark: { binding: fingerprint(label), value: at(o3) }, anchor: null, outbox: [] });
     t.fetch([r4], { resume: { kind: 'after', position: at(o3) } });
     const commit = t.handle(r4);
     t.budget();
@@ -142,7 +143,7 @@ describe('binding-confusion', () => {
     t.fetch([r2, r4]);
     const first = t.commit([effect(r4), complete(r4), watermark(at(r4))], { outcome: 'crash-after' });
     t.start();
-    t.load(at(r4));
+    t.loadState({ watermark: { binding: fingerprint(ORDERS), value: at(r4) }, anchor: null, outbox: [] });
     t.fetch([r6], { resume: { kind: 'after', position: at(r4) } });
     const second = t.handle(r6);
     t.budget();
@@ -235,7 +236,11 @@ describe('outbox', () => {
     t.emit(o1);
     t.rebind(ORDERS);
     t.start();
-    t.load(at(o3));
+    t.loadState({
+      watermark: { binding: fingerprint(BOTH), value: at(o3) },
+      anchor: null,
+      outbox: [o1, r2, o3].map((e) => ({ event: { id: e.id, version: e.version }, payload: e.payload })),
+    });
     // r2 is no longer eligible and ORDERS never served it: its delivery acts for BOTH.
     t.emit(r2);
     t.emit(o3);

@@ -26,6 +26,7 @@ import type {
   CallStep,
   Contract,
   Delivery,
+  DurableState,
   History,
   HistoryHeader,
   LifeStep,
@@ -262,6 +263,11 @@ export class Timeline {
   /** Loads durable state; `value` is the durable watermark the reply shows (null: none). */
   load(value: unknown = null, options: CallOptions = {}): number {
     const state = { watermark: value === null ? null : { binding: this.bound, value }, anchor: null, outbox: [] };
+    return this.call({ kind: 'load' }, options, { kind: 'state', state });
+  }
+
+  /** Loads durable state whose reply the test spells out in full: another binding's label, an anchor, outbox entries. */
+  loadState(state: DurableState, options: CallOptions = {}): number {
     return this.call({ kind: 'load' }, options, { kind: 'state', state });
   }
 

@@ -1,0 +1,440 @@
+/**
+ * The simulated paginated API on its own: the stable order, the bound stream, every resume
+ * form, opaque tokens, malformed requests, each page quirk as scenarios/plan.ts describes
+ * it, the head, and mutations kept within each stability contract.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Binding } from '../../model/binding.js';
+import type { SourceEvent } from '../../model/event.js';
+import type { Contract, FetchRequest, Page, Resume, ResumeStyle } from '../../model/history.js';
+import type { MutationSpec, PageQuirk, SourceSpec } from '../../scenarios/plan.js';
+import { WorldError } from '../../src/world/errors.js';
+import { Source } from '../../src/world/source.js';
+import { ev } from '../model/histories.js';
+
+const ALL: Binding = { scope: 'orders', filter: { kind: 'all' }, ordering: ['seq'], upTo: null };
+const ORDERS: Binding = { ...ALL, filter: { kind: 'equals', attr: 'kind', value: 'order' } };
+const EVERY_RESUME: readonly ResumeStyle[] = ['after', 'key-gt', 'key-gte', 'offset'];
+
+function spec(over: Partial<SourceSpec> = {}): SourceSpec {
+  return { pageSize: 10, resumes: EVERY_RESUME, contract: { kind: 'insertion-stable' }, ...over };
+}
+
+function source(events: readonly SourceEvent[], over: Partial<SourceSpec> = {}, seed = 'seed-1'): Source {
+  return new Source(events, spec(over), seed);
+}
+
+function request(resume: Resume, limit = 10): FetchRequest {
+  return { resume, limit };
+}
+
+const ids = (page: Page): string[] => page.events.map((e) => e.id);
+
+/** The WorldError a call throws; fails the test when it throws nothing or something else. */
+function worldError(fn: () => unknown): WorldError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof WorldError) return error;
+    throw error;
+  }
+  throw new Error('expected a WorldError, but the call succeeded');
+}
+
+/** Seven events a..g at keys 1..7. */
+const SEVEN = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((id, i) => ev(id, i + 1));
+
+/** Fetches the whole bound stream by token, page by page; returns each page's ids. */
+function walk(src: Source, binding: Binding = ALL, limit = 10): string[][] {
+  const pages: string[][] = [];
+  let resume: Resume = { kind: 'start' };
+  for (let i = 0; i < 100; i++) {
+    const page = src.fetch(binding, request(resume, limit));
+    pages.push(ids(page));
+    if (page.next === null) return pages;
+    resume = { kind: 'token', token: page.next };
+  }
+  throw new Error('the walk did not end');
+}
+
+describe('the stable order and the bound stream', () => {
+  it('R1 serves events by key tuple, ties broken by id, whatever order they were given in', () => {
+    const src = source([ev('c', 2), ev('a', 2), ev('z', 1), ev('b', 2), ev('B', 2)]);
+    // Plain code-unit order: 'B' sorts before 'a'.
+    expect(ids(src.fetch(ALL, request({ kind: 'start' })))).toEqual(['z', 'B', 'a', 'b', 'c']);
+  });
+
+  it('R1 compares key tuples field by field', () => {
+    const src = source([ev('x', [1, 2]), ev('y', [1, 1]), ev('z', [0, 9]), ev('w', [1, 1])]);
+    expect(ids(src.fetch(ALL, request({ kind: 'start' })))).toEqual(['z', 'w', 'y', 'x']);
+  });
+
+  it('R1 a run of tied events split across pages loses none of them', () => {
+    const src = source([ev('t3', 5), ev('t1', 5), ev('t2', 5), ev('u', 6)], { pageSize: 2 });
+    expect(walk(src)).toEqual([['t1', 't2'], ['t3', 'u']]);
+  });
+
+  it('R2 the source applies the filter and the snapshot bound itself', () => {
+    const events = [
+      ev('o1', 1, { attrs: { kind: 'order' } }),
+      ev('r2', 2, { attrs: { kind: 'refund' } }),
+      ev('o3', 3, { attrs: { kind: 'order' } }),
+      ev('x4', 4, { attrs: {} }),
+      ev('o5', 5, { attrs: { kind: 'order' } }),
+      ev('o6', 6, { attrs: { kind: 'order' } }),
+    ];
+    const src = source(events);
+    const page = src.fetch({ ...ORDERS, upTo: 5 }, request({ kind: 'start' }));
+    expect(ids(page)).toEqual(['o1', 'o3', 'o5']);
+    expect(page.next).toBeNull();
+    const either: Binding = { ...ALL, filter: { kind: 'in', attr: 'kind', values: ['refund', 'order'] }, upTo: 3 };
+    expect(ids(src.fetch(either, request({ kind: 'start' })))).toEqual(['o1', 'r2', 'o3']);
+  });
+
+  it('R2 the page ends where the bound stream ends, not where the source does', () => {
+    const src = source(SEVEN, { pageSize: 3 });
+    const page = src.fetch({ ...ALL, upTo: 3 }, request({ kind: 'start' }));
+    expect(ids(page)).toEqual(['a', 'b', 'c']);
+    expect(page.next).toBeNull();
+  });
+});
+
+describe('resume forms', () => {
+  const tied = [ev('a', 1), ev('b1', 2), ev('b2', 2), ev('c', 3)];
+
+  it('start: from the first event of the bound stream', () => {
+    expect(ids(source(tied).fetch(ALL, request({ kind: 'start' }, 2)))).toEqual(['a', 'b1']);
+  });
+
+  it('token: continues exactly after the last event of the page that minted it, and ends with null', () => {
+    const src = source(SEVEN, { pageSize: 3 });
+    expect(walk(src)).toEqual([['a', 'b', 'c'], ['d', 'e', 'f'], ['g']]);
+  });
+
+  it('a request may ask for fewer than the page size, never for more', () => {
+    const src = source(SEVEN, { pageSize: 3 });
+    expect(ids(src.fetch(ALL, request({ kind: 'start' }, 2)))).toEqual(['a', 'b']);
+    expect(ids(src.fetch(ALL, request({ kind: 'start' }, 50)))).toEqual(['a', 'b', 'c']);
+  });
+
+  it('after: strictly after a position, by key and then id, even one the stream does not hold', () => {
+    const src = source(tied);
+    expect(ids(src.fetch(ALL, request({ kind: 'after', position: { key: [2], id: 'b1' } })))).toEqual(['b2', 'c']);
+    expect(ids(src.fetch(ALL, request({ kind: 'after', position: { key: [2], id: 'b10' } })))).toEqual(['b2', 'c']);
+    expect(ids(src.fetch(ALL, request({ kind: 'after', position: { key: [0], id: 'zz' } })))).toEqual(['a', 'b1', 'b2', 'c']);
+  });
+
+  it('R1 key-gt skips every event tied at the key', () => {
+    expect(ids(source(tied).fetch(ALL, request({ kind: 'key-gt', key: [2] })))).toEqual(['c']);
+  });
+
+  it('R1 key-gte repeats every event tied at the key', () => {
+    expect(ids(source(tied).fetch(ALL, request({ kind: 'key-gte', key: [2] })))).toEqual(['b1', 'b2', 'c']);
+  });
+
+  it('offset: counts events of the bound stream; past the end is an empty last page', () => {
+    const src = source(tied);
+    const orders = (e: SourceEvent): SourceEvent => ({ ...e, attrs: { kind: 'order' } });
+    const bound = source([...tied.map(orders), ev('r', 0, { attrs: { kind: 'refund' } })]);
+    expect(ids(src.fetch(ALL, request({ kind: 'offset', offset: 2 })))).toEqual(['b2', 'c']);
+    // The refund at key 0 is filtered out before the offset is counted.
+    expect(ids(bound.fetch(ORDERS, request({ kind: 'offset', offset: 2 })))).toEqual(['b2', 'c']);
+    const past = src.fetch(ALL, request({ kind: 'offset', offset: 9 }));
+    expect(past.events).toEqual([]);
+    expect(past.next).toBeNull();
+  });
+});
+
+describe('tokens', () => {
+  it('R8 tokens are opaque: their bytes do not depend on what the page holds', () => {
+    const one = source(SEVEN, { pageSize: 2 }, 'same');
+    const other = source([ev('zz', 100), ev('yy', 200), ev('xx', 300)], { pageSize: 1 }, 'same');
+    const t1 = one.fetch(ALL, request({ kind: 'start' })).next;
+    const t2 = other.fetch(ALL, request({ kind: 'start' })).next;
+    expect(t1).toMatch(/^[A-Za-z0-9_-]{9}$/);
+    expect(t2).toBe(t1);
+  });
+
+  it('tokens are deterministic for the same seed, and differ for another seed', () => {
+    const tokens = (seed: string): (string | null)[] => {
+      const src = source(SEVEN, { pageSize: 2 }, seed);
+      const out: (string | null)[] = [];
+      let resume: Resume = { kind: 'start' };
+      for (;;) {
+        const page = src.fetch(ALL, request(resume));
+        out.push(page.next);
+        if (page.next === null) return out;
+        resume = { kind: 'token', token: page.next };
+      }
+    };
+    const first = tokens('alpha');
+    expect(first).toHaveLength(4);
+    expect(new Set(first.slice(0, 3)).size).toBe(3);
+    expect(tokens('alpha')).toEqual(first);
+    expect(tokens('beta').slice(0, 3)).not.toEqual(first.slice(0, 3));
+  });
+
+  it('R2 a token minted for another binding is a definite stale-token', () => {
+    const src = source(SEVEN.map((e) => ({ ...e, attrs: { kind: 'order' } })), { pageSize: 2 });
+    const token = src.fetch(ALL, request({ kind: 'start' })).next as string;
+    // ORDERS selects the very same events here, yet the token belongs to ALL.
+    const error = worldError(() => src.fetch(ORDERS, request({ kind: 'token', token })));
+    expect(error.code).toBe('stale-token');
+    expect(error.definite).toBe(true);
+    // It still works for the binding that minted it.
+    expect(ids(src.fetch(ALL, request({ kind: 'token', token })))).toEqual(['c', 'd']);
+  });
+
+  it('a token the source never minted is a definite stale-token', () => {
+    const error = worldError(() => source(SEVEN).fetch(ALL, request({ kind: 'token', token: 'forged' })));
+    expect([error.code, error.definite]).toEqual(['stale-token', true]);
+  });
+});
+
+describe('bad requests are definite errors', () => {
+  it.each(['after', 'key-gt', 'key-gte', 'offset'] as const)('bad-request: resume by %s where the source does not offer it', (style) => {
+    const resumes: Record<typeof style, Resume> = {
+      after: { kind: 'after', position: { key: [1], id: 'a' } },
+      'key-gt': { kind: 'key-gt', key: [1] },
+      'key-gte': { kind: 'key-gte', key: [1] },
+      offset: { kind: 'offset', offset: 1 },
+    };
+    const src = source(SEVEN, { resumes: EVERY_RESUME.filter((r) => r !== style) });
+    const error = worldError(() => src.fetch(ALL, request(resumes[style])));
+    expect([error.code, error.definite]).toEqual(['bad-request', true]);
+    expect(error.message).toContain(style);
+  });
+
+  it('a source offering nothing else still takes start and its own tokens', () => {
+    const src = source(SEVEN, { resumes: [], pageSize: 4 });
+    const first = src.fetch(ALL, request({ kind: 'start' }));
+    expect(ids(src.fetch(ALL, request({ kind: 'token', token: first.next as string })))).toEqual(['e', 'f', 'g']);
+  });
+
+  it.each([
+    ['a bare id', 'b'],
+    ['a key without an id', { key: [2] }],
+    ['a non-numeric key', { key: ['2'], id: 'b' }],
+    ['null', null],
+  ])('bad-request: resume after %s', (_, position) => {
+    const error = worldError(() => source(SEVEN).fetch(ALL, request({ kind: 'after', position })));
+    expect([error.code, error.definite]).toEqual(['bad-request', true]);
+  });
+
+  it.each([0, -1, 1.5, Number.NaN])('bad-request: page limit %s', (limit) => {
+    const error = worldError(() => source(SEVEN).fetch(ALL, request({ kind: 'start' }, limit)));
+    expect([error.code, error.definite]).toEqual(['bad-request', true]);
+  });
+
+  it.each([-1, 0.5, Number.POSITIVE_INFINITY])('bad-request: offset %s', (offset) => {
+    const error = worldError(() => source(SEVEN).fetch(ALL, request({ kind: 'offset', offset })));
+    expect([error.code, error.definite]).toEqual(['bad-request', true]);
+  });
+});
+
+describe('page quirks, as scenarios/plan.ts describes them', () => {
+  /** A source of a..g with pages of 3, and the token that follows the first page [a b c]. */
+  function afterFirstPage(): { src: Source; token: string } {
+    const src = source(SEVEN, { pageSize: 3 });
+    const first = src.fetch(ALL, request({ kind: 'start' }));
+    expect(ids(first)).toEqual(['a', 'b', 'c']);
+    return { src, token: first.next as string };
+  }
+
+  const next = (src: Source, page: Page): string[] => ids(src.fetch(ALL, request({ kind: 'token', token: page.next as string })));
+
+  it('R4 overlap: the page repeats the end of the previous page before the new events', () => {
+    const { src, token } = afterFirstPage();
+    const page = src.fetch(ALL, request({ kind: 'token', token }), 'overlap');
+    expect(ids(page)).toEqual(['b', 'c', 'd', 'e', 'f']);
+    expect(next(src, page)).toEqual(['g']);
+  });
+
+  it('R4 overlap at the start of the stream has nothing to repeat', () => {
+    expect(ids(source(SEVEN, { pageSize: 3 }).fetch(ALL, request({ kind: 'start' }), 'overlap'))).toEqual(['a', 'b', 'c']);
+  });
+
+  it('R9 repeat: the previous page of this binding is served again, token and all', () => {
+    const { src, token } = afterFirstPage();
+    const again = src.fetch(ALL, request({ kind: 'token', token }), 'repeat');
+    expect(ids(again)).toEqual(['a', 'b', 'c']);
+    expect(again.next).toBe(token);
+    // The request it answered instead is still good.
+    expect(ids(src.fetch(ALL, request({ kind: 'token', token })))).toEqual(['d', 'e', 'f']);
+  });
+
+  it('R9 repeat is per binding, and with no previous page the request is served', () => {
+    const events = SEVEN.map((e, i) => ({ ...e, attrs: { kind: i % 2 === 0 ? 'order' : 'refund' } }));
+    const src = source(events, { pageSize: 2 });
+    expect(ids(src.fetch(ORDERS, request({ kind: 'start' }), 'repeat'))).toEqual(['a', 'c']);
+    src.fetch(ALL, request({ kind: 'start' }));
+    expect(ids(src.fetch(ORDERS, request({ kind: 'offset', offset: 2 }), 'repeat'))).toEqual(['a', 'c']);
+  });
+
+  it('R9 empty: no events, yet a token that resumes exactly where the request did', () => {
+    const { src, token } = afterFirstPage();
+    const empty = src.fetch(ALL, request({ kind: 'token', token }), 'empty');
+    expect(empty.events).toEqual([]);
+    expect(empty.next).not.toBeNull();
+    expect(empty.next).not.toBe(token);
+    expect(next(src, empty)).toEqual(['d', 'e', 'f']);
+    const fromStart = src.fetch(ALL, request({ kind: 'start' }), 'empty');
+    expect(fromStart.events).toEqual([]);
+    expect(next(src, fromStart)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('R9 empty at the end of the stream is the ordinary end', () => {
+    const src = source(SEVEN);
+    const end = src.fetch(ALL, request({ kind: 'offset', offset: 7 }), 'empty');
+    expect(end).toEqual({ events: [], next: null, head: 7 });
+  });
+
+  it('R9 stale: the token is rejected as expired, definitely, and never accepted again', () => {
+    const { src, token } = afterFirstPage();
+    const error = worldError(() => src.fetch(ALL, request({ kind: 'token', token }), 'stale'));
+    expect([error.code, error.definite]).toEqual(['stale-token', true]);
+    expect(worldError(() => src.fetch(ALL, request({ kind: 'token', token }))).code).toBe('stale-token');
+    // Only that token expired; a request without one is served as usual.
+    expect(ids(src.fetch(ALL, request({ kind: 'after', position: { key: [3], id: 'c' } }), 'stale'))).toEqual(['d', 'e', 'f']);
+  });
+
+  it('R1 reorder: the same events in another order, and the token still follows the greatest', () => {
+    const { src, token } = afterFirstPage();
+    const page = src.fetch(ALL, request({ kind: 'token', token }), 'reorder');
+    expect(ids(page)).toEqual(['f', 'e', 'd']);
+    expect(next(src, page)).toEqual(['g']);
+  });
+
+  it('R9 short: fewer events than asked although more remain, with a token to the rest', () => {
+    const { src, token } = afterFirstPage();
+    const page = src.fetch(ALL, request({ kind: 'token', token }), 'short');
+    expect(ids(page)).toEqual(['d']);
+    expect(page.next).not.toBeNull();
+    expect(next(src, page)).toEqual(['e', 'f', 'g']);
+  });
+
+  it('R9 short on the last event is just the last page', () => {
+    const page = source(SEVEN).fetch(ALL, request({ kind: 'offset', offset: 6 }), 'short');
+    expect(ids(page)).toEqual(['g']);
+    expect(page.next).toBeNull();
+  });
+
+  it.each(['overlap', 'repeat', 'empty', 'stale', 'reorder', 'short'] as PageQuirk[])('%s still refuses a malformed request', (quirk) => {
+    expect(worldError(() => source(SEVEN).fetch(ALL, request({ kind: 'start' }, 0), quirk)).code).toBe('bad-request');
+  });
+});
+
+describe('the head', () => {
+  it('is the largest first ordering field the source holds, eligible or not; null when it holds nothing', () => {
+    const src = source([ev('a', [3, 9]), ev('b', [7, 0], { attrs: { kind: 'refund' } }), ev('c', [5, 5])]);
+    expect(src.head()).toBe(7);
+    expect(src.fetch(ORDERS, request({ kind: 'start' })).head).toBe(7);
+    expect(source([]).head()).toBeNull();
+    expect(source([]).fetch(ALL, request({ kind: 'start' }))).toEqual({ events: [], next: null, head: null });
+  });
+
+  it.each<[string, Contract]>([
+    ['snapshot', { kind: 'snapshot' }],
+    ['insertion-stable', { kind: 'insertion-stable' }],
+    ['replay-window', { kind: 'replay-window', window: 3 }],
+    ['none', { kind: 'none' }],
+  ])('R10 only grows under mutation (%s), and covers every event held', (_, contract) => {
+    const src = source(SEVEN, { contract });
+    const kinds = ['insert', 'move', 'flip'] as const;
+    let head = src.head() as number;
+    for (let i = 0; i < 30; i++) {
+      const { event } = src.mutate({ atCall: i, kind: kinds[i % 3] as MutationSpec['kind'], target: i * 5, back: (i * 7) % 11 }, { ...ALL, upTo: 9 });
+      const now = src.head() as number;
+      expect(now).toBeGreaterThanOrEqual(head);
+      expect(now).toBeGreaterThanOrEqual(event.key[0] as number);
+      head = now;
+    }
+    const all = src.fetch(ALL, request({ kind: 'start' }, 1000));
+    expect(Math.max(...all.events.map((e) => e.key[0] as number))).toBeLessThanOrEqual(head);
+  });
+});
+
+describe('mutations keep the contract', () => {
+  const m = (kind: MutationSpec['kind'], target: number, back: number): MutationSpec => ({ atCall: 0, kind, target, back });
+  const everything = (src: Source): SourceEvent[] => [...src.fetch(ALL, request({ kind: 'start' }, 1000)).events];
+  const orderly = SEVEN.map((e, i) => ({ ...e, attrs: { kind: i % 2 === 0 ? 'order' : 'refund' } }));
+
+  it.each(['insert', 'move', 'flip'] as const)('R10 snapshot: a %s becomes an insert beyond the bound, and nothing within it changes', (kind) => {
+    const src = source(orderly, { contract: { kind: 'snapshot' }, pageSize: 1000 });
+    const bound: Binding = { ...ALL, upTo: 9 };
+    const before = src.fetch(bound, request({ kind: 'start' }));
+    const firsts: number[] = [];
+    for (const back of [0, 3, 100]) {
+      const { event, mutation } = src.mutate(m(kind, 2, back), bound);
+      expect(mutation).toBe('insert');
+      expect(event.version).toBe(1);
+      firsts.push(event.key[0] as number);
+    }
+    // Beyond both the bound (9) and the head (7), then beyond each new head.
+    expect(firsts).toEqual([10, 11, 12]);
+    expect(src.fetch(bound, request({ kind: 'start' })).events).toEqual(before.events);
+  });
+
+  it('R10 snapshot without an upper bound: new events land after the head', () => {
+    const src = source(SEVEN, { contract: { kind: 'snapshot' } });
+    expect(src.mutate(m('move', 1, 5), ALL).event.key).toEqual([8]);
+  });
+
+  it.each(['insert', 'move', 'flip'] as const)('R10 insertion-stable: a %s lands right after the head, whatever it asked for', (kind) => {
+    const src = source(orderly, { contract: { kind: 'insertion-stable' } });
+    const { event, mutation } = src.mutate(m(kind, 2, 5), ALL);
+    expect(mutation).toBe(kind);
+    expect(event.key).toEqual([8]);
+    expect(src.head()).toBe(8);
+    if (kind === 'insert') return;
+    // A new version of the target c (the 3rd event in the order), which replaces it.
+    expect(event).toMatchObject({ id: 'c', version: 2 });
+    expect(event.attrs.kind).toBe(kind === 'flip' ? 'refund' : 'order');
+    const held = everything(src).filter((e) => e.id === 'c');
+    expect(held).toEqual([event]);
+  });
+
+  it('R10 replay-window(n): no change lands more than n behind the head', () => {
+    const src = source(orderly, { contract: { kind: 'replay-window', window: 2 } });
+    const inserted = src.mutate(m('insert', 0, 100), ALL).event;
+    expect(inserted.key).toEqual([5]); // head 7, window 2
+    const near = src.mutate(m('insert', 0, 1), ALL).event;
+    expect(near.key).toEqual([6]);
+    const moved = src.mutate(m('move', 0, 100), ALL).event; // target a, at 1
+    expect(moved).toMatchObject({ id: 'a', version: 2, key: [5] });
+    expect(src.head()).toBe(7);
+  });
+
+  it('R10 replay-window(n): a flip happens in place only inside the window', () => {
+    const src = source(orderly, { contract: { kind: 'replay-window', window: 2 } });
+    const inside = src.mutate(m('flip', 5, 100), ALL).event; // f, at 6: inside the window
+    expect(inside).toMatchObject({ id: 'f', version: 2, key: [6], attrs: { kind: 'order' } });
+    const outside = src.mutate(m('flip', 0, 100), ALL).event; // a, at 1: far outside
+    expect(outside).toMatchObject({ id: 'a', version: 2, key: [5], attrs: { kind: 'refund' } });
+  });
+
+  it('R10 none: a change may land anywhere behind the head, and a flip stays in place', () => {
+    const src = source(orderly, { contract: { kind: 'none' } });
+    expect(src.mutate(m('insert', 0, 100), ALL).event.key).toEqual([0]);
+    expect(src.mutate(m('insert', 0, 4), ALL).event.key).toEqual([3]);
+    const moved = src.mutate(m('move', 6, 6), ALL).event; // the 7th in order: e, since two inserts sort first
+    expect(moved).toMatchObject({ id: 'e', version: 2, key: [1] });
+    const flipped = src.mutate(m('flip', 1, 0), ALL).event; // the 2nd in order: a, at 1, far behind the head
+    expect(flipped).toMatchObject({ id: 'a', version: 2, key: [1], attrs: { kind: 'refund' } });
+    expect(src.head()).toBe(7);
+  });
+
+  it('R10 a mutation keeps the width of the ordering tuple', () => {
+    const src = source([ev('a', [1, 4]), ev('b', [2, 8])], { contract: { kind: 'insertion-stable' } });
+    expect(src.mutate(m('insert', 0, 0), { ...ALL, ordering: ['day', 'seq'] }).event.key).toEqual([3, 0]);
+  });
+
+  it('R1 inserted ids never collide with existing ones', () => {
+    const src = source([ev('m0', 1), ev('m1', 2), ev('m3', 3), ev('x', 4)], { contract: { kind: 'none' } });
+    const fresh = Array.from({ length: 4 }, (_, i) => src.mutate(m('insert', i, i), ALL).event.id);
+    expect(fresh).toEqual(['m2', 'm4', 'm5', 'm6']);
+    const held = everything(src).map((e) => e.id);
+    expect(new Set(held).size).toBe(held.length);
+    expect(held).toHaveLength(8);
+  });
+});
