@@ -74,7 +74,7 @@ export const CALL_FAULTS: readonly CallFault[] = ['crash-before', 'crash-after',
 
 /**
  * Ways a real paginated API misbehaves without failing: `overlap` repeats the end of the
- * previous page, `repeat` serves the previous page again, `empty` returns no events but a
+ * previous page, `repeat` serves the previous page again (one that had a next token), `empty` returns no events but a
  * token, `stale` rejects the token as expired (and forgets it), `reorder` shuffles the page,
  * `short` returns fewer events than asked although more remain.
  */

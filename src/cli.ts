@@ -1,14 +1,17 @@
 #!/usr/bin/env node
-import { realpathSync } from 'node:fs';
+import { realpathSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
 import { PlanError } from '../scenarios/validate.js';
 import { checkProperty, checkScenarios, type PropertyOutcome, type SuiteStatus } from './conformance.js';
 import type { Consumer } from './consumer.js';
-import { MUTANTS } from './consumers/mutants.js';
+import { findMutant, MUTANTS } from './consumers/mutants.js';
 import { BUILT_IN, builtInConsumer } from './consumers/registry.js';
 import { execute } from './execute.js';
+import { killMatrix } from './kill-matrix.js';
+import { formatKillRow, formatReferenceRow, KILL_HEADER } from './report/kill-table.js';
+import { referenceConsumer } from './consumers/reference.js';
 import { renderFailure } from './report/failure.js';
 
 /** Exit codes: the verdict first, then the harness's own trouble. */
@@ -29,6 +32,7 @@ Usage: tidemark <command> [options]
 Commands:
   check       run the named scenarios and generated worlds against a consumer
   replay      replay one world exactly, from a seed and path or a scenario name
+  mutants     run every mutant in the catalog and print the kill matrix
   scenarios   list the named scenarios and the rules each covers
   consumers   list the built-in consumers (the reference and the mutants)
 
@@ -43,6 +47,15 @@ Run 'tidemark <command> --help' for a command's options.`,
 
 Replays one world exactly and prints its verdict and timeline. The seed and path are the
 ones a failing 'tidemark check' printed.`,
+  mutants: `Usage: tidemark mutants [--runs N] [--seed N] [--only NAME,NAME] [--json FILE]
+
+Runs each mutant of the catalog for at most N generated worlds (default: 1000) and prints
+the kill matrix: the rule it breaks, the anomaly it must produce and the one found, whether
+it was killed, the worlds it took, and the size of the shrunk counterexample. The
+reference consumer runs under the same seed and budget and must pass. Exit 0 when every
+mutant is killed and the reference passes, 1 otherwise.
+
+  --json FILE   also write the matrix as JSON`,
   scenarios: 'Usage: tidemark scenarios\n\nLists the named scenarios with the rules each covers.',
   consumers: 'Usage: tidemark consumers\n\nLists the built-in consumers: reference variants and mutants.',
 };
@@ -64,6 +77,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await check(rest, io);
       case 'replay':
         return await replay(rest, io);
+      case 'mutants':
+        return await mutants(rest, io);
       case 'scenarios':
         for (const s of ALL_SCENARIOS) io.out(`${s.name.padEnd(42)} ${s.rules.join(' ')}`);
         return EXIT.pass;
@@ -180,6 +195,28 @@ async function replay(args: readonly string[], io: Io): Promise<number> {
   }
   io.out(renderFailure({ consumer: name, execution: outcome.counterexample, replay: replayCommand(name, outcome) }));
   return EXIT[outcome.status];
+}
+
+async function mutants(args: readonly string[], io: Io): Promise<number> {
+  const o = options(args, { runs: { type: 'string' }, seed: { type: 'string' }, only: { type: 'string' }, json: { type: 'string' } });
+  const runs = integer(o.runs, '--runs', 1000, 1);
+  const seed = integer(o.seed, '--seed', Math.floor(Math.random() * 0x7fffffff), 0);
+  const names = o.only?.split(',').map((n) => n.trim()) ?? null;
+  const unknown = names?.filter((n) => !findMutant(n)) ?? [];
+  if (unknown.length > 0) throw new UsageError(`no mutant named ${unknown.map((n) => `'${n}'`).join(', ')}; see 'tidemark consumers'`);
+  const chosen = names === null ? MUTANTS : MUTANTS.filter((m) => names.includes(m.name));
+  io.out(`tidemark mutants: ${chosen.length} mutants, at most ${runs} worlds each, seed ${seed}`);
+  io.out(KILL_HEADER);
+  const matrix = await killMatrix(chosen, referenceConsumer({ name: 'reference' }), runs, seed, (row) => io.out(formatKillRow(row)));
+  io.out(formatReferenceRow(matrix.reference));
+  if (o.json !== undefined) writeFileSync(o.json, `${JSON.stringify(matrix, (k, v: unknown) => (k === 'counterexample' ? undefined : v), 2)}\n`);
+  const killed = matrix.rows.filter((r) => r.killed).length;
+  const ok = killed === matrix.rows.length && matrix.reference.status === 'pass';
+  io.out(`verdict: ${killed} of ${matrix.rows.length} mutants killed, reference ${matrix.reference.status}`);
+  for (const r of matrix.rows.filter((x) => !x.killed)) {
+    io.out(`  not killed: ${r.mutant}${r.found ? ` (found ${r.found}, expected ${r.expected.join(' or ')})` : ''}; replay with --seed ${r.seed}`);
+  }
+  return ok ? EXIT.pass : EXIT.fail;
 }
 
 function worse(a: SuiteStatus, b: SuiteStatus): SuiteStatus {

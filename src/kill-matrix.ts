@@ -61,10 +61,61 @@ export interface KillMatrix {
 }
 
 /** Every mutant under one seed and budget, and the reference consumer under the same, which must pass. */
-export async function killMatrix(mutants: readonly Mutant[], reference: Consumer, runs: number, seed: number): Promise<KillMatrix> {
+export async function killMatrix(
+  mutants: readonly Mutant[],
+  reference: Consumer,
+  runs: number,
+  seed: number,
+  progress: (row: KillRow) => void = () => {},
+): Promise<KillMatrix> {
   const rows: KillRow[] = [];
-  for (const m of mutants) rows.push(await killOne(m, runs, seed));
+  for (const m of mutants) {
+    const row = await killOne(m, runs, seed);
+    rows.push(row);
+    progress(row);
+  }
   const t0 = performance.now();
   const outcome = await checkProperty(reference, { runs, seed });
   return { rows, reference: { ...outcome, ms: performance.now() - t0 } };
+}
+
+/** How reliably one mutant dies across many seeds. */
+export interface Reliability {
+  readonly mutant: string;
+  readonly seeds: number;
+  readonly killed: number;
+  readonly medianRunsToKill: number | null;
+  /** The largest shrunk counterexample, less the hand-made minimal one (events, adversity). */
+  readonly worstOverMinimal: { readonly events: number; readonly faults: number } | null;
+  readonly meetsTargets: boolean;
+}
+
+/** The targets a mutant must meet: killed on every seed, within 50 worlds at the median, shrunk to within one event and one fault of minimal. */
+export const TARGETS = { medianRunsToKill: 50, extraEvents: 1, extraFaults: 1 } as const;
+
+export function reliabilityOf(mutant: Mutant, rows: readonly KillRow[]): Reliability {
+  const killed = rows.filter((r) => r.killed);
+  const runs = killed.map((r) => r.runsToKill as number).sort((a, b) => a - b);
+  const median = runs.length === 0 ? null : runs.length % 2 === 1 ? (runs[(runs.length - 1) / 2] as number) : ((runs[runs.length / 2 - 1] as number) + (runs[runs.length / 2] as number)) / 2;
+  const over = killed.map((r) => ({ events: (r.shrunk?.events ?? 0) - mutant.minimal.events, faults: (r.shrunk?.faults ?? 0) - mutant.minimal.faults }));
+  const worst = over.length === 0 ? null : { events: Math.max(...over.map((o) => o.events)), faults: Math.max(...over.map((o) => o.faults)) };
+  return {
+    mutant: mutant.name,
+    seeds: rows.length,
+    killed: killed.length,
+    medianRunsToKill: median,
+    worstOverMinimal: worst,
+    meetsTargets:
+      killed.length === rows.length &&
+      median !== null &&
+      median <= TARGETS.medianRunsToKill &&
+      worst !== null &&
+      worst.events <= TARGETS.extraEvents &&
+      worst.faults <= TARGETS.extraFaults,
+  };
+}
+
+/** Seeds derived from one base seed, so a reliability run is as repeatable as a single one. */
+export function seedsFrom(base: number, count: number): number[] {
+  return Array.from({ length: count }, (_, i) => (base + i * 7919) % 0x7fffffff);
 }

@@ -51,8 +51,10 @@ export class Source {
       throw new WorldError('stale-token', true, 'the page token expired');
     }
     if (quirk === 'repeat') {
+      // Only a page that continues is repeated: a repeated last page would claim an end of
+      // the stream that no longer holds, a lie no consumer could see through.
       const previous = this.lastPage.get(bound);
-      if (previous) return previous;
+      if (previous && previous.next !== null) return previous;
     }
     const stream = this.events.filter((e) => isEligible(binding, e));
     const start = this.startIndex(stream, bound, request);
