@@ -55,6 +55,8 @@ export interface CallStep {
   readonly outcome: Outcome;
   /** Ground truth: whether the call took effect, whatever the caller learned. */
   readonly applied: boolean;
+  /** The fault or page quirk the plan put here, when it fired. */
+  readonly fault?: string;
   /**
    * What the call returned. With an `ok` outcome the caller received it; after a
    * `crash-after` or an `indefinite` outcome it is what the call did, which the caller

@@ -9,6 +9,7 @@ import type { Consumer } from './consumer.js';
 import { findMutant, MUTANTS } from './consumers/mutants.js';
 import { BUILT_IN, builtInConsumer } from './consumers/registry.js';
 import { execute } from './execute.js';
+import { buildReport, REPORT_SEED } from './report/report-md.js';
 import { killMatrix } from './kill-matrix.js';
 import { formatKillRow, formatReferenceRow, KILL_HEADER } from './report/kill-table.js';
 import { referenceConsumer } from './consumers/reference.js';
@@ -33,6 +34,7 @@ Commands:
   check       run the named scenarios and generated worlds against a consumer
   replay      replay one world exactly, from a seed and path or a scenario name
   mutants     run every mutant in the catalog and print the kill matrix
+  report      regenerate REPORT.md from a real run
   scenarios   list the named scenarios and the rules each covers
   consumers   list the built-in consumers (the reference and the mutants)
 
@@ -56,6 +58,11 @@ reference consumer runs under the same seed and budget and must pass. Exit 0 whe
 mutant is killed and the reference passes, 1 otherwise.
 
   --json FILE   also write the matrix as JSON`,
+  report: `Usage: tidemark report [--seed N] [--runs N] [--seeds K] [--out FILE]
+
+Runs the named scenarios against every reference variant, the kill matrix, and each mutant
+under K seeds (default 20) for the reliability table, and writes the report as Markdown
+(default: REPORT.md). The seed defaults to ${REPORT_SEED}, the one the committed report uses.`,
   scenarios: 'Usage: tidemark scenarios\n\nLists the named scenarios with the rules each covers.',
   consumers: 'Usage: tidemark consumers\n\nLists the built-in consumers: reference variants and mutants.',
 };
@@ -79,6 +86,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await replay(rest, io);
       case 'mutants':
         return await mutants(rest, io);
+      case 'report':
+        return await report(rest, io);
       case 'scenarios':
         for (const s of ALL_SCENARIOS) io.out(`${s.name.padEnd(42)} ${s.rules.join(' ')}`);
         return EXIT.pass;
@@ -217,6 +226,18 @@ async function mutants(args: readonly string[], io: Io): Promise<number> {
     io.out(`  not killed: ${r.mutant}${r.found ? ` (found ${r.found}, expected ${r.expected.join(' or ')})` : ''}; replay with --seed ${r.seed}`);
   }
   return ok ? EXIT.pass : EXIT.fail;
+}
+
+async function report(args: readonly string[], io: Io): Promise<number> {
+  const o = options(args, { seed: { type: 'string' }, runs: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' } });
+  const seed = integer(o.seed, '--seed', REPORT_SEED, 0);
+  const runs = integer(o.runs, '--runs', 1000, 1);
+  const seeds = integer(o.seeds, '--seeds', 20, 1);
+  const out = o.out ?? 'REPORT.md';
+  const text = await buildReport({ seed, runs, seeds, testDir: 'test', progress: (line) => io.err(`report: ${line}`) });
+  writeFileSync(out, text);
+  io.out(`wrote ${out} (seed ${seed}, ${runs} worlds per search, ${seeds} seeds per mutant)`);
+  return EXIT.pass;
 }
 
 function worse(a: SuiteStatus, b: SuiteStatus): SuiteStatus {

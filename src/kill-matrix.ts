@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { AnomalyKind } from '../model/anomalies.js';
-import type { Plan } from '../scenarios/plan.js';
+import type { History } from '../model/history.js';
 import { checkProperty, type PropertyOutcome } from './conformance.js';
 import type { Consumer } from './consumer.js';
 import type { Mutant } from './consumers/mutants.js';
@@ -29,8 +29,12 @@ export interface ShrunkSize {
   readonly steps: number;
 }
 
-export function adversityOf(plan: Plan): number {
-  return plan.faults.length + plan.mutations.length + (plan.rebind === null ? 0 : 1);
+/**
+ * The adversity that happened in a run: faults and quirks that fired, source mutations,
+ * rebinds. Planned faults that never fired are not part of the story the timeline tells.
+ */
+export function adversityOf(history: History): number {
+  return history.steps.filter((s) => (s.kind === 'call' && s.fault !== undefined) || s.kind === 'mutation' || s.kind === 'rebind').length;
 }
 
 export async function killOne(mutant: Mutant, runs: number, seed: number): Promise<KillRow> {
@@ -48,7 +52,7 @@ export async function killOne(mutant: Mutant, runs: number, seed: number): Promi
     found,
     killed: found !== null && expected.includes(found),
     runsToKill: outcome.status === 'pass' ? null : outcome.runs,
-    shrunk: x ? { events: x.plan.events.length, faults: adversityOf(x.plan), steps: x.history.steps.length } : null,
+    shrunk: x ? { events: x.plan.events.length, faults: adversityOf(x.history), steps: x.history.steps.length } : null,
     seed,
     path: outcome.path,
     ms,

@@ -2,11 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { ANOMALIES } from '../model/anomalies.js';
 import { checkProperty } from '../src/conformance.js';
 import { MUTANTS } from '../src/consumers/mutants.js';
+import { renderFailure } from '../src/report/failure.js';
 import { SEED } from './support.js';
 
 /**
  * A check that cannot fail is a defect: every mutant must be caught, with the anomaly it
- * is built to produce and the rule it breaks.
+ * is built to produce (the Reactive Streams TCK's shouldFailBy), and its failure text must
+ * be one a person can act on.
  */
 describe('broken consumers are caught', () => {
   it.each(MUTANTS.map((m) => [m.name, m] as const))('%s: its anomaly points at the rule it breaks', (_, mutant) => {
@@ -17,11 +19,24 @@ describe('broken consumers are caught', () => {
   it.each(MUTANTS.map((m) => [`${m.rule} ${m.expect}: ${m.name}`, m] as const))('%s', async (_, mutant) => {
     const outcome = await checkProperty(mutant.consumer, { runs: 1000, seed: SEED });
     expect(outcome.status).toBe('fail');
-    const anomalies = outcome.counterexample!.result.verdict.anomalies;
+    const x = outcome.counterexample!;
+    const anomalies = x.result.verdict.anomalies;
     const wanted = [mutant.expect, ...mutant.also];
     const found = anomalies.find((a) => wanted.includes(a.kind));
     expect(found, `expected ${wanted.join(' or ')}, found ${anomalies.map((a) => a.kind).join(', ')}`).toBeDefined();
 
+    // Usefulness: the rule and its explanation, the timeline with the witness, a hint, and a
+    // replay command that reproduces the very same history.
+    const replay = `npx tidemark replay --consumer ${mutant.name} --seed ${outcome.seed} --path "${outcome.path}"`;
+    const text = renderFailure({ consumer: mutant.name, execution: x, replay });
+    const headline = anomalies[0]!;
+    expect(text).toContain(`${headline.kind} (${headline.rules.join(' ')})`);
+    expect(text).toContain(headline.explanation);
+    expect(text).toMatch(/^» +\d+(-\d+)? +w\d#\d+ /m);
+    expect(text).toContain(`If this fails, check ${headline.rules[0]}`);
+    expect(text.split('\n').at(-1)).toBe(`Replay: ${replay}`);
+    const again = await checkProperty(mutant.consumer, { seed: outcome.seed, path: outcome.path! });
+    expect(again.counterexample?.hash).toBe(x.hash);
   });
 
   it('R8 token-as-watermark shrinks to at most 3 events and 1 fault, like the seed 41/42/43 example', async () => {

@@ -62,6 +62,7 @@ export function describePlan(plan: Plan): string[] {
   const { binding, source } = plan;
   const events = plan.events.map((e) => `${formatRef(e)}(${e.key.join(',')}${e.attrs.kind === undefined ? '' : ` ${String(e.attrs.kind)}`})`);
   const faults = plan.faults.map((f) => `${f.kind} at ${f.call} #${f.nth}`);
+  // Planned faults that never fire are listed too: the plan is what replays, the timeline what happened.
   const mutations = plan.mutations.map((m) => `${m.kind} before call ${m.atCall}`);
   const lines = [
     `events (${plan.events.length}): ${events.join(' ') || 'none'}`,

@@ -45,7 +45,8 @@ export function describeStep(step: Step): string {
       : 'hung: stopped calling the world without returning';
     return `${who.padEnd(6)} ${what}`;
   }
-  return `${who.padEnd(6)} ${describeCall(step.call)}${describeOutcome(step)}`;
+  const quirk = step.fault !== undefined && step.outcome.kind === 'ok' ? ` [source quirk: ${step.fault}]` : '';
+  return `${who.padEnd(6)} ${describeCall(step.call)}${describeOutcome(step)}${quirk}`;
 }
 
 function describeCall(call: Call): string {

@@ -40,7 +40,11 @@ export class Source {
     return this.clock;
   }
 
+  /** Whether the last fetch's quirk changed anything: a quirk that had nothing to act on did not fire. */
+  quirked = false;
+
   fetch(binding: Binding, request: FetchRequest, quirk?: PageQuirk): Page {
+    this.quirked = false;
     if (!Number.isInteger(request.limit) || request.limit < 1) {
       throw new WorldError('bad-request', true, `page limit must be a positive integer, got ${String(request.limit)}`);
     }
@@ -48,29 +52,43 @@ export class Source {
     if (quirk === 'stale' && request.resume.kind === 'token') {
       // The token expired: it will never be accepted again, so a consumer must fall back.
       this.tokens.forget(request.resume.token);
+      this.quirked = true;
       throw new WorldError('stale-token', true, 'the page token expired');
     }
     if (quirk === 'repeat') {
       // Only a page that continues is repeated: a repeated last page would claim an end of
       // the stream that no longer holds, a lie no consumer could see through.
       const previous = this.lastPage.get(bound);
-      if (previous && previous.next !== null) return previous;
+      if (previous && previous.next !== null) {
+        this.quirked = true;
+        return previous;
+      }
     }
     const stream = this.events.filter((e) => isEligible(binding, e));
     const start = this.startIndex(stream, bound, request);
     if (quirk === 'empty' && start < stream.length) {
       // No events, yet a token that resumes exactly where this request did.
       const before = stream[start - 1];
+      this.quirked = true;
       return { events: [], next: this.tokens.mint({ after: before ? positionOf(before) : null, binding: bound }), head: this.clock };
     }
     let size = Math.min(request.limit, this.spec.pageSize);
-    if (quirk === 'short' && start + 1 < stream.length) size = 1;
+    if (quirk === 'short' && start + 1 < stream.length && size > 1) {
+      size = 1;
+      this.quirked = true;
+    }
     const served = stream.slice(start, start + size);
     const last = served.at(-1);
     const next = start + served.length < stream.length && last ? this.tokens.mint({ after: positionOf(last), binding: bound }) : null;
     let events = served;
-    if (quirk === 'overlap') events = [...stream.slice(Math.max(0, start - 2), start), ...served];
-    if (quirk === 'reorder') events = [...served].reverse();
+    if (quirk === 'overlap' && start > 0) {
+      events = [...stream.slice(Math.max(0, start - 2), start), ...served];
+      this.quirked = true;
+    }
+    if (quirk === 'reorder' && served.length > 1) {
+      events = [...served].reverse();
+      this.quirked = true;
+    }
     const page: Page = { events, next, head: this.clock };
     this.lastPage.set(bound, page);
     return page;

@@ -204,11 +204,13 @@ export class World {
     // Page quirks are how the source behaves, so they outlive the adversity phase; crashes,
     // errors and timeouts are faults, and the drain phase has none.
     const fault = planned && (this.phase === 'adversity' || isPageQuirk(planned.kind)) ? planned : undefined;
-    const record = (outcome: Outcome, applied: boolean, result?: CallResult): void => {
-      const step: CallStep = { kind: 'call', seq: this.steps.length, phase: this.phase, actor: p.life.actor, call: p.call, outcome, applied };
-      this.steps.push(result === undefined ? step : { ...step, result });
-    };
     const kind = fault?.kind;
+    const record = (outcome: Outcome, applied: boolean, result?: CallResult): void => {
+      // A quirk fired only if the source found something to act on; a call fault always fires.
+      const fired = kind !== undefined && (!isPageQuirk(kind) || this.source.quirked) ? kind : undefined;
+      const step: CallStep = { kind: 'call', seq: this.steps.length, phase: this.phase, actor: p.life.actor, call: p.call, outcome, applied };
+      this.steps.push({ ...step, ...(fired === undefined ? {} : { fault: fired }), ...(result === undefined ? {} : { result }) });
+    };
     if (kind === 'crash-before') {
       record({ kind: 'crash-before' }, false);
       p.life.alive = false;
