@@ -1,7 +1,7 @@
 import { ANOMALY_KINDS, anomaly, type Anomaly } from './anomalies.js';
 import { fingerprint, isEligible, type Binding } from './binding.js';
 import { formatRef, positionOf, refKey, type EventRef, type SourceEvent } from './event.js';
-import type { CallStep, History, LifeStep, Step } from './history.js';
+import type { CallStep, History, LifeStep, ObservedStep, Step } from './history.js';
 import { comparePositions, formatPosition, isPosition, type Position } from './order.js';
 
 /**
@@ -37,7 +37,7 @@ export function check(history: History): CheckResult {
 }
 
 const posKey = (p: Position): string => `${p.key.join(',')}#${p.id}`;
-const actorKey = (step: CallStep): string => `${step.actor.worker}#${step.actor.incarnation}`;
+const actorKey = (step: CallStep | ObservedStep): string => `${step.actor.worker}#${step.actor.incarnation}`;
 
 class Judge {
   private binding: Binding;
@@ -138,6 +138,10 @@ class Judge {
         return;
       case 'call':
         this.visitCall(step);
+        return;
+      case 'observed':
+        for (const e of step.effects) this.effect(step, e.event, e.payload);
+        if (step.watermark) this.watermark(step, step.watermark.value);
     }
   }
 
@@ -195,7 +199,7 @@ class Judge {
     this.foreign.push({ position: slot.value, seq: step.seq, actor: actorKey(step) });
   }
 
-  private effect(step: CallStep, ref: EventRef, payload: string): void {
+  private effect(step: CallStep | ObservedStep, ref: EventRef, payload: string): void {
     this.effects++;
     const key = refKey(ref);
     const on = this.handoffs.get(key) ?? this.bound;
@@ -214,7 +218,7 @@ class Judge {
     }
   }
 
-  private watermark(step: CallStep, value: unknown): void {
+  private watermark(step: CallStep | ObservedStep, value: unknown): void {
     this.slot = { value, writer: this.bound, seq: step.seq };
     const generation = this.generations.get(actorKey(step)) ?? 0;
     if (generation < this.newestGeneration) {

@@ -43,7 +43,7 @@ export interface Actor {
   readonly incarnation: number;
 }
 
-export type Step = CallStep | LifeStep | MutationStep | RebindStep;
+export type Step = CallStep | LifeStep | MutationStep | RebindStep | ObservedStep;
 
 /** One call into the world and what became of it. */
 export interface CallStep {
@@ -85,7 +85,9 @@ export type Call =
   | { readonly kind: 'commit'; readonly ops: readonly StoreOp[]; readonly fence: number | null }
   | { readonly kind: 'emit'; readonly event: EventRef; readonly payload: string }
   | { readonly kind: 'lease' }
-  | { readonly kind: 'claim'; readonly claim: Claim };
+  | { readonly kind: 'claim'; readonly claim: Claim }
+  /** A call whose arguments the world could not read; it fails with bad-request. */
+  | { readonly kind: 'malformed'; readonly method: string; readonly problem: string };
 
 export type CallKind = Call['kind'];
 
@@ -186,6 +188,21 @@ export interface MutationStep {
   readonly phase: Phase;
   readonly event: SourceEvent;
   readonly mutation: 'insert' | 'move' | 'flip';
+}
+
+/**
+ * What a blackbox consumer's own store newly holds, seen by its inspection hook before the
+ * next call: durable writes made since the previous call boundary, attributed to the
+ * incarnation that made that call.
+ */
+export interface ObservedStep {
+  readonly kind: 'observed';
+  readonly seq: number;
+  readonly phase: Phase;
+  readonly actor: Actor;
+  /** Present when the durable watermark changed. */
+  readonly watermark?: { readonly value: unknown };
+  readonly effects: readonly { readonly event: EventRef; readonly payload: string }[];
 }
 
 /**

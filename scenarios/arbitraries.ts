@@ -39,6 +39,7 @@ export type Family = (typeof FAMILIES)[number];
 export type Swarm = Readonly<Record<Family, number>>;
 
 const KINDS = ['order', 'refund'] as const;
+const ALL_CONTRACTS: readonly Contract['kind'][] = ['snapshot', 'insertion-stable', 'replay-window', 'none'];
 
 /** A stream of 0..maxEvents events whose first ordering field often ties and leaves holes. */
 export function streamArb(size: WorldSize, keyLength: number): fc.Arbitrary<SourceEvent[]> {
@@ -131,6 +132,23 @@ export interface PlanOptions {
   readonly budget?: Budget;
   /** Families every generated world has on, e.g. to run 1,000 worlds of one family. */
   readonly families?: readonly Family[];
+  /** Source contracts the consumer supports; worlds only use these. Default: all. */
+  readonly contracts?: readonly Contract['kind'][];
+}
+
+const LIVE: readonly Contract['kind'][] = ['insertion-stable', 'replay-window', 'none'];
+
+/**
+ * The contract a world gets: a snapshot when its binding has an upper bound, else the drawn
+ * live one, both bent to what the consumer supports (a world it cannot run is no test of it).
+ */
+function contractFor(upTo: number | null, live: Contract, allowed: readonly Contract['kind'][]): { contract: Contract; snapshot: boolean } {
+  const lives = LIVE.filter((k) => allowed.includes(k));
+  const snapshot = allowed.includes('snapshot') && (upTo !== null || lives.length === 0);
+  if (snapshot) return { contract: { kind: 'snapshot' }, snapshot };
+  if (allowed.includes(live.kind)) return { contract: live, snapshot };
+  const kind = lives[0] as Contract['kind'];
+  return { contract: kind === 'replay-window' ? { kind, window: 4 } : ({ kind } as Contract), snapshot };
 }
 
 /** A whole world: the swarm, then stream, binding, source, faults, mutations, workers and schedule. */
@@ -159,8 +177,8 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
     .map((w): Plan => {
       const { swarm } = w;
       const events = w.events.map((e) => ({ ...e, key: e.key.slice(0, w.keyLength) }));
-      const binding: Binding = { ...w.binding, ordering: ['ts', 'shard'].slice(0, w.keyLength) };
-      const contract: Contract = binding.upTo === null ? w.live : { kind: 'snapshot' };
+      const { contract, snapshot } = contractFor(w.binding.upTo, w.live, options.contracts ?? ALL_CONTRACTS);
+      const binding: Binding = { ...w.binding, ordering: ['ts', 'shard'].slice(0, w.keyLength), upTo: snapshot ? (w.binding.upTo ?? size.maxKey) : null };
       const faults = w.faults.flatMap((f): Fault[] => {
         if (!admitted(swarm, f.family, f.ticket, forced)) return [];
         const { calls, kinds } = FAULT_FAMILIES[f.family];

@@ -52,7 +52,7 @@ export interface SourceSpec {
 }
 
 /** Calls that can be faulted. Claims are not: a crash before a claim is a crash after the call before it. */
-export type FaultableCall = Exclude<CallKind, 'claim'>;
+export type FaultableCall = Exclude<CallKind, 'claim' | 'malformed'>;
 export const FAULTABLE_CALLS: readonly FaultableCall[] = ['fetch', 'load', 'completed', 'commit', 'emit', 'lease'];
 
 /**

@@ -4,11 +4,16 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
 import { PlanError } from '../scenarios/validate.js';
-import { checkProperty, checkScenarios, type PropertyOutcome, type SuiteStatus } from './conformance.js';
-import type { Consumer } from './consumer.js';
+import { loadAdapter, AdapterLoadError } from './adapter.js';
+import { checkProperty } from './conformance.js';
+import type { AnyConsumer } from './consumer.js';
+import { readRegressions, RegressionFileError, REGRESSIONS_FILE, sameEntry, writeRegressions } from './regressions.js';
+import { renderJUnit } from './report/junit.js';
+import { renderPicture } from './report/picture.js';
+import { newRegressions, runSuite, UnknownScenarioError, type SuiteResult } from './suite.js';
 import { findMutant, MUTANTS } from './consumers/mutants.js';
 import { BUILT_IN, builtInConsumer } from './consumers/registry.js';
-import { execute } from './execute.js';
+import { execute, type Execution } from './execute.js';
 import { buildReport, REPORT_SEED } from './report/report-md.js';
 import { killMatrix } from './kill-matrix.js';
 import { formatKillRow, formatReferenceRow, KILL_HEADER } from './report/kill-table.js';
@@ -35,20 +40,37 @@ Commands:
   replay      replay one world exactly, from a seed and path or a scenario name
   mutants     run every mutant in the catalog and print the kill matrix
   report      regenerate REPORT.md from a real run
+  regressions list the regression file, or prune the entries that now pass
   scenarios   list the named scenarios and the rules each covers
   consumers   list the built-in consumers (the reference and the mutants)
 
 Exit codes: 0 pass, 1 fail, 2 unknown (could not be judged), 3 usage or harness error.
 Run 'tidemark <command> --help' for a command's options.`,
-  check: `Usage: tidemark check [--consumer NAME] [--runs N] [--seed N]
+  check: `Usage: tidemark check [--adapter MODULE | --consumer NAME] [--runs N] [--seed N]
+                      [--scenario NAME | --all] [--json FILE] [--junit FILE] [--timeline FILE]
+                      [--regressions FILE]
 
-  --consumer NAME  a built-in consumer (default: reference); see 'tidemark consumers'
-  --runs N         generated worlds to try (default: 1000)
-  --seed N         fast-check seed (default: a fresh one, printed)`,
-  replay: `Usage: tidemark replay --consumer NAME (--seed N --path P | --scenario NAME)
+Runs the conformance suite: failures recorded in the regression file first, then the named
+scenarios, then generated worlds. A new failure is added to the regression file.
+
+  --adapter MODULE   your consumer: a .ts or .js module exporting it (see docs/adapters.md)
+  --consumer NAME    a built-in consumer instead (default: reference); see 'tidemark consumers'
+  --runs N           generated worlds to try (default: 1000)
+  --seed N           fast-check seed (default: a fresh one, printed)
+  --scenario NAME    run only this named scenario; --all runs everything (the default)
+  --json FILE        write the results as JSON
+  --junit FILE       write the results as JUnit XML for CI
+  --timeline FILE    write a picture (HTML with SVG) of the first failure
+  --regressions FILE the regression file (default: ${REGRESSIONS_FILE})`,
+  replay: `Usage: tidemark replay [--adapter MODULE | --consumer NAME] (--seed N --path P | --scenario NAME)
+                       [--timeline FILE]
 
 Replays one world exactly and prints its verdict and timeline. The seed and path are the
 ones a failing 'tidemark check' printed.`,
+  regressions: `Usage: tidemark regressions [--file FILE] [--prune]
+
+Lists the regression file's entries; with --prune, replays each and removes those that now
+pass. Nothing is pruned without --prune.`,
   mutants: `Usage: tidemark mutants [--runs N] [--seed N] [--only NAME,NAME] [--json FILE]
 
 Runs each mutant of the catalog for at most N generated worlds (default: 1000) and prints
@@ -88,6 +110,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await mutants(rest, io);
       case 'report':
         return await report(rest, io);
+      case 'regressions':
+        return await regressions(rest, io);
       case 'scenarios':
         for (const s of ALL_SCENARIOS) io.out(`${s.name.padEnd(42)} ${s.rules.join(' ')}`);
         return EXIT.pass;
@@ -99,9 +123,13 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return EXIT.pass;
     }
   } catch (error) {
-    if (error instanceof UsageError || error instanceof PlanError) {
+    if (error instanceof UsageError || error instanceof PlanError || error instanceof UnknownScenarioError || error instanceof RegressionFileError) {
       io.err(`tidemark: ${error.message}`);
       io.err(`Run 'tidemark ${command in HELP ? `${command} ` : ''}--help' for usage.`);
+      return EXIT.usage;
+    }
+    if (error instanceof AdapterLoadError || (error instanceof Error && error.name === 'AdapterError')) {
+      io.err(`tidemark: ${error.message}`);
       return EXIT.usage;
     }
     io.err(`tidemark: harness error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
@@ -109,7 +137,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
 }
 
-function options(args: readonly string[], spec: Record<string, { type: 'string' }>): Record<string, string | undefined> {
+function options(args: readonly string[], spec: Record<string, { readonly type: 'string' | 'boolean' }>): Record<string, string | undefined> & { all?: boolean; prune?: boolean } {
   try {
     return parseArgs({ args: [...args], options: spec, strict: true, allowPositionals: false }).values as Record<string, string | undefined>;
   } catch (error) {
@@ -117,10 +145,22 @@ function options(args: readonly string[], spec: Record<string, { type: 'string' 
   }
 }
 
-function consumerNamed(name: string | undefined): Consumer {
-  const consumer = builtInConsumer(name ?? 'reference');
+/** The consumer a command targets: a built-in by name, or an adapter module; and how replay commands name it. */
+interface Target {
+  readonly consumer: AnyConsumer;
+  /** The flag that names it again: `--adapter PATH` or `--consumer NAME`. */
+  readonly flag: string;
+  /** Its key in the regression file. */
+  readonly id: string;
+}
+
+async function target(o: Record<string, string | undefined>): Promise<Target> {
+  if (o.adapter !== undefined && o.consumer !== undefined) throw new UsageError('give --adapter or --consumer, not both');
+  if (o.adapter !== undefined) return { consumer: await loadAdapter(o.adapter), flag: `--adapter ${o.adapter}`, id: o.adapter };
+  const name = o.consumer ?? 'reference';
+  const consumer = builtInConsumer(name);
   if (!consumer) throw new UsageError(`no consumer named '${name}'; known: ${[...BUILT_IN.keys()].join(', ')}`);
-  return consumer;
+  return { consumer, flag: `--consumer ${name}`, id: `builtin:${name}` };
 }
 
 function integer(value: string | undefined, flag: string, fallback: number, min: number): number {
@@ -130,80 +170,184 @@ function integer(value: string | undefined, flag: string, fallback: number, min:
   return n;
 }
 
-function replayCommand(consumer: string, outcome: PropertyOutcome): string {
-  return `npx tidemark replay --consumer ${consumer} --seed ${outcome.seed} --path "${outcome.path}"`;
+function replayOf(t: Target, kind: 'scenario' | 'world', what: string): string {
+  if (kind === 'scenario') return `npx tidemark replay ${t.flag} --scenario ${what}`;
+  const [seed, path] = what.split('|');
+  return `npx tidemark replay ${t.flag} --seed ${seed} --path "${path}"`;
 }
 
+const CHECK_FLAGS = {
+  adapter: { type: 'string' },
+  consumer: { type: 'string' },
+  runs: { type: 'string' },
+  seed: { type: 'string' },
+  scenario: { type: 'string' },
+  all: { type: 'boolean' },
+  json: { type: 'string' },
+  junit: { type: 'string' },
+  timeline: { type: 'string' },
+  regressions: { type: 'string' },
+} as const;
+
 async function check(args: readonly string[], io: Io): Promise<number> {
-  const o = options(args, { consumer: { type: 'string' }, runs: { type: 'string' }, seed: { type: 'string' } });
-  const name = o.consumer ?? 'reference';
-  const consumer = consumerNamed(name);
+  const o = options(args, CHECK_FLAGS);
+  if (o.all && o.scenario !== undefined) throw new UsageError('give --scenario NAME or --all, not both');
+  const t = await target(o);
   const runs = integer(o.runs, '--runs', 1000, 1);
   // The one place a fresh seed is drawn; it is printed first so any run can be repeated.
   const seed = integer(o.seed, '--seed', Math.floor(Math.random() * 0x7fffffff), 0);
-  io.out(`tidemark check: consumer ${name}, seed ${seed}, ${runs} generated worlds`);
+  const file = o.regressions ?? REGRESSIONS_FILE;
+  const stored = readRegressions(file);
+  io.out(`tidemark check: consumer ${t.consumer.name} (${t.flag}), seed ${seed}, ${o.scenario === undefined ? `${runs} generated worlds` : `scenario ${o.scenario}`}`);
+  const live = process.stderr.isTTY === true && !process.env.CI;
+  const result = await runSuite(t.consumer, {
+    adapter: t.id,
+    seed,
+    runs,
+    ...(o.scenario === undefined ? {} : { scenario: o.scenario }),
+    regressions: stored.entries,
+    // A progress line on a terminal; CI logs get the plain lines only.
+    ...(live ? { progress: (n: number) => n % 25 === 0 && process.stderr.write(`\r  worlds: ${n}`) } : {}),
+  });
+  if (live) process.stderr.write('\r\x1b[K');
 
-  let status: SuiteStatus = 'pass';
-  const scenarios = await checkScenarios(consumer);
-  const passed = scenarios.filter((s) => s.execution.result.verdict.status === 'pass').length;
-  io.out(`scenarios: ${passed} of ${scenarios.length} passed`);
   let shown = false;
-  for (const { scenario, execution } of scenarios) {
-    const v = execution.result.verdict.status;
-    io.out(`  ${v.padEnd(7)} ${scenario.name} (${scenario.rules.join(' ')})`);
-    if (v !== 'pass') {
-      status = worse(status, v);
-      // One full report is enough to act on; the others are a replay command away.
-      if (shown) continue;
-      shown = true;
-      io.out('');
-      io.out(indent(renderFailure({ consumer: name, execution, replay: `npx tidemark replay --consumer ${name} --scenario ${scenario.name}` })));
-      io.out('');
+  const show = (execution: Execution, replay: string, provenance?: string): void => {
+    // One full report is enough to act on; the others are a replay command away.
+    if (shown) return;
+    shown = true;
+    io.out('');
+    io.out(indent(renderFailure({ consumer: t.consumer.name, execution, replay, ...(provenance ? { provenance } : {}) })));
+    io.out('');
+  };
+  if (result.regressions.length > 0) {
+    const failing = result.regressions.filter((r) => r.status !== 'pass');
+    io.out(`regressions (${file}): ${result.regressions.length} replayed first, ${failing.length} still failing`);
+    for (const r of result.regressions) {
+      const what = r.entry.kind === 'scenario' ? `scenario ${r.entry.scenario}` : `world seed ${r.entry.seed} path ${r.entry.path}`;
+      io.out(`  ${r.status.padEnd(7)} ${what}${r.status === 'pass' ? ' (fixed: prune it with tidemark regressions --prune)' : ''}`);
+      if (r.status !== 'pass' && r.execution) show(r.execution, replayOf(t, r.entry.kind, r.entry.kind === 'scenario' ? r.entry.scenario : `${r.entry.seed}|${r.entry.path}`));
     }
   }
-
-  const property = await checkProperty(consumer, { runs, seed });
-  status = worse(status, property.status);
-  io.out(`generated worlds: ${property.status} after ${property.runs} worlds (${property.calls} world calls), seed ${property.seed}`);
-  if (property.counterexample) {
-    io.out('');
-    io.out(
-      indent(
-        renderFailure({
-          consumer: name,
-          execution: property.counterexample,
-          replay: replayCommand(name, property),
-          provenance: `minimal world, found after ${property.runs} worlds and ${property.shrinks} shrinks`,
-        }),
-      ),
-    );
-    io.out('');
+  const ran = result.scenarios.filter((s) => s.execution);
+  io.out(`scenarios: ${ran.filter((s) => s.execution?.result.verdict.status === 'pass').length} of ${ran.length} passed${ran.length < result.scenarios.length ? `, ${result.scenarios.length - ran.length} skipped` : ''}`);
+  for (const s of result.scenarios) {
+    if (s.execution === undefined) {
+      io.out(`  ${'skipped'.padEnd(7)} ${s.scenario.name}: ${s.skipped}`);
+      continue;
+    }
+    const v = s.execution.result.verdict.status;
+    io.out(`  ${v.padEnd(7)} ${s.scenario.name} (${s.scenario.rules.join(' ')})`);
+    if (v !== 'pass') show(s.execution, replayOf(t, 'scenario', s.scenario.name));
   }
-  io.out(`verdict: ${status}`);
-  return EXIT[status];
+  const p = result.property;
+  if (p) {
+    io.out(`generated worlds: ${p.status} after ${p.runs} worlds (${p.calls} world calls), seed ${p.seed}`);
+    if (p.counterexample) show(p.counterexample, replayOf(t, 'world', `${p.seed}|${p.path}`), `minimal world, found after ${p.runs} worlds and ${p.shrinks} shrinks`);
+  }
+  for (const c of result.checks) if (c.skipped !== null) io.out(`check ${c.anomaly}: skipped, ${c.skipped}`);
+
+  const found = newRegressions(result).filter((e) => !stored.entries.some((x) => sameEntry(x, e)));
+  if (found.length > 0) {
+    writeRegressions(file, { version: 1, entries: [...stored.entries, ...found] });
+    io.out(`recorded ${found.length} new failure(s) in ${file}; they are replayed first from now on`);
+  }
+  if (o.json !== undefined) writeFileSync(o.json, `${JSON.stringify(summarize(result, t), null, 2)}\n`);
+  if (o.junit !== undefined) writeFileSync(o.junit, renderJUnit(result, (kind, what) => replayOf(t, kind, what)));
+  if (o.timeline !== undefined) {
+    const failing = firstFailure(result, t);
+    if (failing) {
+      writeFileSync(o.timeline, renderPicture(failing.execution, { consumer: t.consumer.name, replay: failing.replay }));
+      io.out(`timeline picture of the failure: ${o.timeline}`);
+    } else io.out(`no failure, so no timeline picture written to ${o.timeline}`);
+  }
+  io.out(`verdict: ${result.status}`);
+  return EXIT[result.status];
+}
+
+function firstFailure(result: SuiteResult, t: Target): { execution: Execution; replay: string } | null {
+  for (const r of result.regressions) {
+    if (r.status !== 'pass' && r.execution) return { execution: r.execution, replay: replayOf(t, r.entry.kind, r.entry.kind === 'scenario' ? r.entry.scenario : `${r.entry.seed}|${r.entry.path}`) };
+  }
+  for (const s of result.scenarios) if (s.execution && s.execution.result.verdict.status !== 'pass') return { execution: s.execution, replay: replayOf(t, 'scenario', s.scenario.name) };
+  const p = result.property;
+  return p?.counterexample ? { execution: p.counterexample, replay: replayOf(t, 'world', `${p.seed}|${p.path}`) } : null;
+}
+
+/** The suite for machines: verdicts, anomalies and replay commands; histories only for failures. */
+function summarize(result: SuiteResult, t: Target): unknown {
+  const failure = (e: Execution | null | undefined) =>
+    e && e.result.verdict.status !== 'pass' ? { anomalies: e.result.verdict.anomalies, plan: e.plan, history: e.history, hash: e.hash } : undefined;
+  return {
+    consumer: result.consumer,
+    adapter: t.id,
+    seed: result.seed,
+    verdict: result.status,
+    regressions: result.regressions.map((r) => ({ ...r.entry, status: r.status, failure: failure(r.execution) })),
+    scenarios: result.scenarios.map((s) => ({
+      name: s.scenario.name,
+      rules: s.scenario.rules,
+      status: s.execution?.result.verdict.status ?? 'skipped',
+      ...(s.skipped ? { skipped: s.skipped } : {}),
+      ...(s.execution && s.execution.result.verdict.status !== 'pass' ? { replay: replayOf(t, 'scenario', s.scenario.name), failure: failure(s.execution) } : {}),
+    })),
+    worlds: result.property && {
+      status: result.property.status,
+      runs: result.property.runs,
+      seed: result.property.seed,
+      path: result.property.path,
+      ...(result.property.counterexample ? { replay: replayOf(t, 'world', `${result.property.seed}|${result.property.path}`), failure: failure(result.property.counterexample) } : {}),
+    },
+    checks: result.checks,
+  };
 }
 
 async function replay(args: readonly string[], io: Io): Promise<number> {
-  const o = options(args, { consumer: { type: 'string' }, seed: { type: 'string' }, path: { type: 'string' }, scenario: { type: 'string' } });
-  const name = o.consumer ?? 'reference';
-  const consumer = consumerNamed(name);
+  const o = options(args, { adapter: { type: 'string' }, consumer: { type: 'string' }, seed: { type: 'string' }, path: { type: 'string' }, scenario: { type: 'string' }, timeline: { type: 'string' } });
+  const t = await target(o);
+  let execution: Execution | null;
+  let replayed: string;
   if (o.scenario !== undefined) {
     const scenario = findScenario(o.scenario);
     if (!scenario) throw new UsageError(`no scenario named '${o.scenario}'; see 'tidemark scenarios'`);
-    const execution = await execute(scenario.plan, consumer);
-    io.out(renderFailure({ consumer: name, execution, replay: `npx tidemark replay --consumer ${name} --scenario ${scenario.name}` }));
-    return EXIT[execution.result.verdict.status];
+    execution = await execute(scenario.plan, t.consumer);
+    replayed = replayOf(t, 'scenario', scenario.name);
+  } else {
+    if (o.seed === undefined || o.path === undefined) throw new UsageError('replay needs --seed and --path, or --scenario');
+    if (!/^\d+(:\d+)*$/.test(o.path)) throw new UsageError(`--path must look like 12:0:3, got '${o.path}'`);
+    const seed = integer(o.seed, '--seed', 0, 0);
+    execution = (await checkProperty(t.consumer, { seed, path: o.path })).counterexample;
+    replayed = replayOf(t, 'world', `${seed}|${o.path}`);
+    if (!execution) {
+      io.out(`PASS  ${t.consumer.name}: the world at seed ${seed}, path ${o.path} passes`);
+      return EXIT.pass;
+    }
   }
-  if (o.seed === undefined || o.path === undefined) throw new UsageError('replay needs --seed and --path, or --scenario');
-  if (!/^\d+(:\d+)*$/.test(o.path)) throw new UsageError(`--path must look like 12:0:3, got '${o.path}'`);
-  const seed = integer(o.seed, '--seed', 0, 0);
-  const outcome = await checkProperty(consumer, { seed, path: o.path });
-  if (!outcome.counterexample) {
-    io.out(`PASS  ${name}: the world at seed ${seed}, path ${o.path} passes`);
+  io.out(renderFailure({ consumer: t.consumer.name, execution, replay: replayed }));
+  if (o.timeline !== undefined) writeFileSync(o.timeline, renderPicture(execution, { consumer: t.consumer.name, replay: replayed }));
+  return EXIT[execution.result.verdict.status];
+}
+
+async function regressions(args: readonly string[], io: Io): Promise<number> {
+  const o = options(args, { file: { type: 'string' }, prune: { type: 'boolean' } });
+  const file = o.file ?? REGRESSIONS_FILE;
+  const stored = readRegressions(file);
+  if (!o.prune) {
+    io.out(`${file}: ${stored.entries.length} entries`);
+    for (const e of stored.entries) io.out(`  ${e.adapter}: ${e.kind === 'scenario' ? `scenario ${e.scenario}` : `world seed ${e.seed} path ${e.path}`} (${e.anomaly})`);
     return EXIT.pass;
   }
-  io.out(renderFailure({ consumer: name, execution: outcome.counterexample, replay: replayCommand(name, outcome) }));
-  return EXIT[outcome.status];
+  const keep = [];
+  for (const entry of stored.entries) {
+    const t = await target(entry.adapter.startsWith('builtin:') ? { consumer: entry.adapter.slice('builtin:'.length) } : { adapter: entry.adapter });
+    const result = await runSuite(t.consumer, { adapter: entry.adapter, seed: 0, runs: 1, scenario: ALL_SCENARIOS[0]!.name, regressions: [entry] });
+    const still = result.regressions[0]?.status !== 'pass';
+    io.out(`  ${still ? 'keep ' : 'prune'} ${entry.adapter}: ${entry.kind === 'scenario' ? `scenario ${entry.scenario}` : `world seed ${entry.seed} path ${entry.path}`}`);
+    if (still) keep.push(entry);
+  }
+  writeRegressions(file, { version: 1, entries: keep });
+  io.out(`pruned ${stored.entries.length - keep.length} passing entr${stored.entries.length - keep.length === 1 ? 'y' : 'ies'}; ${keep.length} kept`);
+  return EXIT.pass;
 }
 
 async function mutants(args: readonly string[], io: Io): Promise<number> {
@@ -238,11 +382,6 @@ async function report(args: readonly string[], io: Io): Promise<number> {
   writeFileSync(out, text);
   io.out(`wrote ${out} (seed ${seed}, ${runs} worlds per search, ${seeds} seeds per mutant)`);
   return EXIT.pass;
-}
-
-function worse(a: SuiteStatus, b: SuiteStatus): SuiteStatus {
-  const rank = { pass: 0, unknown: 1, fail: 2 } as const;
-  return rank[b] > rank[a] ? b : a;
 }
 
 function indent(text: string): string {

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { planArb, type PlanOptions } from '../scenarios/arbitraries.js';
 import { ALL_SCENARIOS, type NamedScenario } from '../scenarios/named.js';
-import type { Consumer } from './consumer.js';
+import { ANOMALY_KINDS, type AnomalyKind } from '../model/anomalies.js';
+import type { AnyConsumer } from './consumer.js';
 import { execute, type Execution } from './execute.js';
 
 /** The suite's verdict: `unknown` when some world could not be judged, never `pass`. */
@@ -28,18 +29,23 @@ export interface PropertyOptions {
   readonly path?: string;
   /** World size, budget and forced fault families; a replay must pass the same ones. */
   readonly worlds?: PlanOptions;
+  /** Told the number of worlds executed so far, shrinking included. */
+  readonly progress?: (worlds: number) => void;
 }
 
 /**
  * Runs the consumer over generated worlds. A world whose verdict is not `pass` fails the
  * property, so fast-check shrinks it; the last failing execution is the minimal one.
  */
-export async function checkProperty(consumer: Consumer, options: PropertyOptions): Promise<PropertyOutcome> {
+export async function checkProperty(consumer: AnyConsumer, options: PropertyOptions): Promise<PropertyOutcome> {
   let last: Execution | null = null;
   let calls = 0;
-  const property = fc.asyncProperty(planArb(options.worlds), async (plan) => {
+  const contracts = consumer.capabilities.contracts;
+  let worlds = 0;
+  const property = fc.asyncProperty(planArb({ ...options.worlds, ...(contracts ? { contracts } : {}) }), async (plan) => {
     const run = await execute(plan, consumer);
     calls += run.history.steps.length;
+    options.progress?.(++worlds);
     if (run.result.verdict.status === 'pass') return true;
     last = run;
     return false;
@@ -66,14 +72,33 @@ export async function checkProperty(consumer: Consumer, options: PropertyOptions
   };
 }
 
-export interface ScenarioOutcome {
-  readonly scenario: NamedScenario;
-  readonly execution: Execution;
+export type ScenarioOutcome =
+  | { readonly scenario: NamedScenario; readonly execution: Execution; readonly skipped?: undefined }
+  | { readonly scenario: NamedScenario; readonly execution?: undefined; readonly skipped: string };
+
+/**
+ * Runs every named scenario once: they are deterministic, one run each is the whole test.
+ * A scenario whose source contract the consumer does not support is skipped, with the reason.
+ */
+export async function checkScenarios(consumer: AnyConsumer, scenarios = ALL_SCENARIOS): Promise<ScenarioOutcome[]> {
+  const out: ScenarioOutcome[] = [];
+  for (const scenario of scenarios) {
+    const skipped = whyNot(consumer, scenario);
+    out.push(skipped === null ? { scenario, execution: await execute(scenario.plan, consumer) } : { scenario, skipped });
+  }
+  return out;
 }
 
-/** Runs every named scenario once: they are deterministic, one run each is the whole test. */
-export async function checkScenarios(consumer: Consumer, scenarios = ALL_SCENARIOS): Promise<ScenarioOutcome[]> {
-  const out: ScenarioOutcome[] = [];
-  for (const scenario of scenarios) out.push({ scenario, execution: await execute(scenario.plan, consumer) });
-  return out;
+export function whyNot(consumer: AnyConsumer, scenario: NamedScenario): string | null {
+  const supported = consumer.capabilities.contracts;
+  const kind = scenario.plan.source.contract.kind;
+  return supported === undefined || supported.includes(kind) ? null : `the consumer does not support ${kind} sources`;
+}
+
+/** Each check of the model, and whether it applies to this consumer; one that does not is skipped, never passed. */
+export function applicableChecks(consumer: AnyConsumer): { readonly anomaly: AnomalyKind; readonly skipped: string | null }[] {
+  return ANOMALY_KINDS.map((anomaly) => ({
+    anomaly,
+    skipped: anomaly === 'duplicate-effect' && consumer.capabilities.delivery !== 'exactly-once' ? 'the consumer claims at-least-once delivery, so duplicates are allowed' : null,
+  }));
 }

@@ -36,17 +36,60 @@ export interface WorkerWorld {
   fail(reason: string): Promise<void>;
 }
 
-/** What the consumer claims about itself; selects which checks apply. */
+/** What the consumer claims about itself; selects which checks and worlds apply. */
 export interface Capabilities {
+  /** `exactly-once` turns a second effect for one event version into an anomaly. */
   readonly delivery: Delivery;
+  /**
+   * The source contracts the consumer supports; worlds and scenarios with other contracts
+   * are skipped, and reported as skipped. Default: all four.
+   */
+  readonly contracts?: readonly Contract['kind'][];
 }
 
 /**
- * A consumer under test. `run` is one incarnation: it may keep anything in local variables,
- * but nothing survives a crash except what it committed through the world.
+ * A whitebox consumer: it keeps all durable state in the harness's store (`load`,
+ * `completed`, `commit`), so every durable step is visible and faultable. `run` is one
+ * incarnation: it may keep anything in local variables, but nothing survives a crash
+ * except what it committed through the world.
  */
 export interface Consumer {
   readonly name: string;
   readonly capabilities: Capabilities;
+  readonly kind?: 'whitebox';
   run(world: WorkerWorld): Promise<void>;
 }
+
+/** What a blackbox consumer's own store holds durably, as its inspection hook reports it. */
+export interface Inspection {
+  /** The durable watermark, exactly as stored (a position `{ key, id }` if the consumer is right). */
+  readonly watermark: unknown;
+  /**
+   * The durable effects in its own store, oldest first, duplicates included: an append-only
+   * log. Effects sent to the harness's sink with `emit` are seen directly and need not be listed.
+   */
+  readonly effects: readonly { readonly event: EventRef; readonly payload: string }[];
+}
+
+/**
+ * A blackbox consumer keeps its own durable store (a real database, say) and lets the
+ * harness look inside through `inspect`. The harness still owns the source, the sink and
+ * the lease, crashes the consumer at its calls into them, and inspects the store before
+ * every call, so a durable write is seen at the first call boundary after it.
+ */
+export interface BlackboxConsumer<Store = unknown> {
+  readonly name: string;
+  readonly capabilities: Capabilities;
+  readonly kind: 'blackbox';
+  /** A fresh, empty durable store for one world. It outlives crashes, as a database does. */
+  open(): Store | Promise<Store>;
+  /** One incarnation, with the world (use fetch, emit, lease, caughtUp, fail) and the durable store. */
+  run(world: WorkerWorld, store: Store): Promise<void>;
+  /** Reads what is durable in the store right now. */
+  inspect(store: Store): Inspection | Promise<Inspection>;
+  /** Releases the store when the world is done. */
+  close?(store: Store): void | Promise<void>;
+}
+
+/** Anything the harness can check. */
+export type AnyConsumer = Consumer | BlackboxConsumer<any>;

@@ -3,7 +3,7 @@ import { check, type CheckResult } from '../model/checker.js';
 import type { History } from '../model/history.js';
 import type { Plan } from '../scenarios/plan.js';
 import { validatePlan } from '../scenarios/validate.js';
-import type { Consumer } from './consumer.js';
+import type { AnyConsumer } from './consumer.js';
 import { World } from './world/world.js';
 
 /** One executed world: the plan, what happened, and the model's verdict on it. */
@@ -15,7 +15,7 @@ export interface Execution {
   readonly result: CheckResult;
 }
 
-export async function execute(plan: Plan, consumer: Consumer): Promise<Execution> {
+export async function execute(plan: Plan, consumer: AnyConsumer): Promise<Execution> {
   validatePlan(plan);
   const history = await new World(plan, consumer).run();
   return { plan, history, hash: hashHistory(history), result: check(history) };

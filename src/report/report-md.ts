@@ -55,8 +55,9 @@ export async function buildReport(options: ReportOptions): Promise<string> {
   out.push('| seed passage | scenario | rules | at-least-once | exactly-once | concurrent | outbox | observed |', '|---|---|---|---|---|---|---|---|');
   const results = await Promise.all(VARIANTS.map((v) => checkScenarios(v)));
   for (const [i, scenario] of ALL_SCENARIOS.entries()) {
-    const verdicts = results.map((r) => r[i]!.execution.result.verdict.status);
-    const observed = observe(results[0]![i]!.execution.history);
+    const verdicts = results.map((r) => r[i]!.execution?.result.verdict.status ?? 'skipped');
+    const first = results[0]![i]!.execution;
+    const observed = first ? observe(first.history) : 'skipped';
     const passage = SEED_SCENARIOS.includes(scenario) ? `"${scenario.seed}"` : `"${scenario.seed}" (adversity)`;
     out.push(`| ${cell(passage)} | \`${scenario.name}\` | ${scenario.rules.join(' ')} | ${verdicts.join(' | ')} | ${cell(observed)} |`);
   }

@@ -45,6 +45,10 @@ export function describeStep(step: Step): string {
       : 'hung: stopped calling the world without returning';
     return `${who.padEnd(6)} ${what}`;
   }
+  if (step.kind === 'observed') {
+    const parts = [...(step.watermark ? [`watermark ${describeValue(step.watermark.value)}`] : []), ...step.effects.map((e) => `effect ${formatRef(e.event)}`)];
+    return `${who.padEnd(6)} its own store now holds: ${parts.join('; ')}`;
+  }
   const quirk = step.fault !== undefined && step.outcome.kind === 'ok' ? ` [source quirk: ${step.fault}]` : '';
   return `${who.padEnd(6)} ${describeCall(step.call)}${describeOutcome(step)}${quirk}`;
 }
@@ -65,6 +69,8 @@ function describeCall(call: Call): string {
       return 'acquire lease';
     case 'claim':
       return call.claim.kind === 'caught-up' ? 'claims CAUGHT UP' : `FAILS VISIBLY: ${call.claim.reason}`;
+    case 'malformed':
+      return `MALFORMED ${call.method}: ${call.problem}`;
   }
 }
 

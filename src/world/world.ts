@@ -2,7 +2,8 @@ import { fingerprint, type Binding } from '../../model/binding.js';
 import type { EventRef } from '../../model/event.js';
 import type { Actor, Call, CallResult, CallStep, History, LifeStep, Outcome, Phase, Step, StoreOp } from '../../model/history.js';
 import { isPageQuirk, type Plan } from '../../scenarios/plan.js';
-import type { Consumer, WorkerWorld } from '../consumer.js';
+import { canonicalJson } from '../../model/binding.js';
+import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../consumer.js';
 import { WorldError } from './errors.js';
 import { FaultPlan } from './faults.js';
 import { Lease } from './lease.js';
@@ -49,10 +50,12 @@ export class World {
   private lives = new Map<string, Life>();
   private readonly incarnations = new Map<string, number>();
   private readonly poison: ReadonlySet<string>;
+  /** A blackbox consumer's own store, and what its last inspection showed. */
+  private box: { consumer: BlackboxConsumer<unknown>; store: unknown; watermark: string; effects: number } | null = null;
 
   constructor(
     private readonly plan: Plan,
-    private readonly consumer: Consumer,
+    private readonly consumer: AnyConsumer,
   ) {
     this.source = new Source(plan.events, plan.source, plan.seed);
     this.faults = new FaultPlan(plan.faults);
@@ -77,9 +80,38 @@ export class World {
   /** Runs both phases: adversity with the plan's faults, mutations and workers, then drain: faults off, one worker. */
   async run(): Promise<History> {
     const workers = Array.from({ length: this.plan.workers }, (_, i) => `w${i + 1}`);
-    const adversity = await this.runPhase('adversity', workers, this.plan.budget.adversity);
-    if (adversity !== 'hung') await this.runPhase('drain', workers.slice(0, 1), this.plan.budget.drain);
+    const blackbox = this.consumer.kind === 'blackbox' ? this.consumer : null;
+    if (blackbox) this.box = { consumer: blackbox, store: await blackbox.open(), watermark: canonicalJson(null), effects: 0 };
+    try {
+      const adversity = await this.runPhase('adversity', workers, this.plan.budget.adversity);
+      if (adversity !== 'hung') await this.runPhase('drain', workers.slice(0, 1), this.plan.budget.drain);
+    } finally {
+      if (blackbox && this.box) await blackbox.close?.(this.box.store);
+    }
     return this.history();
+  }
+
+  /**
+   * A blackbox consumer's durable writes happen between its calls; looking into its store
+   * just before the next call runs records them at the first boundary after they happened.
+   */
+  private async observe(life: Life): Promise<void> {
+    const box = this.box;
+    if (!box) return;
+    const seen = checkInspection(await box.consumer.inspect(box.store));
+    const watermark = canonicalJson(seen.watermark ?? null);
+    const fresh = seen.effects.slice(box.effects);
+    if (watermark === box.watermark && fresh.length === 0) return;
+    this.steps.push({
+      kind: 'observed',
+      seq: this.steps.length,
+      phase: this.phase,
+      actor: life.actor,
+      ...(watermark === box.watermark ? {} : { watermark: { value: seen.watermark ?? null } }),
+      effects: fresh.map((e) => ({ event: { id: e.event.id, version: e.event.version }, payload: e.payload })),
+    });
+    box.watermark = watermark;
+    box.effects = seen.effects.length;
   }
 
   private async runPhase(phase: Phase, workers: readonly string[], budget: number): Promise<PhaseEnd> {
@@ -106,16 +138,22 @@ export class World {
         return 'budget';
       }
       if (this.pending.length === 0) {
-        // One turn drains every promise chain; a second one lets a timer of zero fire. A
-        // consumer still silent after that, and still running, waits on something outside
-        // the world.
+        // One turn drains every promise chain, which is all a deterministic consumer needs.
+        // A consumer doing real I/O of its own (a blackbox one with a database) gets a grace
+        // of short timer waits; still silent after that, and still running, it waits on
+        // something that will not come, and the run cannot be judged.
         if (++idle < 3) continue;
+        if (idle < 3 + GRACE_WAITS) {
+          await new Promise((resolve) => setTimeout(resolve, GRACE_WAIT_MS));
+          continue;
+        }
         this.stopAll({ kind: 'hung' });
         return 'hung';
       }
       idle = 0;
       const next = this.pick();
       if (!next.life.alive) continue;
+      await this.observe(next.life);
       if (phase === 'adversity' && this.beforeCall(workers)) continue;
       spent++;
       if (this.execute(next) === 'claimed') {
@@ -176,8 +214,10 @@ export class World {
     const api = this.api(life, this.binding);
     // run() is called on a later microtask so a consumer that throws synchronously is
     // recorded like one that rejects.
+    const consumer = this.consumer;
+    const box = this.box;
     void Promise.resolve()
-      .then(() => this.consumer.run(api))
+      .then(() => (consumer.kind === 'blackbox' ? consumer.run(api, box?.store) : consumer.run(api)))
       .then(
         () => (life.settled = { threw: null }),
         (error: unknown) => (life.settled = { threw: describe(error) }),
@@ -200,7 +240,7 @@ export class World {
 
   /** Runs one call: consults the fault plan, applies it, records it, answers or kills the caller. */
   private execute(p: Pending): 'claimed' | 'done' {
-    const planned = p.call.kind === 'claim' ? undefined : this.faults.next(p.call.kind);
+    const planned = p.call.kind === 'claim' || p.call.kind === 'malformed' ? undefined : this.faults.next(p.call.kind);
     // Page quirks are how the source behaves, so they outlive the adversity phase; crashes,
     // errors and timeouts are faults, and the drain phase has none.
     const fault = planned && (this.phase === 'adversity' || isPageQuirk(planned.kind)) ? planned : undefined;
@@ -260,8 +300,37 @@ export class World {
     throw new WorldError('rejected', true, `the effect for ${event.id} is refused: it is a poison event`);
   }
 
+  /**
+   * A call with arguments the world cannot read still queues, costs a step and fails with
+   * bad-request when it runs: an adapter that loops on bad calls runs out of budget rather
+   * than spinning outside the scheduler.
+   */
+  private malformed(life: Life, method: string, problem: string): Promise<never> {
+    return this.submit(life, { kind: 'malformed', method, problem }, () => {
+      throw new WorldError('bad-request', true, `${method}: ${problem}`);
+    });
+  }
+
   /** The calls one incarnation may make; each one only queues, the scheduler runs it. */
   private api(life: Life, binding: Binding): WorkerWorld {
+    const raw = this.rawApi(life, binding);
+    return {
+      ...raw,
+      fetch: (request) => {
+        const problem = badRequest(request);
+        return problem ? this.malformed(life, 'fetch', problem) : raw.fetch(request);
+      },
+      completed: (events) => (Array.isArray(events) && events.every(isRef) ? raw.completed(events) : this.malformed(life, 'completed', 'expects an array of { id, version }')),
+      commit: (ops, options) => {
+        const problem = badOps(ops) ?? (options?.fence !== undefined && !Number.isInteger(options.fence) ? 'fence must be an integer generation' : null);
+        return problem ? this.malformed(life, 'commit', problem) : raw.commit(ops, options);
+      },
+      emit: (event, payload) => (isRef(event) && typeof payload === 'string' ? raw.emit(event, payload) : this.malformed(life, 'emit', 'expects ({ id, version }, payload string)')),
+      fail: (reason) => raw.fail(typeof reason === 'string' ? reason : JSON.stringify(reason) ?? String(reason)),
+    };
+  }
+
+  private rawApi(life: Life, binding: Binding): WorkerWorld {
     const { pageSize, resumes, contract } = this.plan.source;
     const who = `${life.actor.worker}#${life.actor.incarnation}`;
     return {
@@ -309,9 +378,58 @@ export class World {
   }
 }
 
+/** Short waits, counted rather than timed, before a silent consumer is declared hung: 50 x 10 ms. */
+const GRACE_WAITS = 50;
+const GRACE_WAIT_MS = 10;
+
 /** One macrotask turn: every microtask (every promise continuation) runs before it ends. */
 function turn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+function isRef(value: unknown): value is EventRef {
+  const v = value as EventRef | null;
+  return typeof v === 'object' && v !== null && typeof v.id === 'string' && Number.isInteger(v.version);
+}
+
+const RESUME_KINDS = ['start', 'token', 'after', 'key-gt', 'key-gte', 'offset'];
+
+function badRequest(request: unknown): string | null {
+  const r = request as { resume?: { kind?: unknown }; limit?: unknown } | null;
+  if (typeof r !== 'object' || r === null) return 'expects { resume, limit }';
+  if (typeof r.resume !== 'object' || r.resume === null || !RESUME_KINDS.includes(r.resume.kind as string)) return `resume.kind must be one of ${RESUME_KINDS.join(', ')}`;
+  return null;
+}
+
+const OPS = ['effect', 'complete', 'unless-completed', 'watermark', 'anchor', 'outbox', 'outbox-done', 'dead-letter'];
+
+function badOps(ops: unknown): string | null {
+  if (!Array.isArray(ops)) return 'expects an array of operations';
+  for (const [i, op] of ops.entries()) {
+    const o = op as { op?: unknown; event?: unknown; payload?: unknown; binding?: unknown } | null;
+    if (typeof o !== 'object' || o === null || !OPS.includes(o.op as string)) return `ops[${i}].op must be one of ${OPS.join(', ')}`;
+    if (['effect', 'complete', 'unless-completed', 'outbox', 'outbox-done', 'dead-letter'].includes(o.op as string) && !isRef(o.event)) return `ops[${i}].event must be { id, version }`;
+    if ((o.op === 'effect' || o.op === 'outbox') && typeof o.payload !== 'string') return `ops[${i}].payload must be a string`;
+    if ((o.op === 'watermark' || o.op === 'anchor') && typeof o.binding !== 'string') return `ops[${i}].binding must be a string`;
+  }
+  return null;
+}
+
+/** An adapter error: the consumer's harness-facing code is broken, not its ingestion logic. */
+export class AdapterError extends Error {
+  override name = 'AdapterError';
+}
+
+function checkInspection(value: unknown): Inspection {
+  const v = value as Partial<Inspection> | null;
+  const ok =
+    typeof v === 'object' &&
+    v !== null &&
+    'watermark' in v &&
+    Array.isArray(v.effects) &&
+    v.effects.every((e) => typeof e?.payload === 'string' && typeof e.event?.id === 'string' && Number.isInteger(e.event.version));
+  if (!ok) throw new AdapterError(`inspect() must return { watermark, effects: [{ event: { id, version }, payload }] }, got ${JSON.stringify(value)?.slice(0, 200)}`);
+  return v as Inspection;
 }
 
 function describe(error: unknown): string {

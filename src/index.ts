@@ -1,0 +1,24 @@
+/**
+ * tidemark: a conformance harness for consumers of paginated event streams.
+ *
+ * Point it at your consumer through an adapter: a whitebox `Consumer` keeps its durable
+ * state in the harness's store; a `BlackboxConsumer` keeps its own and lets the harness
+ * inspect it. Run the suite with `tidemark check --adapter ./my-adapter.ts`, or from your
+ * own vitest file with `registerConformance` from `tidemark/vitest`. docs/adapters.md has
+ * a complete example.
+ */
+export type { AnyConsumer, BlackboxConsumer, Capabilities, Consumer, Inspection, WorkerWorld } from './consumer.js';
+export type { Binding, Filter } from '../model/binding.js';
+export type { EventRef, SourceEvent } from '../model/event.js';
+export type { Contract, Delivery, DurableState, FetchRequest, Page, Resume, ResumeStyle, StoreOp } from '../model/history.js';
+export type { Position } from '../model/order.js';
+export { comparePositions, isPosition } from '../model/order.js';
+export { WorldError, type WorldErrorCode } from './world/errors.js';
+export { referenceConsumer, type ReferenceOptions } from './consumers/reference.js';
+export { MUTANTS, type Mutant } from './consumers/mutants.js';
+export { runSuite, type SuiteResult, type SuiteOptions } from './suite.js';
+export { checkProperty, checkScenarios, type PropertyOutcome, type ScenarioOutcome } from './conformance.js';
+export { execute, type Execution } from './execute.js';
+export { renderFailure } from './report/failure.js';
+export { loadAdapter, AdapterLoadError } from './adapter.js';
+export { ALL_SCENARIOS, type NamedScenario } from '../scenarios/named.js';

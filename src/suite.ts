@@ -1,0 +1,100 @@
+import type { AnomalyKind } from '../model/anomalies.js';
+import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
+import { applicableChecks, checkProperty, checkScenarios, type PropertyOutcome, type ScenarioOutcome, type SuiteStatus } from './conformance.js';
+import type { AnyConsumer } from './consumer.js';
+import { execute, type Execution } from './execute.js';
+import type { RegressionEntry } from './regressions.js';
+
+/** One replayed regression and what it does now. */
+export interface RegressionOutcome {
+  readonly entry: RegressionEntry;
+  readonly status: SuiteStatus;
+  readonly execution: Execution | null;
+}
+
+/** Everything one `check` found, in the order it ran: regressions, scenarios, generated worlds. */
+export interface SuiteResult {
+  readonly consumer: string;
+  /** How the adapter is named in the regression file and in replay commands. */
+  readonly adapter: string;
+  readonly seed: number;
+  readonly runs: number;
+  readonly status: SuiteStatus;
+  readonly regressions: readonly RegressionOutcome[];
+  readonly scenarios: readonly ScenarioOutcome[];
+  readonly property: PropertyOutcome | null;
+  readonly checks: readonly { readonly anomaly: AnomalyKind; readonly skipped: string | null }[];
+}
+
+export interface SuiteOptions {
+  readonly adapter: string;
+  readonly seed: number;
+  readonly runs: number;
+  /** Only this named scenario (no generated worlds). */
+  readonly scenario?: string;
+  readonly regressions?: readonly RegressionEntry[];
+  readonly progress?: (worlds: number) => void;
+}
+
+export class UnknownScenarioError extends Error {
+  override name = 'UnknownScenarioError';
+}
+
+/** Runs the conformance suite for one consumer: its regressions first, then the scenarios, then generated worlds. */
+export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Promise<SuiteResult> {
+  const regressions: RegressionOutcome[] = [];
+  for (const entry of options.regressions ?? []) {
+    if (entry.adapter !== options.adapter) continue;
+    if (entry.kind === 'scenario') {
+      const scenario = findScenario(entry.scenario);
+      if (!scenario) continue;
+      const execution = await execute(scenario.plan, consumer);
+      regressions.push({ entry, status: execution.result.verdict.status, execution });
+    } else {
+      const outcome = await checkProperty(consumer, { seed: entry.seed, path: entry.path });
+      regressions.push({ entry, status: outcome.status, execution: outcome.counterexample });
+    }
+  }
+  let scenarios = ALL_SCENARIOS;
+  if (options.scenario !== undefined) {
+    const one = findScenario(options.scenario);
+    if (!one) throw new UnknownScenarioError(`no scenario named '${options.scenario}'; see 'tidemark scenarios'`);
+    scenarios = [one];
+  }
+  const outcomes = await checkScenarios(consumer, scenarios);
+  const property =
+    options.scenario === undefined
+      ? await checkProperty(consumer, { runs: options.runs, seed: options.seed, ...(options.progress ? { progress: options.progress } : {}) })
+      : null;
+  const statuses: SuiteStatus[] = [
+    ...regressions.map((r) => r.status),
+    ...outcomes.flatMap((s) => (s.execution ? [s.execution.result.verdict.status] : [])),
+    ...(property ? [property.status] : []),
+  ];
+  const status: SuiteStatus = statuses.includes('fail') ? 'fail' : statuses.includes('unknown') ? 'unknown' : 'pass';
+  return {
+    consumer: consumer.name,
+    adapter: options.adapter,
+    seed: options.seed,
+    runs: options.runs,
+    status,
+    regressions,
+    scenarios: outcomes,
+    property,
+    checks: applicableChecks(consumer),
+  };
+}
+
+/** The failures of this run that belong in the regression file. */
+export function newRegressions(result: SuiteResult): RegressionEntry[] {
+  const out: RegressionEntry[] = [];
+  for (const s of result.scenarios) {
+    const v = s.execution?.result.verdict;
+    if (v && v.status !== 'pass') out.push({ adapter: result.adapter, kind: 'scenario', scenario: s.scenario.name, anomaly: v.anomalies[0]?.kind ?? v.status });
+  }
+  const p = result.property;
+  if (p?.counterexample && p.path !== null) {
+    out.push({ adapter: result.adapter, kind: 'world', seed: p.seed, path: p.path, anomaly: p.counterexample.result.verdict.anomalies[0]?.kind ?? p.status });
+  }
+  return out;
+}

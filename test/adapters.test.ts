@@ -1,0 +1,142 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { findScenario } from '../scenarios/named.js';
+import { AdapterLoadError, loadAdapter } from '../src/adapter.js';
+import { EXIT, main } from '../src/cli.js';
+import type { Consumer } from '../src/consumer.js';
+import { referenceConsumer } from '../src/consumers/reference.js';
+import { execute } from '../src/execute.js';
+
+const base = findScenario('failed-event-holds-watermark')!.plan;
+const tmp = mkdtempSync(join(tmpdir(), 'tidemark-adapters-'));
+
+async function cli(...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+describe('an adapter that fails to load is named, with the problem, exit 3', () => {
+  it.each([
+    ['test/fixtures/missing.ts', "cannot load adapter 'test/fixtures/missing.ts': no file at"],
+    ['test/fixtures/throws-on-load.ts', 'the module threw while loading: database URL not set'],
+    ['test/fixtures/no-export.ts', "exports no default, 'consumer' or 'adapter'"],
+    ['test/fixtures/bad-shape.ts', "capabilities.delivery must be 'at-least-once' or 'exactly-once', got \"sometimes\""],
+  ])('%s', async (module, message) => {
+    await expect(loadAdapter(module)).rejects.toThrow(AdapterLoadError);
+    const r = await cli('check', '--adapter', module, '--runs', '5', '--regressions', join(tmp, 'r.json'));
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toContain(message);
+  });
+
+  it('loads a JavaScript module exporting an async factory', async () => {
+    const consumer = await loadAdapter('test/fixtures/factory.js');
+    expect(consumer.name).toBe('from-factory');
+  });
+
+  it('refuses --adapter together with --consumer', async () => {
+    const r = await cli('check', '--adapter', 'x.ts', '--consumer', 'reference');
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toContain('not both');
+  });
+});
+
+describe('a misbehaving adapter gets a verdict, never a hang or a harness crash', () => {
+  it('malformed calls fail with bad-request, are recorded, and the run goes on', async () => {
+    const errors: string[] = [];
+    const sloppy: Consumer = {
+      name: 'sloppy',
+      capabilities: { delivery: 'at-least-once' },
+      run: async (world) => {
+        const calls = [
+          () => world.fetch(undefined as never),
+          () => world.fetch({ resume: { kind: 'sideways' }, limit: 1 } as never),
+          () => world.commit('all of it' as never),
+          () => world.commit([{ op: 'explode' }] as never),
+          () => world.commit([{ op: 'effect', event: { id: 'e41' } }] as never),
+          () => world.emit({ id: 'e41', version: 1 }, 42 as never),
+          () => world.completed([1, 2] as never),
+        ];
+        for (const call of calls) await call().catch((e: Error & { code: string }) => errors.push(e.code));
+        return referenceConsumer().run(world);
+      },
+    };
+    const { history, result } = await execute(base, sloppy);
+    expect(errors.slice(0, 7)).toEqual(Array(7).fill('bad-request'));
+    const malformed = history.steps.filter((s) => s.kind === 'call' && s.call.kind === 'malformed');
+    expect(malformed.length).toBeGreaterThanOrEqual(7);
+    expect(result.verdict.status).toBe('pass');
+  });
+
+  it('an adapter that loops on malformed calls runs out of budget: liveness, not a hang', async () => {
+    const looper: Consumer = {
+      name: 'looper',
+      capabilities: { delivery: 'at-least-once' },
+      run: async (world) => {
+        for (;;) await world.commit(null as never).catch(() => {});
+      },
+    };
+    const { result } = await execute({ ...base, budget: { adversity: 30, drain: 30 } }, looper);
+    expect(result.verdict.anomalies.map((a) => a.kind)).toEqual(['liveness']);
+  });
+
+  it('a consumer waiting on a real timer is given grace, then judged', async () => {
+    const slow: Consumer = {
+      name: 'slow',
+      capabilities: { delivery: 'at-least-once' },
+      run: async (world) => {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        return referenceConsumer().run(world);
+      },
+    };
+    const { result } = await execute(base, slow);
+    expect(result.verdict.status).toBe('pass');
+  });
+
+  it('a hanging adapter gives verdict unknown (exit 2) with a replay command', async () => {
+    const r = await cli('check', '--adapter', 'test/fixtures/hangs.ts', '--scenario', 'failed-event-holds-watermark', '--regressions', join(tmp, 'hang.json'));
+    expect(r.code).toBe(EXIT.unknown);
+    expect(r.out).toContain('stopped calling the world and never returned');
+    expect(r.out).toContain('Replay: npx tidemark replay --adapter test/fixtures/hangs.ts --scenario failed-event-holds-watermark');
+  });
+
+  it('a blackbox inspection hook that returns the wrong shape is an adapter error, exit 3', async () => {
+    const r = await cli('check', '--adapter', 'test/fixtures/blackbox-bad-inspect.ts', '--scenario', 'failed-event-holds-watermark', '--regressions', join(tmp, 'bb.json'));
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toContain('inspect() must return { watermark, effects');
+  });
+});
+
+describe('check output for CI', () => {
+  it('writes JUnit XML and JSON, and skips what does not apply', async () => {
+    const junit = join(tmp, 'out.xml');
+    const json = join(tmp, 'out.json');
+    const r = await cli('check', '--consumer', 'reference', '--runs', '50', '--seed', '3', '--junit', junit, '--json', json, '--regressions', join(tmp, 'ci.json'));
+    expect(r.code).toBe(EXIT.pass);
+    expect(r.out).toContain('check duplicate-effect: skipped, the consumer claims at-least-once delivery');
+    const xml = readFileSync(junit, 'utf8');
+    expect(xml).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="tidemark" tests="\d+" failures="0" errors="0" skipped="1">/);
+    expect(xml).toContain('<testcase classname="tidemark.checks" name="check duplicate-effect">\n      <skipped message="the consumer claims at-least-once delivery, so duplicates are allowed"/>');
+    const summary = JSON.parse(readFileSync(json, 'utf8'));
+    expect(summary).toMatchObject({ consumer: 'reference', seed: 3, verdict: 'pass', worlds: { status: 'pass', runs: 50 } });
+  });
+
+  it('a failure is recorded in the regression file and replayed first next time', async () => {
+    const file = join(tmp, 'regress.json');
+    const first = await cli('check', '--consumer', 'token-as-watermark', '--runs', '100', '--seed', '4', '--regressions', file);
+    expect(first.code).toBe(EXIT.fail);
+    expect(first.out).toMatch(/recorded \d+ new failure\(s\) in/);
+    const stored = JSON.parse(readFileSync(file, 'utf8'));
+    expect(stored.version).toBe(1);
+    expect(stored.entries.some((e: { kind: string; adapter: string }) => e.kind === 'world' && e.adapter === 'builtin:token-as-watermark')).toBe(true);
+    const second = await cli('check', '--consumer', 'token-as-watermark', '--runs', '1', '--seed', '5', '--scenario', 'snapshot-proves-hole', '--regressions', file);
+    expect(second.out).toMatch(/regressions \(.*\): \d+ replayed first, \d+ still failing/);
+    expect(second.code).toBe(EXIT.fail);
+    const kept = await cli('regressions', '--file', file, '--prune');
+    expect(kept.out).toContain('keep ');
+    expect(JSON.parse(readFileSync(file, 'utf8')).entries.length).toBe(stored.entries.length);
+  });
+});
