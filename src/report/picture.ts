@@ -1,0 +1,913 @@
+import { ANOMALIES, type Anomaly } from '../../model/anomalies.js';
+import { isEligible, type Binding } from '../../model/binding.js';
+import { formatRef, positionOf, refKey, type EventRef, type SourceEvent } from '../../model/event.js';
+import type { CallStep, LifeStep, MutationStep, Phase, RebindStep, Step } from '../../model/history.js';
+import { comparePositions, isPosition, type Position } from '../../model/order.js';
+import { isPageQuirk, type FaultKind } from '../../scenarios/plan.js';
+import type { Execution } from '../execute.js';
+import { describePlan } from './failure.js';
+import { describeBinding, describeStep, describeValue } from './timeline.js';
+
+/**
+ * One executed world as a picture: a self-contained HTML page holding one inline SVG, with
+ * no scripts, no external assets and no fonts beyond the generic families.
+ *
+ * Across, the history's steps (seq). Down, one lane for the source (mutations, rebinds) and
+ * one per worker incarnation with a mark per call: pages fetched, effects, commits (the
+ * watermark commits emphasised), leases, claims, crashes, errors and how each life ended.
+ * Below the lanes, a chart over the stable order of every position that ever existed: the
+ * committed watermark as a step line against the ground-truth prefix of eligible events with
+ * durable outcomes, worked out here from the history alone (not from the checker, nor from
+ * any consumer). Where the watermark stands above that prefix the gap is shaded: red when
+ * the watermark was premature as it was committed, amber when a mutation or a rebind later
+ * put an unhandled eligible event behind a watermark that was sound when written. The
+ * witness steps of the verdict's anomalies are red guide lines through everything.
+ *
+ * Same execution, same bytes: nothing here reads a clock, a locale or a random source.
+ */
+export interface PictureOptions {
+  /** The consumer's name, as the headline shows it. */
+  readonly consumer: string;
+  /** The one command that replays this exact world. */
+  readonly replay: string;
+}
+
+/** The widest the SVG gets while every step still has MIN_STEP pixels; longer histories scroll. */
+const MAX_WIDTH = 1360;
+const MIN_STEP = 6;
+const LEFT = 124;
+const RIGHT = 24;
+/** Phase labels, then witness numbers and step ticks, above the first lane. */
+const HEAD = 46;
+const LANE = 62;
+/** Within a lane: three rows of labels above the marks, the marks' centre line below them. */
+const LABEL_ROWS = [12, 23, 34];
+const MARK_Y = 47;
+const LABEL_FONT = 9;
+const CHAR_W = LABEL_FONT * 0.6;
+const CHART_GAP = 40;
+const OFF_BAND = 22;
+/** How many anomalies the headline lists in full. */
+const SHOWN = 3;
+
+const COLOR = {
+  adversity: '#fbf0dc',
+  drain: '#e4eefa',
+  fetch: '#3b6fb6',
+  served: '#9db7dc',
+  effect: '#2e8b57',
+  outbox: '#15918f',
+  deadLetter: '#8a4fbf',
+  commit: '#555555',
+  watermark: '#1c3a96',
+  prefix: '#5cb85c',
+  lease: '#7b5ea7',
+  read: '#8a8a8a',
+  caughtUp: '#2e8b57',
+  failed: '#d35400',
+  crash: '#d62728',
+  error: '#f08c00',
+  quirk: '#8a4fbf',
+  end: '#8b0000',
+  mutation: '#0b7a75',
+  rebind: '#8a4fbf',
+  witness: '#d62728',
+  premature: '#e03131',
+  behind: '#f5a623',
+  grid: '#c8c8c8',
+  text: '#222222',
+  dim: '#777777',
+} as const;
+
+export function renderPicture(execution: Execution, options: PictureOptions): string {
+  const svg = new Picture(execution).render();
+  return [
+    '<!doctype html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8" />',
+    `<title>${esc(`tidemark: ${options.consumer}: ${titleOf(execution)}`)}</title>`,
+    '</head>',
+    '<body style="margin:12px;background:#ffffff;color:#222222;font-family:sans-serif">',
+    ...headline(execution, options),
+    svg,
+    '<h2 style="font-size:14px;margin:14px 0 4px">World</h2>',
+    `<pre style="font-family:monospace;font-size:12px;margin:0">${esc(describePlan(execution.plan).join('\n'))}</pre>`,
+    `<p style="font-family:monospace;font-size:11px;color:#777777">History sha256 ${esc(execution.hash)}</p>`,
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n');
+}
+
+function titleOf(execution: Execution): string {
+  const { verdict } = execution.result;
+  if (verdict.status === 'fail') return `FAIL ${(verdict.anomalies[0] as Anomaly).kind}`;
+  return verdict.status.toUpperCase();
+}
+
+function headline(execution: Execution, options: PictureOptions): string[] {
+  const { verdict } = execution.result;
+  const out: string[] = [];
+  const h1 = (text: string, color: string): string =>
+    `<h1 style="font-size:18px;margin:0 0 6px;color:${color}">${text}</h1>`;
+  if (verdict.status === 'fail') {
+    const first = verdict.anomalies[0] as Anomaly;
+    out.push(h1(`FAIL ${esc(options.consumer)}: ${esc(first.kind)} (${esc(first.rules.join(' '))})`, '#b02a2a'));
+    out.push(`<p style="margin:0 0 6px;font-size:14px">${esc(ANOMALIES[first.kind].means)}</p>`);
+    out.push('<ul style="margin:0 0 8px;padding-left:20px;font-family:monospace;font-size:12px">');
+    for (const a of verdict.anomalies.slice(0, SHOWN)) out.push(`<li>${esc(`${a.kind}: ${a.explanation}`)}</li>`);
+    if (verdict.anomalies.length > SHOWN) out.push(`<li>${esc(`(+${verdict.anomalies.length - SHOWN} more anomalies)`)}</li>`);
+    out.push('</ul>');
+  } else if (verdict.status === 'unknown') {
+    out.push(h1(`UNKNOWN ${esc(options.consumer)}`, '#8a6d00'));
+    out.push(`<p style="margin:0 0 8px;font-size:14px">${esc(`the run could not be judged: ${verdict.reason}`)}</p>`);
+  } else {
+    out.push(h1(`PASS ${esc(options.consumer)}`, '#2e7d32'));
+  }
+  out.push(
+    `<pre style="font-family:monospace;font-size:12px;background:#f4f4f4;border:1px solid #dddddd;padding:6px 8px;margin:0 0 10px;white-space:pre-wrap">${esc(`Replay: ${options.replay}`)}</pre>`,
+  );
+  return out;
+}
+
+/** Escapes text for XML and HTML, in content and in attribute values alike. */
+export function esc(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'));
+}
+
+/** Numbers as SVG wants them, the same on every machine. */
+function n(value: number): string {
+  const r = Math.round(value * 100) / 100;
+  return Object.is(r, -0) ? '0' : String(r);
+}
+
+const posKey = (p: Position): string => `${p.key.join(',')}#${p.id}`;
+const actorOf = (step: CallStep | LifeStep): string => `${step.actor.worker}#${step.actor.incarnation}`;
+
+/** A level in the chart: a row index, -1 for "nothing", or 'off' for a value that is not a position. */
+type Level = number | 'off';
+
+/** What holds after one step: the chart's lines and the state of the shading. */
+interface Frame {
+  readonly seq: number;
+  readonly prefix: number;
+  readonly watermark: Level;
+  /** The watermark slot was written under a binding that is no longer the current one. */
+  readonly foreign: boolean;
+  readonly shade: 'premature' | 'behind' | null;
+}
+
+interface Row {
+  readonly key: string;
+  readonly position: Position;
+  readonly label: string;
+}
+
+type RowState = 'eligible' | 'ineligible' | 'gone';
+
+interface Label {
+  readonly x: number;
+  readonly text: string;
+  readonly color: string;
+  /** Lower is placed first. */
+  readonly priority: number;
+  readonly seq: number;
+}
+
+class Picture {
+  private readonly steps: readonly Step[];
+  private readonly first: number;
+  private readonly count: number;
+  private readonly stepW: number;
+  private readonly width: number;
+  private readonly actors: string[] = [];
+  private readonly rows: Row[] = [];
+  private readonly rowOf = new Map<string, number>();
+  /** Row of each event version, by refKey. */
+  private readonly refRow = new Map<string, number>();
+  private readonly witnesses = new Map<number, string[]>();
+
+  constructor(private readonly execution: Execution) {
+    this.steps = execution.history.steps;
+    this.first = this.steps[0]?.seq ?? 0;
+    const last = this.steps.at(-1)?.seq ?? this.first;
+    this.count = Math.max(1, last - this.first + 1);
+    this.stepW = Math.max(MIN_STEP, (MAX_WIDTH - LEFT - RIGHT) / this.count);
+    this.width = Math.ceil(LEFT + this.stepW * this.count + RIGHT);
+    for (const step of this.steps) {
+      if (step.kind !== 'call' && step.kind !== 'life') continue;
+      const actor = actorOf(step);
+      if (!this.actors.includes(actor)) this.actors.push(actor);
+    }
+    this.buildRows();
+    const { verdict } = execution.result;
+    for (const a of verdict.anomalies) {
+      for (const seq of a.steps) {
+        const kinds = this.witnesses.get(seq) ?? [];
+        if (!kinds.includes(a.kind)) kinds.push(a.kind);
+        this.witnesses.set(seq, kinds);
+      }
+    }
+  }
+
+  /** Every position that ever existed, in the stable order, labelled with its event id. */
+  private buildRows(): void {
+    const versions: SourceEvent[] = [...this.execution.history.header.initial];
+    for (const step of this.steps) if (step.kind === 'mutation') versions.push(step.event);
+    const positionsOfId = new Map<string, Set<string>>();
+    for (const e of versions) {
+      const set = positionsOfId.get(e.id) ?? new Set<string>();
+      set.add(posKey(positionOf(e)));
+      positionsOfId.set(e.id, set);
+    }
+    const firstAt = new Map<string, SourceEvent>();
+    for (const e of versions) {
+      const key = posKey(positionOf(e));
+      const seen = firstAt.get(key);
+      if (seen === undefined || e.version < seen.version) firstAt.set(key, e);
+    }
+    const sorted = [...firstAt.values()].sort((a, b) => comparePositions(positionOf(a), positionOf(b)));
+    for (const e of sorted) {
+      const key = posKey(positionOf(e));
+      // An id that moved has several rows: name the version that first stood at each.
+      const moved = (positionsOfId.get(e.id)?.size ?? 1) > 1;
+      this.rowOf.set(key, this.rows.length);
+      this.rows.push({ key, position: positionOf(e), label: `${moved ? formatRef(e) : e.id} (${e.key.join(',')})` });
+    }
+    for (const e of versions) this.refRow.set(refKey(e), this.rowOf.get(posKey(positionOf(e))) as number);
+  }
+
+  private x(seq: number): number {
+    return LEFT + (seq - this.first + 0.5) * this.stepW;
+  }
+
+  private get plotLeft(): number {
+    return LEFT;
+  }
+
+  private get plotRight(): number {
+    return LEFT + this.stepW * this.count;
+  }
+
+  render(): string {
+    const lanesTop = HEAD;
+    const laneNames = ['source', ...this.actors];
+    const lanesBottom = lanesTop + laneNames.length * LANE;
+    const sim = this.simulate();
+    const anyOff = sim.frames.some((f) => f.watermark === 'off');
+    const rowH = this.rows.length <= 40 ? 16 : 11;
+    const chartTop = lanesBottom + CHART_GAP;
+    const bandTop = chartTop + (anyOff ? OFF_BAND : 0);
+    // Rows, then one more band below them for "none".
+    const rowsBottom = bandTop + this.rows.length * rowH;
+    const chartBottom = rowsBottom + rowH;
+    const axisY = chartBottom + 6;
+    const legendTop = axisY + 44;
+    const legend = this.legend(legendTop);
+    const height = Math.ceil(legend.bottom + 10);
+    const level = (l: number): number => rowsBottom - (l + 0.5) * rowH;
+    const offY = chartTop + OFF_BAND / 2;
+
+    const out: string[] = [];
+    out.push(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${this.width}" height="${height}" viewBox="0 0 ${this.width} ${height}" font-family="monospace" style="display:block;background:#ffffff">`,
+    );
+    out.push(`<title>${esc(`${this.steps.length} steps, ${this.actors.length} worker incarnations, ${this.rows.length} positions`)}</title>`);
+    out.push(...this.phases(chartBottom));
+    out.push(...this.ticks(lanesTop - 4, axisY));
+    // Lanes.
+    laneNames.forEach((name, i) => {
+      const top = lanesTop + i * LANE;
+      out.push(`<g class="lane" data-lane="${esc(name)}">`);
+      out.push(`<line x1="${n(4)}" y1="${n(top + LANE)}" x2="${n(this.width - 4)}" y2="${n(top + LANE)}" stroke="#e2e2e2" stroke-width="1" />`);
+      out.push(
+        `<text class="lane-label" x="${n(LEFT - 8)}" y="${n(top + MARK_Y + 4)}" text-anchor="end" font-size="12" font-weight="bold" fill="${i === 0 ? COLOR.mutation : COLOR.text}">${esc(name)}</text>`,
+      );
+      out.push(...(i === 0 ? this.sourceLane(top) : this.workerLane(name, top)));
+      out.push('</g>');
+    });
+    // Chart.
+    out.push('<g class="chart">');
+    out.push(
+      `<text x="${n(8)}" y="${n(chartTop - 14)}" font-size="11" font-family="sans-serif" font-weight="bold" fill="${COLOR.text}">stable order of events (all positions that ever existed), over steps</text>`,
+    );
+    if (anyOff) {
+      out.push(`<rect x="${n(this.plotLeft)}" y="${n(chartTop)}" width="${n(this.plotRight - this.plotLeft)}" height="${n(OFF_BAND - 4)}" fill="#fff1f1" />`);
+      out.push(`<text x="${n(LEFT - 8)}" y="${n(offY + 3)}" text-anchor="end" font-size="10" fill="${COLOR.premature}">not a position</text>`);
+    }
+    out.push(...this.rowGrid(sim.rowSegments, level));
+    out.push(...this.shading(sim.frames, level));
+    out.push(...sim.served.map((s) => `<rect class="served" x="${n(this.x(s.seq) - 1.5)}" y="${n(level(s.row) - 1.5)}" width="3" height="3" fill="${COLOR.served}" />`));
+    out.push(...this.lines(sim.frames, sim.initial, level, offY));
+    out.push(
+      ...sim.outcomes.map(
+        (o) =>
+          `<circle class="outcome" cx="${n(this.x(o.seq))}" cy="${n(level(o.row))}" r="2.6" fill="${o.repeat ? '#ffffff' : COLOR.effect}" stroke="${COLOR.effect}" stroke-width="1.2" />`,
+      ),
+    );
+    out.push(`<line x1="${n(this.plotLeft)}" y1="${n(chartBottom)}" x2="${n(this.plotRight)}" y2="${n(chartBottom)}" stroke="#999999" stroke-width="1" />`);
+    out.push(
+      `<text x="${n((this.plotLeft + Math.min(this.plotRight, MAX_WIDTH)) / 2)}" y="${n(axisY + 30)}" text-anchor="middle" font-size="11" font-family="sans-serif" fill="${COLOR.dim}">step (history seq)</text>`,
+    );
+    out.push('</g>');
+    out.push(...this.rebinds(lanesTop, chartBottom));
+    out.push(...this.witnessLines(lanesTop, chartBottom));
+    out.push(...legend.parts);
+    out.push('</svg>');
+    return out.join('\n');
+  }
+
+  /** Phase backgrounds, with their names above the lanes. */
+  private phases(bottom: number): string[] {
+    const out: string[] = [];
+    let start = 0;
+    for (let i = 1; i <= this.steps.length; i++) {
+      const phase = (this.steps[start] as Step).phase;
+      if (i < this.steps.length && (this.steps[i] as Step).phase === phase) continue;
+      const x1 = this.x((this.steps[start] as Step).seq) - this.stepW / 2;
+      const x2 = this.x((this.steps[i - 1] as Step).seq) + this.stepW / 2;
+      out.push(
+        `<rect class="phase phase-${phase}" data-phase="${phase}" x="${n(x1)}" y="${n(2)}" width="${n(x2 - x1)}" height="${n(bottom - 2)}" fill="${COLOR[phase]}" />`,
+      );
+      out.push(
+        `<text x="${n(x1 + 4)}" y="${n(15)}" font-size="12" font-family="sans-serif" font-weight="bold" fill="#555555">${esc(phaseLabel(phase, x2 - x1))}</text>`,
+      );
+      start = i;
+    }
+    return out;
+  }
+
+  /** Step numbers above the lanes and below the chart, at a spacing that stays readable. */
+  private ticks(topY: number, axisY: number): string[] {
+    const every = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000].find((k) => k * this.stepW >= 34) ?? 10000;
+    const out: string[] = [];
+    const last = this.first + this.count - 1;
+    for (let seq = Math.ceil(this.first / every) * every; seq <= last; seq += every) {
+      const x = this.x(seq);
+      out.push(`<text x="${n(x)}" y="${n(topY)}" text-anchor="middle" font-size="9" fill="${COLOR.dim}">${seq}</text>`);
+      out.push(`<line x1="${n(x)}" y1="${n(axisY - 6)}" x2="${n(x)}" y2="${n(axisY)}" stroke="#999999" stroke-width="1" />`);
+      out.push(`<text x="${n(x)}" y="${n(axisY + 12)}" text-anchor="middle" font-size="10" fill="#555555">${seq}</text>`);
+    }
+    return out;
+  }
+
+  private sourceLane(top: number): string[] {
+    const y = top + MARK_Y;
+    const out: string[] = [];
+    const labels: Label[] = [];
+    for (const step of this.steps) {
+      if (step.kind !== 'mutation' && step.kind !== 'rebind') continue;
+      const x = this.x(step.seq);
+      const tip = `<title>${esc(`${step.seq}  ${describeStep(step)}`)}</title>`;
+      if (step.kind === 'mutation') {
+        out.push(`<g class="mutation" data-seq="${step.seq}" data-mutation="${step.mutation}">${tip}${mutationGlyph(step, x, y)}</g>`);
+        labels.push({ x, text: mutationLabel(step), color: COLOR.mutation, priority: 0, seq: step.seq });
+      } else {
+        out.push(`<g class="rebind-mark" data-seq="${step.seq}">${tip}${rebindGlyph(x, y)}</g>`);
+        labels.push({ x, text: `rebind: ${describeBinding(step.binding)}`, color: COLOR.rebind, priority: 0, seq: step.seq });
+      }
+    }
+    out.push(...this.placeLabels(labels, top));
+    return out;
+  }
+
+  private workerLane(actor: string, top: number): string[] {
+    const y = top + MARK_Y;
+    const own = this.steps.filter((s): s is CallStep | LifeStep => (s.kind === 'call' || s.kind === 'life') && actorOf(s) === actor);
+    const out: string[] = [];
+    const labels: Label[] = [];
+    const firstStep = own[0];
+    const lastStep = own.at(-1);
+    if (firstStep !== undefined && lastStep !== undefined) {
+      out.push(`<line x1="${n(this.x(firstStep.seq))}" y1="${n(y)}" x2="${n(this.x(lastStep.seq))}" y2="${n(y)}" stroke="#bbbbbb" stroke-width="1.5" />`);
+    }
+    for (const step of own) {
+      const x = this.x(step.seq);
+      const tip = `<title>${esc(`${step.seq}  ${describeStep(step)}`)}</title>`;
+      const mark = step.kind === 'life' ? lifeMark(step, x, y) : callMark(step, x, y);
+      out.push(`<g class="${mark.cls}" data-seq="${step.seq}"${mark.data}>${tip}${mark.svg}</g>`);
+      for (const l of mark.labels) labels.push({ x, seq: step.seq, ...l });
+    }
+    out.push(...this.placeLabels(labels, top));
+    return out;
+  }
+
+  /**
+   * Puts labels in the lane's label rows, most important first, each centred on its mark
+   * where it fits and never over another; a label with no room is left to the mark's tooltip.
+   */
+  private placeLabels(labels: readonly Label[], top: number): string[] {
+    const taken: [number, number][][] = LABEL_ROWS.map(() => []);
+    const placed: { label: Label; row: number; x0: number }[] = [];
+    const order = [...labels].sort((a, b) => a.priority - b.priority || a.seq - b.seq);
+    for (const label of order) {
+      const text = label.text.length > 60 ? `${label.text.slice(0, 59)}…` : label.text;
+      const w = text.length * CHAR_W;
+      const x0 = Math.max(this.plotLeft + 1, Math.min(label.x - w / 2, this.plotRight - w - 1));
+      const row = taken.findIndex((spans) => spans.every(([a, b]) => x0 + w + 3 <= a || x0 >= b + 3));
+      if (row < 0) continue;
+      (taken[row] as [number, number][]).push([x0, x0 + w]);
+      placed.push({ label: { ...label, text }, row, x0 });
+    }
+    placed.sort((a, b) => a.label.seq - b.label.seq || a.row - b.row);
+    // The row nearest the marks is the last one, so the most important label sits closest.
+    return placed.map(
+      ({ label, row, x0 }) =>
+        `<text class="label" x="${n(x0)}" y="${n(top + (LABEL_ROWS[LABEL_ROWS.length - 1 - row] as number))}" font-size="${LABEL_FONT}" fill="${label.color}">${esc(label.text)}</text>`,
+    );
+  }
+
+  /**
+   * Replays the history against ground truth: which events exist, which are eligible under
+   * the current binding, which have a durable outcome, where the committed watermark stands.
+   */
+  private simulate(): {
+    frames: Frame[];
+    initial: Frame;
+    served: { seq: number; row: number }[];
+    outcomes: { seq: number; row: number; repeat: boolean }[];
+    rowSegments: { row: number; from: number | null; to: number | null; state: RowState }[];
+  } {
+    const { header } = this.execution.history;
+    const truth = new Map<string, SourceEvent>();
+    for (const e of header.initial) truth.set(e.id, e);
+    let binding: Binding = header.binding;
+    const poison = new Set(header.poison);
+    const outcomes = new Set<string>();
+    let eligible: SourceEvent[] = [];
+    const resort = (): void => {
+      eligible = [...truth.values()].filter((e) => isEligible(binding, e)).sort((a, b) => comparePositions(positionOf(a), positionOf(b)));
+    };
+    resort();
+    const prefixNow = (): number => {
+      const gap = eligible.find((e) => !outcomes.has(refKey(e)));
+      return gap === undefined ? this.rows.length - 1 : (this.rowOf.get(posKey(positionOf(gap))) as number) - 1;
+    };
+    const rowStates = (): RowState[] =>
+      this.rows.map((row) => {
+        const current = truth.get(row.position.id);
+        if (current === undefined || posKey(positionOf(current)) !== row.key) return 'gone';
+        return isEligible(binding, current) ? 'eligible' : 'ineligible';
+      });
+    const rowSegments: { row: number; from: number | null; to: number | null; state: RowState }[] = [];
+    const open: { from: number | null; state: RowState }[] = rowStates().map((state) => ({ from: null, state }));
+    const restate = (seq: number): void => {
+      rowStates().forEach((state, row) => {
+        const current = open[row] as { from: number | null; state: RowState };
+        if (current.state === state) return;
+        rowSegments.push({ row, from: current.from, to: seq, state: current.state });
+        open[row] = { from: seq, state };
+      });
+    };
+
+    let watermark: unknown = undefined;
+    let written = false;
+    let foreign = false;
+    let premature = false;
+    const levelOf = (value: unknown): Level => {
+      if (!written || value === null || value === undefined) return -1;
+      if (!isPosition(value)) return 'off';
+      return this.rowOf.get(posKey(value)) ?? 'off';
+    };
+    const initial: Frame = { seq: this.first - 1, prefix: prefixNow(), watermark: -1, foreign: false, shade: null };
+    const frames: Frame[] = [];
+    const served: { seq: number; row: number }[] = [];
+    const outcomeMarks: { seq: number; row: number; repeat: boolean }[] = [];
+    const outcome = (seq: number, ref: EventRef): void => {
+      const key = refKey(ref);
+      const row = this.refRow.get(key);
+      if (row !== undefined) outcomeMarks.push({ seq, row, repeat: outcomes.has(key) });
+      outcomes.add(key);
+    };
+
+    for (const step of this.steps) {
+      let committed = false;
+      if (step.kind === 'mutation') {
+        truth.set(step.event.id, step.event);
+        resort();
+        restate(step.seq);
+      } else if (step.kind === 'rebind') {
+        binding = step.binding;
+        resort();
+        restate(step.seq);
+        if (written) foreign = true;
+      } else if (step.kind === 'call') {
+        const { call, result } = step;
+        if (call.kind === 'fetch' && step.outcome.kind === 'ok' && result?.kind === 'page') {
+          for (const e of result.page.events) {
+            const row = this.refRow.get(refKey(e)) ?? this.rowOf.get(posKey(positionOf(e)));
+            if (row !== undefined) served.push({ seq: step.seq, row });
+          }
+        }
+        if (step.applied && call.kind === 'emit') outcome(step.seq, call.event);
+        if (step.applied && call.kind === 'commit') {
+          // A transaction applies at once: its outcomes count before its watermark.
+          for (const op of call.ops) {
+            if (op.op === 'effect' || op.op === 'outbox') outcome(step.seq, op.event);
+            if (op.op === 'dead-letter' && poison.has(op.event.id)) outcome(step.seq, op.event);
+          }
+          for (const op of call.ops) {
+            if (op.op !== 'watermark') continue;
+            watermark = op.value;
+            written = true;
+            committed = true;
+            foreign = false;
+          }
+        }
+      }
+      const prefix = prefixNow();
+      const level = levelOf(watermark);
+      const above = typeof level === 'number' && level > prefix;
+      if (committed) premature = above;
+      else if (!above) premature = false;
+      frames.push({ seq: step.seq, prefix, watermark: level, foreign, shade: above ? (premature ? 'premature' : 'behind') : null });
+    }
+    open.forEach((o, row) => rowSegments.push({ row, from: o.from, to: null, state: o.state }));
+    return { frames, initial, served, outcomes: outcomeMarks, rowSegments };
+  }
+
+  /** A start seq (null: from the left edge) to the x where that state begins. */
+  private startX(seq: number | null): number {
+    return seq === null ? this.plotLeft : this.x(seq);
+  }
+
+  private endX(seq: number | null): number {
+    return seq === null ? this.plotRight : this.x(seq);
+  }
+
+  private rowGrid(segments: readonly { row: number; from: number | null; to: number | null; state: RowState }[], level: (l: number) => number): string[] {
+    const out: string[] = [];
+    this.rows.forEach((row, i) => {
+      const y = level(i);
+      const states = segments.filter((s) => s.row === i);
+      const everEligible = states.some((s) => s.state === 'eligible');
+      out.push(
+        `<text class="row-label" x="${n(LEFT - 8)}" y="${n(y + 3.5)}" text-anchor="end" font-size="10" fill="${everEligible ? COLOR.text : '#999999'}">${esc(clip(row.label, 18))}</text>`,
+      );
+    });
+    for (const s of segments) {
+      if (s.state === 'gone') continue;
+      const y = level(s.row);
+      const dash = s.state === 'eligible' ? '' : ' stroke-dasharray="2 3"';
+      out.push(
+        `<line class="row-${s.state}" x1="${n(this.startX(s.from))}" y1="${n(y)}" x2="${n(this.endX(s.to))}" y2="${n(y)}" stroke="${COLOR.grid}" stroke-width="1"${dash} />`,
+      );
+    }
+    out.push(
+      `<text x="${n(LEFT - 8)}" y="${n(level(-1) + 3.5)}" text-anchor="end" font-size="10" fill="#999999">none</text>`,
+    );
+    return out;
+  }
+
+  /** Runs of frames with the same value; each run holds from its first step's x to the next run's. */
+  private runs<T>(frames: readonly Frame[], initial: Frame, value: (f: Frame) => T, same: (a: T, b: T) => boolean): { from: number | null; to: number | null; value: T }[] {
+    const runs: { from: number | null; to: number | null; value: T }[] = [{ from: null, to: null, value: value(initial) }];
+    for (const f of frames) {
+      const v = value(f);
+      const last = runs[runs.length - 1] as { from: number | null; to: number | null; value: T };
+      if (same(last.value, v)) continue;
+      last.to = f.seq;
+      runs.push({ from: f.seq, to: null, value: v });
+    }
+    return runs;
+  }
+
+  private shading(frames: readonly Frame[], level: (l: number) => number): string[] {
+    const out: string[] = [];
+    type Shade = { shade: Frame['shade']; top: Level; bottom: number };
+    const empty: Frame = { seq: this.first - 1, prefix: 0, watermark: -1, foreign: false, shade: null };
+    const runs = this.runs<Shade>(frames, empty, (f) => ({ shade: f.shade, top: f.watermark, bottom: f.prefix }), (a, b) => a.shade === b.shade && a.top === b.top && a.bottom === b.bottom);
+    for (const run of runs) {
+      const { shade, top, bottom } = run.value;
+      if (shade === null || typeof top !== 'number') continue;
+      const x1 = this.startX(run.from);
+      const x2 = this.endX(run.to);
+      const y1 = level(top);
+      const y2 = level(bottom);
+      const what =
+        shade === 'premature'
+          ? 'premature watermark: committed above an eligible event with no durable outcome'
+          : 'an unhandled eligible event behind the watermark (a mutation or a rebind put it there)';
+      out.push(
+        `<rect class="${shade}" data-shade="${shade}" x="${n(x1)}" y="${n(y1)}" width="${n(Math.max(1, x2 - x1))}" height="${n(y2 - y1)}" fill="${shade === 'premature' ? COLOR.premature : COLOR.behind}" fill-opacity="${shade === 'premature' ? '0.32' : '0.3'}"><title>${esc(what)}</title></rect>`,
+      );
+    }
+    return out;
+  }
+
+  /** The prefix line under the watermark line; the watermark breaks off where it is not a position. */
+  private lines(frames: readonly Frame[], initial: Frame, level: (l: number) => number, offY: number): string[] {
+    const out: string[] = [];
+    const prefixRuns = this.runs(frames, initial, (f) => f.prefix, (a, b) => a === b);
+    out.push(`<path class="prefix-line" d="${this.stepPath(prefixRuns.map((r) => ({ ...r, y: level(r.value) })))}" fill="none" stroke="${COLOR.prefix}" stroke-width="4.5" stroke-opacity="0.8" />`);
+    const wmRuns = this.runs(
+      frames,
+      initial,
+      (f) => ({ level: f.watermark, foreign: f.foreign }),
+      (a, b) => a.level === b.level && a.foreign === b.foreign,
+    );
+    // Consecutive position runs make one path; a break ('off') ends it.
+    let chunk: { from: number | null; to: number | null; y: number; foreign: boolean }[] = [];
+    const flush = (): void => {
+      if (chunk.length === 0) return;
+      // A chunk is drawn per style, so a watermark carried over a rebind shows dashed.
+      let start = 0;
+      for (let i = 1; i <= chunk.length; i++) {
+        if (i < chunk.length && (chunk[i] as { foreign: boolean }).foreign === (chunk[start] as { foreign: boolean }).foreign) continue;
+        const part = chunk.slice(start, i);
+        const prev = chunk[start - 1];
+        const path = this.stepPath(prev === undefined ? part : [{ ...prev, from: part[0]?.from ?? null, to: part[0]?.from ?? null }, ...part]);
+        const foreign = (chunk[start] as { foreign: boolean }).foreign;
+        out.push(
+          `<path class="watermark-line${foreign ? ' foreign' : ''}" d="${path}" fill="none" stroke="${COLOR.watermark}" stroke-width="2"${foreign ? ' stroke-dasharray="5 3"' : ''} />`,
+        );
+        start = i;
+      }
+      chunk = [];
+    };
+    wmRuns.forEach((run) => {
+      const { level: l, foreign } = run.value;
+      if (l === 'off') {
+        flush();
+        const x1 = this.startX(run.from);
+        const x2 = this.endX(run.to);
+        const frame = frames.find((f) => f.seq === run.from);
+        const value = frame === undefined ? '' : this.watermarkValueAt(frame.seq);
+        out.push(`<line class="watermark-off" x1="${n(x1)}" y1="${n(offY)}" x2="${n(x2)}" y2="${n(offY)}" stroke="${COLOR.watermark}" stroke-width="2" stroke-dasharray="2 3" />`);
+        out.push(
+          `<g class="not-position" data-seq="${run.from ?? ''}"><title>${esc(`the committed watermark ${value} is not a position of the bound order`)}</title>` +
+            `<path d="M${n(x1 - 5)} ${n(offY - 5)} L${n(x1 + 5)} ${n(offY + 5)} M${n(x1 - 5)} ${n(offY + 5)} L${n(x1 + 5)} ${n(offY - 5)}" stroke="${COLOR.premature}" stroke-width="2" />` +
+            `<text x="${n(x1 + 8)}" y="${n(offY + 3)}" font-size="9" fill="${COLOR.premature}">${esc(clip(`not a position: ${value}`, 40))}</text></g>`,
+        );
+        return;
+      }
+      chunk.push({ from: run.from, to: run.to, y: level(l), foreign });
+    });
+    flush();
+    // Each watermark commit gets a dot on the line.
+    for (const f of frames) {
+      const step = this.steps[f.seq - this.first];
+      if (step === undefined || step.kind !== 'call' || step.call.kind !== 'commit' || !step.applied || typeof f.watermark !== 'number') continue;
+      if (!step.call.ops.some((op) => op.op === 'watermark')) continue;
+      out.push(`<circle class="watermark-commit" cx="${n(this.x(f.seq))}" cy="${n(level(f.watermark))}" r="3.2" fill="${COLOR.watermark}" />`);
+    }
+    return out;
+  }
+
+  private watermarkValueAt(seq: number): string {
+    const step = this.steps[seq - this.first];
+    if (step === undefined || step.kind !== 'call' || step.call.kind !== 'commit') return '';
+    let value: unknown = null;
+    for (const op of step.call.ops) if (op.op === 'watermark') value = op.value;
+    return describeValue(value);
+  }
+
+  /** A step line through runs: horizontal over each run, vertical between them. */
+  private stepPath(runs: readonly { from: number | null; to: number | null; y: number }[]): string {
+    const parts: string[] = [];
+    runs.forEach((r, i) => {
+      const x1 = this.startX(r.from);
+      const x2 = this.endX(r.to);
+      parts.push(i === 0 ? `M${n(x1)} ${n(r.y)}` : `V${n(r.y)}`);
+      parts.push(`H${n(x2)}`);
+    });
+    return parts.join(' ');
+  }
+
+  private rebinds(top: number, bottom: number): string[] {
+    return this.steps
+      .filter((s): s is RebindStep => s.kind === 'rebind')
+      .map(
+        (s) =>
+          `<line class="rebind" data-seq="${s.seq}" x1="${n(this.x(s.seq))}" y1="${n(top)}" x2="${n(this.x(s.seq))}" y2="${n(bottom)}" stroke="${COLOR.rebind}" stroke-width="1.5" stroke-dasharray="6 3" />`,
+      );
+  }
+
+  private witnessLines(top: number, bottom: number): string[] {
+    const out: string[] = [];
+    for (const seq of [...this.witnesses.keys()].sort((a, b) => a - b)) {
+      const x = this.x(seq);
+      const kinds = (this.witnesses.get(seq) as string[]).join(', ');
+      out.push(
+        `<g class="witness" data-witness="${seq}"><title>${esc(`step ${seq}: witness of ${kinds}`)}</title>` +
+          `<line x1="${n(x)}" y1="${n(top - 12)}" x2="${n(x)}" y2="${n(bottom)}" stroke="${COLOR.witness}" stroke-width="1.6" stroke-dasharray="4 3" stroke-opacity="0.85" />` +
+          `<path d="M${n(x - 5)} ${n(top - 22)} L${n(x + 5)} ${n(top - 22)} L${n(x)} ${n(top - 13)} Z" fill="${COLOR.witness}" /></g>`,
+      );
+    }
+    return out;
+  }
+
+  private legend(top: number): { parts: string[]; bottom: number } {
+    const items: [string, (x: number, y: number) => string][] = [
+      ['fetch: a page, labelled with its events', (x, y) => fetchGlyph(x, y, false)],
+      ['effect (emit or store effect)', (x, y) => dot(x, y, COLOR.effect)],
+      ['outbox handoff / dead letter', (x, y) => `${ring(x - 4, y, COLOR.outbox)}${dot(x + 5, y, COLOR.deadLetter)}`],
+      ['commit', (x, y) => tick(x, y, false)],
+      ['watermark commit (labelled wm)', (x, y) => tick(x, y, true)],
+      ['lease (gN: generation)', (x, y) => diamond(x, y, COLOR.lease, false)],
+      ['load / completed? (reads)', (x, y) => `${square(x - 4, y, COLOR.read)}${ring(x + 5, y, COLOR.read)}`],
+      ['claim: caught up', (x, y) => flag(x, y, COLOR.caughtUp)],
+      ['claim: failed visibly', (x, y) => flag(x, y, COLOR.failed)],
+      ['crash (before / after the call)', (x, y) => cross(x, y)],
+      ['error or timeout (faded: did not happen)', (x, y) => warn(x, y, true)],
+      ['incarnation ended: threw, hung, budget', (x, y) => endGlyph(x, y, COLOR.end)],
+      ['source: insert / move / flip', (x, y) => `${diamond(x - 4, y, COLOR.mutation, true)}${diamond(x + 5, y, COLOR.mutation, false)}`],
+      ['rebind (new binding, same store)', (x, y) => rebindGlyph(x, y)],
+      ['witness step of an anomaly', (x, y) => `<line x1="${n(x)}" y1="${n(y - 8)}" x2="${n(x)}" y2="${n(y + 8)}" stroke="${COLOR.witness}" stroke-width="1.6" stroke-dasharray="4 3" />`],
+      ['committed watermark', (x, y) => `<line x1="${n(x - 9)}" y1="${n(y)}" x2="${n(x + 9)}" y2="${n(y)}" stroke="${COLOR.watermark}" stroke-width="2" />`],
+      ['eligible prefix with durable outcomes (truth)', (x, y) => `<line x1="${n(x - 9)}" y1="${n(y)}" x2="${n(x + 9)}" y2="${n(y)}" stroke="${COLOR.prefix}" stroke-width="4.5" stroke-opacity="0.8" />`],
+      ['premature watermark', (x, y) => `<rect x="${n(x - 9)}" y="${n(y - 6)}" width="18" height="12" fill="${COLOR.premature}" fill-opacity="0.32" />`],
+      ['unhandled event behind an earlier watermark', (x, y) => `<rect x="${n(x - 9)}" y="${n(y - 6)}" width="18" height="12" fill="${COLOR.behind}" fill-opacity="0.3" />`],
+      ['event served / durable outcome (hollow: again)', (x, y) => `<rect x="${n(x - 7.5)}" y="${n(y - 1.5)}" width="3" height="3" fill="${COLOR.served}" />${dot(x + 1, y, COLOR.effect)}${ring(x + 8, y, COLOR.effect)}`],
+      ['row: eligible / not eligible', (x, y) => `<line x1="${n(x - 10)}" y1="${n(y - 3)}" x2="${n(x + 10)}" y2="${n(y - 3)}" stroke="${COLOR.grid}" /><line x1="${n(x - 10)}" y1="${n(y + 3)}" x2="${n(x + 10)}" y2="${n(y + 3)}" stroke="${COLOR.grid}" stroke-dasharray="2 3" />`],
+    ];
+    const cell = 310;
+    const columns = Math.max(1, Math.floor((Math.min(this.width, MAX_WIDTH) - 16) / cell));
+    const parts: string[] = ['<g class="legend" font-family="sans-serif">'];
+    parts.push(`<text x="${n(8)}" y="${n(top)}" font-size="11" font-weight="bold" fill="${COLOR.text}">legend</text>`);
+    items.forEach(([text, glyph], i) => {
+      const x = 8 + (i % columns) * cell;
+      const y = top + 20 + Math.floor(i / columns) * 20;
+      parts.push(`${glyph(x + 12, y)}<text x="${n(x + 30)}" y="${n(y + 4)}" font-size="11" fill="${COLOR.text}">${esc(text)}</text>`);
+    });
+    parts.push('</g>');
+    return { parts, bottom: top + 20 + Math.ceil(items.length / columns) * 20 };
+  }
+}
+
+function phaseLabel(phase: Phase, width: number): string {
+  const full = phase === 'drain' ? 'drain phase (faults off, one worker)' : 'adversity phase (faults, mutations, competing workers)';
+  const short = phase === 'drain' ? 'drain' : 'adversity';
+  return full.length * 7 <= width ? full : short;
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function mutationLabel(step: MutationStep): string {
+  const e = step.event;
+  const attrs = Object.keys(e.attrs)
+    .sort()
+    .map((k) => `${k}=${String(e.attrs[k])}`)
+    .join(' ');
+  return `${step.mutation} ${formatRef(e)} at ${e.key.join(',')}${step.mutation === 'flip' ? ` ${attrs}` : ''}`;
+}
+
+interface Mark {
+  readonly cls: string;
+  readonly data: string;
+  readonly svg: string;
+  readonly labels: Omit<Label, 'x' | 'seq'>[];
+}
+
+function lifeMark(step: LifeStep, x: number, y: number): Mark {
+  const e = step.event;
+  if (e.kind === 'start') {
+    return {
+      cls: 'life life-start',
+      data: ' data-life="start"',
+      svg: `<path d="M${n(x + 3)} ${n(y - 8)} H${n(x)} V${n(y + 8)} H${n(x + 3)}" fill="none" stroke="#666666" stroke-width="1.5" />`,
+      labels: [],
+    };
+  }
+  const color = e.kind === 'returned' ? COLOR.dim : COLOR.end;
+  const text = e.kind === 'threw' ? `threw: ${e.message}` : e.kind === 'hung' ? 'hung' : e.kind === 'budget' ? 'budget ran out' : 'returned';
+  return {
+    cls: `life life-end life-${e.kind}`,
+    data: ` data-life="${e.kind}"`,
+    svg: endGlyph(x, y, color),
+    labels: [{ text, color, priority: 0 }],
+  };
+}
+
+function callMark(step: CallStep, x: number, y: number): Mark {
+  const { call, outcome, result } = step;
+  const faded = !step.applied;
+  const labels: Omit<Label, 'x' | 'seq'>[] = [];
+  let base = '';
+  switch (call.kind) {
+    case 'fetch': {
+      base = fetchGlyph(x, y, faded);
+      if (result?.kind === 'page') {
+        const page = result.page;
+        labels.push({ text: `[${page.events.map(formatRef).join(' ')}]${page.next === null ? ' end' : ''}`, color: COLOR.fetch, priority: 2 });
+      }
+      break;
+    }
+    case 'load':
+      base = square(x, y, COLOR.read);
+      break;
+    case 'completed':
+      base = ring(x, y, COLOR.read);
+      break;
+    case 'emit':
+      base = dot(x, y, COLOR.effect);
+      labels.push({ text: formatRef(call.event), color: COLOR.effect, priority: 4 });
+      break;
+    case 'commit': {
+      const watermarks = call.ops.filter((op) => op.op === 'watermark');
+      base = tick(x, y, watermarks.length > 0);
+      const outcomes = call.ops.filter((op) => op.op === 'effect' || op.op === 'outbox' || op.op === 'dead-letter');
+      const shown = outcomes.slice(0, 5);
+      shown.forEach((op, i) => {
+        const dy = (i - (shown.length - 1) / 2) * 6;
+        base += op.op === 'effect' ? dot(x, y + dy, COLOR.effect) : op.op === 'outbox' ? ring(x, y + dy, COLOR.outbox) : dot(x, y + dy, COLOR.deadLetter);
+      });
+      for (const op of watermarks) labels.push({ text: `wm ${describeValue(op.value)}`, color: COLOR.watermark, priority: 1 });
+      if (outcomes.length > 0) {
+        const names = outcomes.map((op) => `${op.op === 'effect' ? '' : op.op === 'outbox' ? 'outbox ' : 'dead-letter '}${formatRef(op.event)}`);
+        labels.push({ text: names.join(' '), color: COLOR.effect, priority: 4 });
+      }
+      break;
+    }
+    case 'lease':
+      base = diamond(x, y, COLOR.lease, false);
+      if (result?.kind === 'generation' && outcome.kind === 'ok') labels.push({ text: `g${result.generation}`, color: COLOR.lease, priority: 5 });
+      break;
+    case 'claim':
+      base = flag(x, y, call.claim.kind === 'caught-up' ? COLOR.caughtUp : COLOR.failed);
+      labels.push(
+        call.claim.kind === 'caught-up'
+          ? { text: 'caught up', color: COLOR.caughtUp, priority: 0 }
+          : { text: `failed visibly: ${call.claim.reason}`, color: COLOR.failed, priority: 0 },
+      );
+      break;
+    default:
+      // A call the world could not read (malformed), or any call kind added later.
+      base = square(x, y, COLOR.error);
+      labels.push({ text: call.kind, color: COLOR.error, priority: 3 });
+  }
+  let over = '';
+  let data = ` data-call="${call.kind}" data-outcome="${outcome.kind}"`;
+  let cls = `call call-${call.kind}`;
+  if (outcome.kind === 'crash-before' || outcome.kind === 'crash-after') {
+    over = `<g class="crash" data-outcome="${outcome.kind}">${cross(x, y)}</g>`;
+    labels.push({ text: outcome.kind === 'crash-before' ? 'crash before' : 'crash after', color: COLOR.crash, priority: 0 });
+    cls += ' crashed';
+  } else if (outcome.kind === 'error' || outcome.kind === 'indefinite') {
+    over = `<g class="fault-${outcome.kind}">${warn(x, y, outcome.kind === 'error')}</g>`;
+    labels.push({ text: outcome.kind === 'error' ? outcome.code : `${outcome.code} (${step.applied ? 'applied' : 'not applied'})`, color: COLOR.error, priority: 3 });
+  }
+  if (step.fault !== undefined && isPageQuirk(step.fault as FaultKind)) {
+    over += `<circle class="quirk" cx="${n(x)}" cy="${n(y - 11)}" r="2" fill="${COLOR.quirk}" />`;
+    labels.push({ text: `quirk: ${step.fault}`, color: COLOR.quirk, priority: 1 });
+    data += ` data-fault="${esc(step.fault)}"`;
+  }
+  return { cls, data, svg: `<g${faded ? ' opacity="0.4"' : ''}>${base}</g>${over}`, labels };
+}
+
+function fetchGlyph(x: number, y: number, faded: boolean): string {
+  return `<rect x="${n(x - 3)}" y="${n(y - 7)}" width="6" height="14" fill="${faded ? '#ffffff' : COLOR.fetch}" stroke="${COLOR.fetch}" stroke-width="1" />`;
+}
+
+function dot(x: number, y: number, color: string): string {
+  return `<circle cx="${n(x)}" cy="${n(y)}" r="3.2" fill="${color}" />`;
+}
+
+function ring(x: number, y: number, color: string): string {
+  return `<circle cx="${n(x)}" cy="${n(y)}" r="3" fill="#ffffff" stroke="${color}" stroke-width="1.4" />`;
+}
+
+function square(x: number, y: number, color: string): string {
+  return `<rect x="${n(x - 3)}" y="${n(y - 3)}" width="6" height="6" fill="#ffffff" stroke="${color}" stroke-width="1.4" />`;
+}
+
+function diamond(x: number, y: number, color: string, filled: boolean): string {
+  return `<path d="M${n(x)} ${n(y - 5)} L${n(x + 5)} ${n(y)} L${n(x)} ${n(y + 5)} L${n(x - 5)} ${n(y)} Z" fill="${filled ? color : '#ffffff'}" stroke="${color}" stroke-width="1.4" />`;
+}
+
+function tick(x: number, y: number, watermark: boolean): string {
+  return watermark
+    ? `<line x1="${n(x)}" y1="${n(y - 11)}" x2="${n(x)}" y2="${n(y + 11)}" stroke="${COLOR.watermark}" stroke-width="4" />`
+    : `<line x1="${n(x)}" y1="${n(y - 7)}" x2="${n(x)}" y2="${n(y + 7)}" stroke="${COLOR.commit}" stroke-width="1.6" />`;
+}
+
+function flag(x: number, y: number, color: string): string {
+  return (
+    `<line x1="${n(x)}" y1="${n(y + 9)}" x2="${n(x)}" y2="${n(y - 12)}" stroke="${color}" stroke-width="1.6" />` +
+    `<path d="M${n(x)} ${n(y - 12)} L${n(x + 11)} ${n(y - 8)} L${n(x)} ${n(y - 4)} Z" fill="${color}" />`
+  );
+}
+
+function cross(x: number, y: number): string {
+  return `<path d="M${n(x - 6)} ${n(y - 6)} L${n(x + 6)} ${n(y + 6)} M${n(x - 6)} ${n(y + 6)} L${n(x + 6)} ${n(y - 6)}" stroke="${COLOR.crash}" stroke-width="2.8" stroke-linecap="round" />`;
+}
+
+/** An orange triangle under the mark: filled for a definite error, hollow for an indefinite one. */
+function warn(x: number, y: number, definite: boolean): string {
+  return `<path d="M${n(x)} ${n(y + 6)} L${n(x + 5)} ${n(y + 14)} L${n(x - 5)} ${n(y + 14)} Z" fill="${definite ? COLOR.error : '#ffffff'}" stroke="${COLOR.error}" stroke-width="1.4" />`;
+}
+
+function endGlyph(x: number, y: number, color: string): string {
+  return `<path d="M${n(x - 3)} ${n(y - 9)} H${n(x)} V${n(y + 9)} H${n(x - 3)}" fill="none" stroke="${color}" stroke-width="2.6" />`;
+}
+
+function mutationGlyph(step: MutationStep, x: number, y: number): string {
+  return diamond(x, y, COLOR.mutation, step.mutation !== 'flip');
+}
+
+function rebindGlyph(x: number, y: number): string {
+  return `<rect x="${n(x - 4)}" y="${n(y - 4)}" width="8" height="8" fill="${COLOR.rebind}" />`;
+}
