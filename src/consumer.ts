@@ -17,6 +17,14 @@ export interface WorkerWorld {
   readonly source: { readonly pageSize: number; readonly resumes: readonly ResumeStyle[]; readonly contract: Contract };
   readonly worker: string;
   readonly incarnation: number;
+  /** Aborted when this incarnation dies (a crash, the end of a phase, a rebind). */
+  readonly signal: AbortSignal;
+  /**
+   * For consumers that work outside the process (see the process bridge): tells the world
+   * that this incarnation is busy and will call again, so that the scheduler waits for it
+   * instead of racing it. Call the returned function when the next call has been made.
+   */
+  hold(): () => void;
 
   /** Fetches one page of the bound stream. */
   fetch(request: FetchRequest): Promise<Page>;

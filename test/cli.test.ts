@@ -1,7 +1,14 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT, main } from '../src/cli.js';
 
+const regressions = join(mkdtempSync(join(tmpdir(), 'tidemark-cli-')), 'regressions.json');
+
 async function cli(...argv: string[]) {
+  // Never write the regression file into the repository.
+  if (argv[0] === 'check') argv = [...argv, '--regressions', regressions];
   const out: string[] = [];
   const err: string[] = [];
   const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });

@@ -19,6 +19,10 @@ interface Life {
   alive: boolean;
   /** Set when run() settles, so the scheduler can record it at a deterministic point. */
   settled: { readonly threw: string | null } | null;
+  /** Aborted when the incarnation dies, so an adapter can kill what it runs (a process). */
+  readonly controller: AbortController;
+  /** Work the consumer does outside the world right now; the scheduler waits for it. */
+  holds: number;
 }
 
 interface Pending {
@@ -52,6 +56,7 @@ export class World {
   private readonly poison: ReadonlySet<string>;
   /** A blackbox consumer's own store, and what its last inspection showed. */
   private box: { consumer: BlackboxConsumer<unknown>; store: unknown; watermark: string; effects: number } | null = null;
+  private wake: (() => void) | null = null;
 
   constructor(
     private readonly plan: Plan,
@@ -127,7 +132,7 @@ export class World {
       await turn();
       for (const life of [...this.lives.values()]) {
         if (!life.alive || life.settled === null) continue;
-        life.alive = false;
+        this.kill(life);
         this.life(life, life.settled.threw === null ? { kind: 'returned' } : { kind: 'threw', message: life.settled.threw });
         this.start(life.actor.worker);
         spent++;
@@ -137,6 +142,11 @@ export class World {
         this.stopAll({ kind: 'budget' });
         return 'budget';
       }
+      if (!(await this.awaitHolds())) {
+        this.stopAll({ kind: 'hung' });
+        return 'hung';
+      }
+      if ([...this.lives.values()].some((l) => l.alive && l.settled !== null)) continue;
       if (this.pending.length === 0) {
         // One turn drains every promise chain, which is all a deterministic consumer needs.
         // A consumer doing real I/O of its own (a blackbox one with a database) gets a grace
@@ -208,7 +218,7 @@ export class World {
   private start(worker: string): void {
     const incarnation = (this.incarnations.get(worker) ?? 0) + 1;
     this.incarnations.set(worker, incarnation);
-    const life: Life = { actor: { worker, incarnation }, alive: true, settled: null };
+    const life: Life = { actor: { worker, incarnation }, alive: true, settled: null, controller: new AbortController(), holds: 0 };
     this.lives.set(worker, life);
     this.life(life, { kind: 'start' });
     const api = this.api(life, this.binding);
@@ -219,8 +229,14 @@ export class World {
     void Promise.resolve()
       .then(() => (consumer.kind === 'blackbox' ? consumer.run(api, box?.store) : consumer.run(api)))
       .then(
-        () => (life.settled = { threw: null }),
-        (error: unknown) => (life.settled = { threw: describe(error) }),
+        () => {
+          life.settled = { threw: null };
+          this.poke();
+        },
+        (error: unknown) => {
+          life.settled = { threw: describe(error) };
+          this.poke();
+        },
       );
   }
 
@@ -228,10 +244,42 @@ export class World {
   private stopAll(event: LifeStep['event'] | null): void {
     for (const life of this.lives.values()) {
       if (!life.alive) continue;
-      life.alive = false;
+      this.kill(life);
       if (event) this.life(life, event);
     }
     this.pending.length = 0;
+  }
+
+  /** The incarnation dies: its calls are dropped, and whatever it runs outside is told to stop. */
+  private kill(life: Life): void {
+    life.alive = false;
+    life.holds = 0;
+    life.controller.abort();
+  }
+
+  /** Wakes the scheduler when it waits on work outside the world. */
+  private poke(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  /**
+   * Waits while a live incarnation holds the world: a consumer in another process is still
+   * working towards its next call, and picking now would make the order depend on timing.
+   * Returns false when the hold outlasts the stall limit.
+   */
+  private async awaitHolds(): Promise<boolean> {
+    let waited = 0;
+    while ([...this.lives.values()].some((l) => l.alive && l.holds > 0 && l.settled === null)) {
+      if (waited >= STALL_WAITS) return false;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        setTimeout(resolve, STALL_WAIT_MS);
+      });
+      waited++;
+    }
+    return true;
   }
 
   private life(life: Life, event: LifeStep['event']): void {
@@ -253,7 +301,7 @@ export class World {
     };
     if (kind === 'crash-before') {
       record({ kind: 'crash-before' }, false);
-      p.life.alive = false;
+      this.kill(p.life);
       return 'done';
     }
     if (kind === 'error') {
@@ -267,13 +315,13 @@ export class World {
     } catch (error) {
       if (!(error instanceof WorldError)) throw error;
       record({ kind: 'error', code: error.code }, false);
-      if (kind === 'crash-after') p.life.alive = false;
+      if (kind === 'crash-after') this.kill(p.life);
       else p.reject(error);
       return 'done';
     }
     if (kind === 'crash-after') {
       record({ kind: 'crash-after' }, true, answer.result);
-      p.life.alive = false;
+      this.kill(p.life);
       return 'done';
     }
     if (kind === 'timeout') {
@@ -334,6 +382,18 @@ export class World {
     const { pageSize, resumes, contract } = this.plan.source;
     const who = `${life.actor.worker}#${life.actor.incarnation}`;
     return {
+      signal: life.controller.signal,
+      hold: () => {
+        if (!life.alive) return () => {};
+        life.holds++;
+        let released = false;
+        return () => {
+          if (released || !life.alive) return;
+          released = true;
+          life.holds--;
+          this.poke();
+        };
+      },
       binding,
       fingerprint: fingerprint(binding),
       source: { pageSize, resumes, contract },
@@ -377,6 +437,10 @@ export class World {
     };
   }
 }
+
+/** How long a consumer may work outside the world between calls before it is declared stalled: 1,000 x 10 ms. */
+const STALL_WAITS = 1000;
+const STALL_WAIT_MS = 10;
 
 /** Short waits, counted rather than timed, before a silent consumer is declared hung: 50 x 10 ms. */
 const GRACE_WAITS = 50;

@@ -1,0 +1,219 @@
+import { describe, expect, it } from 'vitest';
+import type { Consumer } from '../../src/consumer.js';
+import type { History } from '../../model/history.js';
+import { ALL_SCENARIOS, findScenario } from '../../scenarios/named.js';
+import { MUTANTS, findMutant } from '../../src/consumers/mutants.js';
+import { referenceConsumer } from '../../src/consumers/reference.js';
+import { execute, type Execution } from '../../src/execute.js';
+import { renderPicture } from '../../src/report/picture.js';
+
+function consumerNamed(name: string): Consumer {
+  return name === 'reference' ? referenceConsumer() : findMutant(name)!.consumer;
+}
+
+const replayOf = (consumer: string, scenario: string): string => `npx tidemark replay --consumer ${consumer} --scenario ${scenario}`;
+
+async function run(consumer: string, scenario: string): Promise<{ execution: Execution; html: string }> {
+  const execution = await execute(findScenario(scenario)!.plan, consumerNamed(consumer));
+  return { execution, html: renderPicture(execution, { consumer, replay: replayOf(consumer, scenario) }) };
+}
+
+/** Open tags without a close, or closes without an open: empty when the markup nests. */
+function unbalanced(html: string): string[] {
+  const stack: string[] = [];
+  const problems: string[] = [];
+  for (const m of html.matchAll(/<(\/?)([a-zA-Z][\w:-]*)\b[^>]*?(\/?)>/g)) {
+    const [, closing, name, selfClosing] = m as unknown as [string, string, string, string];
+    if (selfClosing === '/') continue;
+    if (closing === '') {
+      stack.push(name);
+      continue;
+    }
+    const open = stack.pop();
+    if (open !== name) problems.push(`</${name}> closes <${open ?? 'nothing'}>`);
+  }
+  return [...problems, ...stack.map((name) => `<${name}> never closed`)];
+}
+
+const count = (text: string, part: string): number => text.split(part).length - 1;
+
+/** The one line that draws the mark for step `seq` in a lane. */
+function markLine(html: string, seq: number): string {
+  const line = html.split('\n').find((l) => l.startsWith('<g class="call') && l.includes(` data-seq="${seq}"`));
+  expect(line, `no call mark for step ${seq}`).toBeDefined();
+  return line as string;
+}
+
+function incarnations(history: History): string[] {
+  const seen: string[] = [];
+  for (const s of history.steps) {
+    if (s.kind !== 'life' && s.kind !== 'call') continue;
+    const name = `${s.actor.worker}#${s.actor.incarnation}`;
+    if (!seen.includes(name)) seen.push(name);
+  }
+  return seen;
+}
+
+describe('the picture of one executed world', () => {
+  it('is one HTML document holding one SVG, with markup that nests', async () => {
+    const { html } = await run('max-position-fetched', 'failed-event-holds-watermark');
+    expect(html.startsWith('<!doctype html>\n<html')).toBe(true);
+    expect(html.trimEnd().endsWith('</html>')).toBe(true);
+    expect(count(html, '<svg ')).toBe(1);
+    expect(count(html, '</svg>')).toBe(1);
+    expect(html.indexOf('<svg ')).toBeLessThan(html.indexOf('</svg>'));
+    expect(unbalanced(html)).toEqual([]);
+    // Self-contained: no scripts, no external assets, generic font families only.
+    expect(html).not.toMatch(/<script|<link|<img|@import|url\(|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+    expect(html).toContain('font-family="monospace"');
+  });
+
+  it('shows the headline, the first anomaly with its rules and explanation, and the replay command', async () => {
+    const { execution, html } = await run('max-position-fetched', 'failed-event-holds-watermark');
+    const first = execution.result.verdict.anomalies[0]!;
+    expect(first.kind).toBe('premature-watermark');
+    expect(html).toMatch(/<h1[^>]*>FAIL max-position-fetched: premature-watermark \(R6 R7 R8 R9 R10\)<\/h1>/);
+    expect(html).toContain('a watermark was committed past an eligible event that had no durable outcome');
+    expect(html).toContain(`<li>premature-watermark: ${first.explanation}</li>`);
+    expect(html).toMatch(/<pre[^>]*>Replay: npx tidemark replay --consumer max-position-fetched --scenario failed-event-holds-watermark<\/pre>/);
+    // The headline comes before the picture.
+    expect(html.indexOf('<h1')).toBeLessThan(html.indexOf('<svg '));
+    expect(html.indexOf('Replay: ')).toBeLessThan(html.indexOf('<svg '));
+  });
+
+  it('draws one labelled lane per worker incarnation, in order of first appearance, and one for the source', async () => {
+    for (const scenario of ['failed-event-holds-watermark', 'stale-generation-cannot-advance', 'binding-change-same-store']) {
+      const { execution, html } = await run('reference', scenario);
+      const names = incarnations(execution.history);
+      expect(names.length).toBeGreaterThan(1);
+      const lanes = [...html.matchAll(/<g class="lane" data-lane="([^"]+)">/g)].map((m) => m[1]);
+      expect(lanes).toEqual(['source', ...names]);
+      for (const name of names) expect(html).toMatch(new RegExp(`<text class="lane-label"[^>]*>${name}</text>`));
+    }
+  });
+
+  it('marks crashes with a red cross at their step, before and after the call', async () => {
+    for (const [scenario, kind] of [
+      ['crash-between-effect-and-completion', 'crash-after'],
+      ['crash-before-first-effect', 'crash-before'],
+      ['crash-after-page-before-next-fetch', 'crash-after'],
+    ] as const) {
+      const { execution, html } = await run('reference', scenario);
+      const crashes = execution.history.steps.filter((s) => s.kind === 'call' && s.outcome.kind === kind);
+      expect(crashes.length, scenario).toBeGreaterThan(0);
+      for (const step of crashes) expect(markLine(html, step.seq)).toContain(`<g class="crash" data-outcome="${kind}">`);
+      expect(count(html, '<g class="crash"')).toBe(execution.history.steps.filter((s) => s.kind === 'call' && s.outcome.kind.startsWith('crash')).length);
+    }
+  });
+
+  it('marks errors, page quirks and fetched pages with what they served', async () => {
+    const { execution, html } = await run('max-position-fetched', 'failed-event-holds-watermark');
+    const failed = execution.history.steps.find((s) => s.kind === 'call' && s.call.kind === 'emit' && s.outcome.kind === 'error')!;
+    expect(markLine(html, failed.seq)).toContain('<g class="fault-error">');
+    expect(html).toContain('>[e41 e42 e43] end</text>');
+    const quirky = await run('reference', 'empty-page-with-token');
+    const quirk = quirky.execution.history.steps.find((s) => s.kind === 'call' && s.fault === 'empty')!;
+    expect(markLine(quirky.html, quirk.seq)).toContain('data-fault="empty"');
+    expect(quirky.html).toContain('>quirk: empty</text>');
+  });
+
+  it('shades the premature watermark red for the mutant and nowhere for the reference', async () => {
+    const mutant = await run('max-position-fetched', 'failed-event-holds-watermark');
+    const reference = await run('reference', 'failed-event-holds-watermark');
+    expect(mutant.html).toMatch(/<rect class="premature" data-shade="premature" /);
+    expect(reference.execution.result.verdict.status).toBe('pass');
+    expect(reference.html).not.toContain('data-shade=');
+    // The shading starts at the commit the checker names as the witness: the prefix is
+    // worked out independently, and the two agree on where the watermark went too far.
+    const witness = mutant.execution.result.verdict.anomalies[0]!.steps[0]!;
+    const shadeX = /<rect class="premature" data-shade="premature" x="([\d.]+)"/.exec(mutant.html)![1];
+    const witnessX = new RegExp(`<g class="witness" data-witness="${witness}">.*?<line x1="([\\d.]+)"`).exec(mutant.html)![1];
+    expect(shadeX).toBe(witnessX);
+  });
+
+  it('shades red exactly where the checker finds a premature watermark, over every named scenario', async () => {
+    const consumers: [string, Consumer][] = [['reference', referenceConsumer()], ...MUTANTS.map((m): [string, Consumer] => [m.name, m.consumer])];
+    const disagreements: string[] = [];
+    for (const [name, consumer] of consumers) {
+      for (const scenario of ALL_SCENARIOS) {
+        if (name === 'token-as-watermark' && scenario.name === 'stale-token') continue; // thousands of steps; covered by the long-history test
+        const execution = await execute(scenario.plan, consumer);
+        const html = renderPicture(execution, { consumer: name, replay: 'x' });
+        const flagged = execution.result.verdict.anomalies.some((a) => a.kind === 'premature-watermark');
+        if (html.includes('data-shade="premature"') !== flagged) disagreements.push(`${name} on ${scenario.name}`);
+        if (name === 'reference') expect(html, scenario.name).not.toContain('data-shade=');
+      }
+    }
+    expect(disagreements).toEqual([]);
+  });
+
+  it('shades amber where a late insert put an unhandled event behind a sound watermark', async () => {
+    const { html } = await run('max-position-fetched', 'late-insert-within-replay-window');
+    expect(html).toContain('data-shade="behind"');
+    expect(html).toContain('data-shade="premature"');
+    expect(html).toMatch(/<g class="mutation" data-seq="\d+" data-mutation="insert">/);
+    expect(html).toContain('>insert m0 at 46</text>');
+  });
+
+  it('highlights every witness step of every anomaly, and none for a pass', async () => {
+    const { execution, html } = await run('max-position-fetched', 'failed-event-holds-watermark');
+    const steps = [...new Set(execution.result.verdict.anomalies.flatMap((a) => a.steps))].sort((a, b) => a - b);
+    expect(steps).toEqual([7, 11]);
+    const drawn = [...html.matchAll(/<g class="witness" data-witness="(\d+)">/g)].map((m) => Number(m[1]));
+    expect(drawn).toEqual(steps);
+    // The premature commit is the watermark commit at the witness step.
+    expect(markLine(html, 7)).toContain('data-call="commit"');
+    expect(html).toContain('>wm 43#e43</text>');
+    const pass = await run('reference', 'crash-between-effect-and-completion');
+    expect(pass.html).not.toContain('class="witness"');
+    expect(pass.html).toMatch(/<h1[^>]*>PASS reference<\/h1>/);
+  });
+
+  it('breaks the watermark line where the committed value is not a position', async () => {
+    const { html } = await run('token-as-watermark', 'crash-after-page-before-next-fetch');
+    expect(html).toMatch(/<g class="not-position" data-seq="8">/);
+    expect(html).toContain('not a position: &quot;');
+    expect(html).toContain('class="watermark-break"');
+  });
+
+  it('draws a rebind through everything, and the carried-over watermark dashed', async () => {
+    const { execution, html } = await run('watermark-across-bindings', 'binding-change-same-store');
+    const rebind = execution.history.steps.find((s) => s.kind === 'rebind')!;
+    expect(html).toContain(`<line class="rebind" data-seq="${rebind.seq}"`);
+    expect(html).toContain('class="watermark-line foreign"');
+    expect(html).toContain('>rebind: kind = refund, ordered by ts+id</text>');
+  });
+
+  it('escapes ids, reasons and names for HTML and XML', async () => {
+    const execution = await execute(findScenario('failed-event-holds-watermark')!.plan, findMutant('max-position-fetched')!.consumer);
+    const html = renderPicture(execution, { consumer: 'evil <&> "name"', replay: "npx tidemark replay --consumer 'evil <&>'" });
+    expect(html).toContain('FAIL evil &lt;&amp;&gt; &quot;name&quot;: premature-watermark');
+    expect(html).toContain('Replay: npx tidemark replay --consumer &#39;evil &lt;&amp;&gt;&#39;</pre>');
+    expect(html).not.toContain('<&>');
+    expect(unbalanced(html)).toEqual([]);
+  });
+
+  it('renders a long history wider than the viewport, at least 6 px a step', async () => {
+    const { execution, html } = await run('token-as-watermark', 'stale-token');
+    const steps = execution.history.steps.length;
+    expect(steps).toBeGreaterThan(1000);
+    const width = Number(/<svg [^>]*width="(\d+)"/.exec(html)![1]);
+    expect(width).toBeGreaterThanOrEqual(steps * 6);
+    expect(unbalanced(html)).toEqual([]);
+    const short = await run('reference', 'failed-event-holds-watermark');
+    expect(Number(/<svg [^>]*width="(\d+)"/.exec(short.html)![1])).toBeLessThanOrEqual(1400);
+  });
+
+  it('is deterministic: the same world gives the same bytes', async () => {
+    const a = await run('max-position-fetched', 'failed-event-holds-watermark');
+    const b = await run('max-position-fetched', 'failed-event-holds-watermark');
+    expect(b.execution.hash).toBe(a.execution.hash);
+    expect(b.html).toBe(a.html);
+    expect(renderPicture(a.execution, { consumer: 'max-position-fetched', replay: 'r' })).toBe(renderPicture(a.execution, { consumer: 'max-position-fetched', replay: 'r' }));
+  });
+
+  it('matches the stored picture of the max-position-fetched failure', async () => {
+    const { html } = await run('max-position-fetched', 'failed-event-holds-watermark');
+    await expect(html).toMatchFileSnapshot('__snapshots__/picture-max-position-fetched.html');
+  });
+});
