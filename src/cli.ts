@@ -213,8 +213,14 @@ async function check(args: readonly string[], io: Io): Promise<number> {
 
   let shown = false;
   const show = (execution: Execution, replay: string, provenance?: string): void => {
-    // One full report is enough to act on; the others are a replay command away.
-    if (shown) return;
+    // One full report per kind of evidence is enough to act on; the others are a line and a
+    // replay command away. The minimal generated world always gets its full report.
+    if (shown && provenance === undefined) {
+      const a = execution.result.verdict.anomalies[0];
+      io.out(`          ${a ? `${a.kind}: ${a.explanation}` : execution.result.verdict.status}`);
+      io.out(`          Replay: ${replay}`);
+      return;
+    }
     shown = true;
     io.out('');
     io.out(indent(renderFailure({ consumer: t.consumer.name, execution, replay, ...(provenance ? { provenance } : {}) })));
