@@ -305,7 +305,10 @@ class Judge {
   private judgeEnding(): string | null {
     const drain = this.history.steps.filter((s) => s.phase === 'drain');
     const hung = this.history.steps.find((s): s is LifeStep => s.kind === 'life' && s.event.kind === 'hung');
-    if (hung) return `incarnation ${hung.actor.worker}#${hung.actor.incarnation} stopped calling the world and never returned (step ${hung.seq})`;
+    if (hung) {
+      const detail = hung.event.kind === 'hung' && hung.event.detail ? `: ${hung.event.detail}` : '';
+      return `incarnation ${hung.actor.worker}#${hung.actor.incarnation} stopped calling the world and never returned (step ${hung.seq})${detail}`;
+    }
     const last = drain.at(-1);
     if (last === undefined) return 'the history has no drain phase';
     // Caught up means delivered: an outbox entry still waiting for the sink is not an effect yet.

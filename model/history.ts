@@ -175,7 +175,7 @@ export interface LifeStep {
     /** The phase's step budget ran out while this incarnation was alive. */
     | { readonly kind: 'budget' }
     /** The consumer stopped calling the world and never returned. */
-    | { readonly kind: 'hung' };
+    | { readonly kind: 'hung'; readonly detail?: string };
 }
 
 /**

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
 import { PlanError } from '../scenarios/validate.js';
 import { loadAdapter, AdapterLoadError } from './adapter.js';
+import { processConsumer } from './process/bridge.js';
 import { checkProperty } from './conformance.js';
 import type { AnyConsumer } from './consumer.js';
 import { readRegressions, RegressionFileError, REGRESSIONS_FILE, sameEntry, writeRegressions } from './regressions.js';
@@ -46,7 +47,7 @@ Commands:
 
 Exit codes: 0 pass, 1 fail, 2 unknown (could not be judged), 3 usage or harness error.
 Run 'tidemark <command> --help' for a command's options.`,
-  check: `Usage: tidemark check [--adapter MODULE | --consumer NAME] [--runs N] [--seed N]
+  check: `Usage: tidemark check [--adapter MODULE | --command CMD | --consumer NAME] [--runs N] [--seed N]
                       [--scenario NAME | --all] [--json FILE] [--junit FILE] [--timeline FILE]
                       [--regressions FILE]
 
@@ -54,6 +55,7 @@ Runs the conformance suite: failures recorded in the regression file first, then
 scenarios, then generated worlds. A new failure is added to the regression file.
 
   --adapter MODULE   your consumer: a .ts or .js module exporting it (see docs/adapters.md)
+  --command CMD      your consumer as a process in any language, speaking docs/protocol.md
   --consumer NAME    a built-in consumer instead (default: reference); see 'tidemark consumers'
   --runs N           generated worlds to try (default: 1000)
   --seed N           fast-check seed (default: a fresh one, printed)
@@ -62,7 +64,7 @@ scenarios, then generated worlds. A new failure is added to the regression file.
   --junit FILE       write the results as JUnit XML for CI
   --timeline FILE    write a picture (HTML with SVG) of the first failure
   --regressions FILE the regression file (default: ${REGRESSIONS_FILE})`,
-  replay: `Usage: tidemark replay [--adapter MODULE | --consumer NAME] (--seed N --path P | --scenario NAME)
+  replay: `Usage: tidemark replay [--adapter MODULE | --command CMD | --consumer NAME] (--seed N --path P | --scenario NAME)
                        [--timeline FILE]
 
 Replays one world exactly and prints its verdict and timeline. The seed and path are the
@@ -155,8 +157,10 @@ interface Target {
 }
 
 async function target(o: Record<string, string | undefined>): Promise<Target> {
-  if (o.adapter !== undefined && o.consumer !== undefined) throw new UsageError('give --adapter or --consumer, not both');
+  const given = [o.adapter, o.consumer, o.command].filter((x) => x !== undefined).length;
+  if (given > 1) throw new UsageError('give one of --adapter, --command or --consumer, not both');
   if (o.adapter !== undefined) return { consumer: await loadAdapter(o.adapter), flag: `--adapter ${o.adapter}`, id: o.adapter };
+  if (o.command !== undefined) return { consumer: await processConsumer(o.command), flag: `--command ${shellQuote(o.command)}`, id: `command:${o.command}` };
   const name = o.consumer ?? 'reference';
   const consumer = builtInConsumer(name);
   if (!consumer) throw new UsageError(`no consumer named '${name}'; known: ${[...BUILT_IN.keys()].join(', ')}`);
@@ -176,8 +180,14 @@ function replayOf(t: Target, kind: 'scenario' | 'world', what: string): string {
   return `npx tidemark replay ${t.flag} --seed ${seed} --path "${path}"`;
 }
 
+/** Quotes a value for a POSIX shell, so a printed replay command can be pasted as it is. */
+function shellQuote(value: string): string {
+  return /^[\w./:=@-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
 const CHECK_FLAGS = {
   adapter: { type: 'string' },
+  command: { type: 'string' },
   consumer: { type: 'string' },
   runs: { type: 'string' },
   seed: { type: 'string' },
@@ -309,7 +319,7 @@ function summarize(result: SuiteResult, t: Target): unknown {
 }
 
 async function replay(args: readonly string[], io: Io): Promise<number> {
-  const o = options(args, { adapter: { type: 'string' }, consumer: { type: 'string' }, seed: { type: 'string' }, path: { type: 'string' }, scenario: { type: 'string' }, timeline: { type: 'string' } });
+  const o = options(args, { adapter: { type: 'string' }, command: { type: 'string' }, consumer: { type: 'string' }, seed: { type: 'string' }, path: { type: 'string' }, scenario: { type: 'string' }, timeline: { type: 'string' } });
   const t = await target(o);
   let execution: Execution | null;
   let replayed: string;
@@ -345,7 +355,11 @@ async function regressions(args: readonly string[], io: Io): Promise<number> {
   }
   const keep = [];
   for (const entry of stored.entries) {
-    const t = await target(entry.adapter.startsWith('builtin:') ? { consumer: entry.adapter.slice('builtin:'.length) } : { adapter: entry.adapter });
+    const t = await target(
+      entry.adapter.startsWith('builtin:') ? { consumer: entry.adapter.slice('builtin:'.length) }
+      : entry.adapter.startsWith('command:') ? { command: entry.adapter.slice('command:'.length) }
+      : { adapter: entry.adapter },
+    );
     const result = await runSuite(t.consumer, { adapter: entry.adapter, seed: 0, runs: 1, scenario: ALL_SCENARIOS[0]!.name, regressions: [entry] });
     const still = result.regressions[0]?.status !== 'pass';
     io.out(`  ${still ? 'keep ' : 'prune'} ${entry.adapter}: ${entry.kind === 'scenario' ? `scenario ${entry.scenario}` : `world seed ${entry.seed} path ${entry.path}`}`);

@@ -24,7 +24,7 @@ export interface WorkerWorld {
    * that this incarnation is busy and will call again, so that the scheduler waits for it
    * instead of racing it. Call the returned function when the next call has been made.
    */
-  hold(): () => void;
+  hold(note?: () => string): () => void;
 
   /** Fetches one page of the bound stream. */
   fetch(request: FetchRequest): Promise<Page>;
@@ -65,6 +65,8 @@ export interface Consumer {
   readonly name: string;
   readonly capabilities: Capabilities;
   readonly kind?: 'whitebox';
+  /** For consumers that hold the world (another process): how long one may work between calls. Default 10 s. */
+  readonly stallMs?: number;
   run(world: WorkerWorld): Promise<void>;
 }
 
@@ -89,6 +91,7 @@ export interface BlackboxConsumer<Store = unknown> {
   readonly name: string;
   readonly capabilities: Capabilities;
   readonly kind: 'blackbox';
+  readonly stallMs?: number;
   /** A fresh, empty durable store for one world. It outlives crashes, as a database does. */
   open(): Store | Promise<Store>;
   /** One incarnation, with the world (use fetch, emit, lease, caughtUp, fail) and the durable store. */

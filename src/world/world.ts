@@ -23,6 +23,8 @@ interface Life {
   readonly controller: AbortController;
   /** Work the consumer does outside the world right now; the scheduler waits for it. */
   holds: number;
+  /** What the consumer says about its latest hold, for a stall report (a process's stderr, say). */
+  note: (() => string) | null;
 }
 
 interface Pending {
@@ -57,6 +59,8 @@ export class World {
   /** A blackbox consumer's own store, and what its last inspection showed. */
   private box: { consumer: BlackboxConsumer<unknown>; store: unknown; watermark: string; effects: number } | null = null;
   private wake: (() => void) | null = null;
+  /** How many waits of STALL_WAIT_MS a consumer working outside may take between calls. */
+  private readonly stallWaits: number;
 
   constructor(
     private readonly plan: Plan,
@@ -67,6 +71,7 @@ export class World {
     this.lease = new Lease(plan.leaseTtl);
     this.binding = plan.binding;
     this.poison = new Set(plan.poison);
+    this.stallWaits = Math.ceil((consumer.stallMs ?? STALL_WAITS * STALL_WAIT_MS) / STALL_WAIT_MS);
   }
 
   history(): History {
@@ -143,7 +148,10 @@ export class World {
         return 'budget';
       }
       if (!(await this.awaitHolds())) {
-        this.stopAll({ kind: 'hung' });
+        // Say who stalled and what it last said, before the stop silences it.
+        const stalled = [...this.lives.values()].find((l) => l.alive && l.holds > 0);
+        const detail = `${stalled ? `${stalled.actor.worker}#${stalled.actor.incarnation} ` : ''}sent no call for ${(this.stallWaits * STALL_WAIT_MS) / 1000} s${stalled?.note ? `; ${stalled.note()}` : ''}`;
+        this.stopAll({ kind: 'hung', detail });
         return 'hung';
       }
       if ([...this.lives.values()].some((l) => l.alive && l.settled !== null)) continue;
@@ -218,7 +226,7 @@ export class World {
   private start(worker: string): void {
     const incarnation = (this.incarnations.get(worker) ?? 0) + 1;
     this.incarnations.set(worker, incarnation);
-    const life: Life = { actor: { worker, incarnation }, alive: true, settled: null, controller: new AbortController(), holds: 0 };
+    const life: Life = { actor: { worker, incarnation }, alive: true, settled: null, controller: new AbortController(), holds: 0, note: null };
     this.lives.set(worker, life);
     this.life(life, { kind: 'start' });
     const api = this.api(life, this.binding);
@@ -272,7 +280,7 @@ export class World {
   private async awaitHolds(): Promise<boolean> {
     let waited = 0;
     while ([...this.lives.values()].some((l) => l.alive && l.holds > 0 && l.settled === null)) {
-      if (waited >= STALL_WAITS) return false;
+      if (waited >= this.stallWaits) return false;
       await new Promise<void>((resolve) => {
         this.wake = resolve;
         setTimeout(resolve, STALL_WAIT_MS);
@@ -383,9 +391,10 @@ export class World {
     const who = `${life.actor.worker}#${life.actor.incarnation}`;
     return {
       signal: life.controller.signal,
-      hold: () => {
+      hold: (note) => {
         if (!life.alive) return () => {};
         life.holds++;
+        life.note = note ?? null;
         let released = false;
         return () => {
           if (released || !life.alive) return;
