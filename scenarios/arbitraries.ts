@@ -90,12 +90,14 @@ export function swarmArb(forced: readonly Family[] = []): fc.Arbitrary<Swarm> {
 
 /**
  * Everything adverse is generated whole and then let through by the swarm: an item of a
- * family with weight w survives when its ticket (0..9) is below w. No generator depends on
- * another's value, so fast-check shrinks every part on its own: a family switched off, a
- * fault dropped, a key made smaller.
+ * family with weight w survives when its ticket (0..9) is at least 10 - w, so a ticket that
+ * shrinks towards 0 drops its item. No generator depends on another's value, so fast-check
+ * shrinks every part on its own: a family switched off, a fault dropped, a key made smaller,
+ * and never by letting more adversity in.
  */
 const ticket = fc.integer({ min: 0, max: 9 });
-const admitted = (swarm: Swarm, family: Family, t: number, forced: readonly Family[]): boolean => forced.includes(family) || t < swarm[family];
+const admitted = (swarm: Swarm, family: Family, t: number, forced: readonly Family[]): boolean =>
+  swarm[family] > 0 && (forced.includes(family) || t >= 10 - swarm[family]);
 
 const FAULT_FAMILIES = {
   crash: { calls: FAULTABLE_CALLS, kinds: ['crash-before', 'crash-after'] },

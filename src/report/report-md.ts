@@ -31,6 +31,11 @@ export interface ReportOptions {
   /** Where the test files live, to list the tests that name each rule; skipped when absent. */
   readonly testDir?: string;
   readonly progress?: (line: string) => void;
+  /**
+   * Kill rows already measured, by mutant, one per seed in seed order: the report is then
+   * rendered from them without searching again (how a test checks a committed report).
+   */
+  readonly rows?: ReadonlyMap<string, readonly KillRow[]>;
 }
 
 const VARIANTS: readonly Consumer[] = [
@@ -76,8 +81,9 @@ export async function buildReport(options: ReportOptions): Promise<string> {
   out.push('');
 
   const seeds = seedsFrom(options.seed, options.seeds);
-  const rows = new Map<string, KillRow[]>();
+  const rows = new Map<string, readonly KillRow[]>(options.rows ?? []);
   for (const m of MUTANTS) {
+    if (rows.has(m.name)) continue;
     say(`mutant ${m.name}`);
     const mine: KillRow[] = [];
     for (const seed of seeds) mine.push(await killOne(m, options.runs, seed));
@@ -109,11 +115,51 @@ export async function buildReport(options: ReportOptions): Promise<string> {
   const allKilled = reliability.filter((r) => r.killed === r.seeds).length;
   out.push('', `${allKilled} of ${MUTANTS.length} mutants killed on every seed; ${met} of ${MUTANTS.length} meet every target.`, '');
 
+  out.push(`## Per-seed results`, '');
+  out.push('Every search behind the two tables above, so that a test can re-run any of them and check the report is not stale.', '');
+  out.push(APPENDIX_HEADER, '|---|---|---|---|---|---|---|---|---|');
+  for (const m of MUTANTS) {
+    for (const r of rows.get(m.name)!) {
+      out.push(`| ${r.mutant} | ${r.seed} | ${r.killed ? 'yes' : 'no'} | ${r.found ?? '-'} | ${r.runsToKill ?? '-'} | ${r.shrunk?.events ?? '-'} | ${r.shrunk?.faults ?? '-'} | ${r.shrunk?.steps ?? '-'} | ${r.path ?? '-'} |`);
+    }
+  }
+  out.push('');
+
   out.push(TIMINGS_MARKER, '', '## Timings of this run', '');
   out.push('| mutant | time over all seeds |', '|---|---|');
   for (const m of MUTANTS) out.push(`| \`${m.name}\` | ${(rows.get(m.name)!.reduce((t, r) => t + r.ms, 0) / 1000).toFixed(1)} s |`);
   out.push('');
   return out.join('\n');
+}
+
+const APPENDIX_HEADER = '| mutant | seed | killed | produced | worlds | events | faults | steps | path |';
+
+/** Reads the per-seed rows back out of a report, to render it again without searching. */
+export function rowsOf(report: string): Map<string, KillRow[]> {
+  const rows = new Map<string, KillRow[]>();
+  const start = report.indexOf(APPENDIX_HEADER);
+  if (start === -1) return rows;
+  for (const line of report.slice(start).split('\n').slice(2)) {
+    if (!line.startsWith('| ')) break;
+    const [mutant, seed, killed, found, runs, events, faults, steps, path] = line.slice(2, -2).split(' | ');
+    const m = MUTANTS.find((x) => x.name === mutant);
+    if (!m) continue;
+    const n = (v: string | undefined): number | null => (v === undefined || v === '-' ? null : Number(v));
+    const row: KillRow = {
+      mutant: m.name,
+      rule: m.rule,
+      expected: [m.expect, ...m.also],
+      found: found === '-' ? null : (found as KillRow['found']),
+      killed: killed === 'yes',
+      runsToKill: n(runs),
+      shrunk: events === '-' ? null : { events: n(events) as number, faults: n(faults) as number, steps: n(steps) as number },
+      seed: Number(seed),
+      path: path === '-' || path === undefined ? null : path,
+      ms: 0,
+    };
+    rows.set(m.name, [...(rows.get(m.name) ?? []), row]);
+  }
+  return rows;
 }
 
 /** The text of a report that a later run must reproduce: all of it above the timings. */
