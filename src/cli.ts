@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
@@ -15,7 +15,7 @@ import { newRegressions, runSuite, UnknownScenarioError, type SuiteResult } from
 import { findMutant, MUTANTS } from './consumers/mutants.js';
 import { BUILT_IN, builtInConsumer } from './consumers/registry.js';
 import { execute, type Execution } from './execute.js';
-import { buildReport, REPORT_SEED } from './report/report-md.js';
+import { buildReport, REPORT_SEED, rowsOf } from './report/report-md.js';
 import { killMatrix } from './kill-matrix.js';
 import { formatKillRow, formatReferenceRow, KILL_HEADER } from './report/kill-table.js';
 import { referenceConsumer } from './consumers/reference.js';
@@ -86,7 +86,8 @@ mutant is killed and the reference passes, 1 otherwise.
 
 Runs the named scenarios against every reference variant, the kill matrix, and each mutant
 under K seeds (default 20) for the reliability table, and writes the report as Markdown
-(default: REPORT.md). The seed defaults to ${REPORT_SEED}, the one the committed report uses.`,
+(default: REPORT.md). The seed defaults to ${REPORT_SEED}, the one the committed report uses.
+--reuse-searches re-renders the report from the per-seed searches it already holds.`,
   scenarios: 'Usage: tidemark scenarios\n\nLists the named scenarios with the rules each covers.',
   consumers: 'Usage: tidemark consumers\n\nLists the built-in consumers: reference variants and mutants.',
 };
@@ -393,12 +394,15 @@ async function mutants(args: readonly string[], io: Io): Promise<number> {
 }
 
 async function report(args: readonly string[], io: Io): Promise<number> {
-  const o = options(args, { seed: { type: 'string' }, runs: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' } });
+  const o = options(args, { seed: { type: 'string' }, runs: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, 'reuse-searches': { type: 'boolean' } });
   const seed = integer(o.seed, '--seed', REPORT_SEED, 0);
   const runs = integer(o.runs, '--runs', 1000, 1);
   const seeds = integer(o.seeds, '--seeds', 20, 1);
   const out = o.out ?? 'REPORT.md';
-  const text = await buildReport({ seed, runs, seeds, testDir: 'test', progress: (line) => io.err(`report: ${line}`) });
+  // Reusing the searches of the existing report only re-renders it; the staleness test's
+  // sample of re-run searches still says whether those searches are current.
+  const rows = o['reuse-searches'] && existsSync(out) ? rowsOf(readFileSync(out, 'utf8')) : undefined;
+  const text = await buildReport({ seed, runs, seeds, testDir: 'test', progress: (line) => io.err(`report: ${line}`), ...(rows ? { rows } : {}) });
   writeFileSync(out, text);
   io.out(`wrote ${out} (seed ${seed}, ${runs} worlds per search, ${seeds} seeds per mutant)`);
   return EXIT.pass;
