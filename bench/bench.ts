@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { performance } from 'node:perf_hooks';
 import { checkProperty } from '../src/conformance.js';
 import { referenceConsumer } from '../src/consumers/reference.js';
+import { processConsumer } from '../src/process/bridge.js';
 
 /**
  * Throughput of the harness against a yardstick measured in the same process: fast-check's
@@ -50,8 +51,20 @@ async function yardstick(): Promise<{ microsPerCommand: number; commands: number
   return { microsPerCommand: ((performance.now() - t0) * 1000) / commands, commands };
 }
 
+/** The process bridge: the example Node consumer over JSON lines, every incarnation a process. */
+async function bridge(): Promise<{ callsPerSecond: number; worldsPerSecond: number; worlds: number }> {
+  const consumer = await processConsumer('node examples/node/consumer.mjs');
+  const worlds = Number(process.env.BENCH_PROCESS_WORLDS ?? 40);
+  const t0 = performance.now();
+  const outcome = await checkProperty(consumer, { runs: worlds, seed: SEED });
+  const seconds = (performance.now() - t0) / 1000;
+  if (outcome.status !== 'pass') throw new Error(`the Node example consumer did not pass: ${outcome.status}`);
+  return { callsPerSecond: outcome.calls / seconds, worldsPerSecond: worlds / seconds, worlds };
+}
+
 const h = await harness();
 const y = await yardstick();
+const b = await bridge();
 const heapMiB = process.memoryUsage().heapUsed / 2 ** 20;
 console.log(`tidemark bench (seed ${SEED}, ${WORLDS} worlds at default size, reference consumer)`);
 console.log(`  worlds checked per second      ${h.worldsPerSecond.toFixed(0)}`);
@@ -59,4 +72,6 @@ console.log(`  world calls per second         ${h.callsPerSecond.toFixed(0)}`);
 console.log(`  microseconds per world call    ${h.microsPerCall.toFixed(2)}`);
 console.log(`  fast-check asyncModelRun, trivial model: ${y.microsPerCommand.toFixed(2)} microseconds per command (${y.commands} commands)`);
 console.log(`  ratio, world call / model command: ${(h.microsPerCall / y.microsPerCommand).toFixed(2)}`);
-console.log(`  heap used after both               ${heapMiB.toFixed(1)} MiB`);
+console.log(`  process bridge (examples/node/consumer.mjs, ${b.worlds} worlds): ${b.callsPerSecond.toFixed(0)} world calls per second, ${b.worldsPerSecond.toFixed(1)} worlds per second`);
+console.log(`  ratio, in-process / process bridge world calls per second: ${(h.callsPerSecond / b.callsPerSecond).toFixed(1)}`);
+console.log(`  heap used after all               ${heapMiB.toFixed(1)} MiB`);
