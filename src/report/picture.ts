@@ -19,8 +19,9 @@ import { describeBinding, describeStep, describeValue } from './timeline.js';
  * committed watermark as a step line against the ground-truth prefix of eligible events with
  * durable outcomes, worked out here from the history alone (not from the checker, nor from
  * any consumer). Where the watermark stands above that prefix the gap is shaded: red when
- * the watermark was premature as it was committed, amber when a mutation or a rebind later
- * put an unhandled eligible event behind a watermark that was sound when written. The
+ * the watermark was premature as it was committed, amber when a source mutation later put
+ * an unhandled eligible event behind a watermark that was sound when written. A watermark
+ * carried over a rebind is drawn dashed and never shaded: it is another binding's progress. The
  * witness steps of the verdict's anomalies are red guide lines through everything.
  *
  * Same execution, same bytes: nothing here reads a clock, a locale or a random source.
@@ -46,7 +47,7 @@ const MARK_Y = 47;
 const LABEL_FONT = 9;
 const CHAR_W = LABEL_FONT * 0.6;
 const CHART_GAP = 40;
-const OFF_BAND = 22;
+const OFF_BAND = 30;
 /** How many anomalies the headline lists in full. */
 const SHOWN = 3;
 
@@ -187,6 +188,7 @@ class Picture {
   /** Row of each event version, by refKey. */
   private readonly refRow = new Map<string, number>();
   private readonly witnesses = new Map<number, string[]>();
+  private readonly bySeq = new Map<number, Step>();
 
   constructor(private readonly execution: Execution) {
     this.steps = execution.history.steps;
@@ -196,6 +198,7 @@ class Picture {
     this.stepW = Math.max(MIN_STEP, (MAX_WIDTH - LEFT - RIGHT) / this.count);
     this.width = Math.ceil(LEFT + this.stepW * this.count + RIGHT);
     for (const step of this.steps) {
+      this.bySeq.set(step.seq, step);
       if (step.kind !== 'call' && step.kind !== 'life') continue;
       const actor = actorOf(step);
       if (!this.actors.includes(actor)) this.actors.push(actor);
@@ -256,7 +259,7 @@ class Picture {
     const lanesBottom = lanesTop + laneNames.length * LANE;
     const sim = this.simulate();
     const anyOff = sim.frames.some((f) => f.watermark === 'off');
-    const rowH = this.rows.length <= 40 ? 16 : 11;
+    const rowH = this.rows.length <= 12 ? 22 : this.rows.length <= 40 ? 16 : 11;
     const chartTop = lanesBottom + CHART_GAP;
     const bandTop = chartTop + (anyOff ? OFF_BAND : 0);
     // Rows, then one more band below them for "none".
@@ -267,7 +270,7 @@ class Picture {
     const legend = this.legend(legendTop);
     const height = Math.ceil(legend.bottom + 10);
     const level = (l: number): number => rowsBottom - (l + 0.5) * rowH;
-    const offY = chartTop + OFF_BAND / 2;
+    const offY = chartTop + OFF_BAND - 10;
 
     const out: string[] = [];
     out.push(
@@ -293,12 +296,12 @@ class Picture {
       `<text x="${n(8)}" y="${n(chartTop - 14)}" font-size="11" font-family="sans-serif" font-weight="bold" fill="${COLOR.text}">stable order of events (all positions that ever existed), over steps</text>`,
     );
     if (anyOff) {
-      out.push(`<rect x="${n(this.plotLeft)}" y="${n(chartTop)}" width="${n(this.plotRight - this.plotLeft)}" height="${n(OFF_BAND - 4)}" fill="#fff1f1" />`);
+      out.push(`<rect x="${n(this.plotLeft)}" y="${n(chartTop)}" width="${n(this.plotRight - this.plotLeft)}" height="${n(OFF_BAND - 2)}" fill="#fff1f1" />`);
       out.push(`<text x="${n(LEFT - 8)}" y="${n(offY + 3)}" text-anchor="end" font-size="10" fill="${COLOR.premature}">not a position</text>`);
     }
     out.push(...this.rowGrid(sim.rowSegments, level));
     out.push(...this.shading(sim.frames, level));
-    out.push(...sim.served.map((s) => `<rect class="served" x="${n(this.x(s.seq) - 1.5)}" y="${n(level(s.row) - 1.5)}" width="3" height="3" fill="${COLOR.served}" />`));
+    out.push(...sim.served.map((s) => `<rect class="served" x="${n(this.x(s.seq) - 2)}" y="${n(level(s.row) - 2)}" width="4" height="4" fill="${COLOR.served}" />`));
     out.push(...this.lines(sim.frames, sim.initial, level, offY));
     out.push(
       ...sim.outcomes.map(
@@ -367,6 +370,9 @@ class Picture {
         out.push(`<g class="rebind-mark" data-seq="${step.seq}">${tip}${rebindGlyph(x, y)}</g>`);
         labels.push({ x, text: `rebind: ${describeBinding(step.binding)}`, color: COLOR.rebind, priority: 0, seq: step.seq });
       }
+    }
+    if (out.length === 0) {
+      out.push(`<text x="${n(this.plotLeft + 6)}" y="${n(y + 4)}" font-size="10" fill="#999999">no mutations, no rebinds: the source held still</text>`);
     }
     out.push(...this.placeLabels(labels, top));
     return out;
@@ -518,7 +524,8 @@ class Picture {
       }
       const prefix = prefixNow();
       const level = levelOf(watermark);
-      const above = typeof level === 'number' && level > prefix;
+      // A watermark carried over a rebind is not this binding's progress: no shading for it.
+      const above = typeof level === 'number' && level > prefix && !foreign;
       if (committed) premature = above;
       else if (!above) premature = false;
       frames.push({ seq: step.seq, prefix, watermark: level, foreign, shade: above ? (premature ? 'premature' : 'behind') : null });
@@ -588,7 +595,7 @@ class Picture {
       const what =
         shade === 'premature'
           ? 'premature watermark: committed above an eligible event with no durable outcome'
-          : 'an unhandled eligible event behind the watermark (a mutation or a rebind put it there)';
+          : 'a source mutation put an unhandled eligible event behind a watermark that was sound when committed';
       out.push(
         `<rect class="${shade}" data-shade="${shade}" x="${n(x1)}" y="${n(y1)}" width="${n(Math.max(1, x2 - x1))}" height="${n(y2 - y1)}" fill="${shade === 'premature' ? COLOR.premature : COLOR.behind}" fill-opacity="${shade === 'premature' ? '0.32' : '0.3'}"><title>${esc(what)}</title></rect>`,
       );
@@ -607,47 +614,38 @@ class Picture {
       (f) => ({ level: f.watermark, foreign: f.foreign }),
       (a, b) => a.level === b.level && a.foreign === b.foreign,
     );
-    // Consecutive position runs make one path; a break ('off') ends it.
-    let chunk: { from: number | null; to: number | null; y: number; foreign: boolean }[] = [];
-    const flush = (): void => {
-      if (chunk.length === 0) return;
-      // A chunk is drawn per style, so a watermark carried over a rebind shows dashed.
-      let start = 0;
-      for (let i = 1; i <= chunk.length; i++) {
-        if (i < chunk.length && (chunk[i] as { foreign: boolean }).foreign === (chunk[start] as { foreign: boolean }).foreign) continue;
-        const part = chunk.slice(start, i);
-        const prev = chunk[start - 1];
-        const path = this.stepPath(prev === undefined ? part : [{ ...prev, from: part[0]?.from ?? null, to: part[0]?.from ?? null }, ...part]);
-        const foreign = (chunk[start] as { foreign: boolean }).foreign;
-        out.push(
-          `<path class="watermark-line${foreign ? ' foreign' : ''}" d="${path}" fill="none" stroke="${COLOR.watermark}" stroke-width="2"${foreign ? ' stroke-dasharray="5 3"' : ''} />`,
-        );
-        start = i;
-      }
-      chunk = [];
-    };
-    wmRuns.forEach((run) => {
+    // Each run is drawn on its own, joined to the one before: solid between positions,
+    // dotted into and out of the band for values that are not positions (the break).
+    let prevY: number | null = null;
+    let prevOff = false;
+    for (const run of wmRuns) {
       const { level: l, foreign } = run.value;
+      const x1 = this.startX(run.from);
+      const x2 = this.endX(run.to);
+      const y = l === 'off' ? offY : level(l);
+      if (prevY !== null && (prevOff || l === 'off')) {
+        out.push(`<line class="watermark-break" x1="${n(x1)}" y1="${n(prevY)}" x2="${n(x1)}" y2="${n(y)}" stroke="${COLOR.watermark}" stroke-width="1" stroke-dasharray="2 2" />`);
+      }
       if (l === 'off') {
-        flush();
-        const x1 = this.startX(run.from);
-        const x2 = this.endX(run.to);
-        const frame = frames.find((f) => f.seq === run.from);
-        const value = frame === undefined ? '' : this.watermarkValueAt(frame.seq);
+        const value = run.from === null ? '' : this.watermarkValueAt(run.from);
         out.push(`<line class="watermark-off" x1="${n(x1)}" y1="${n(offY)}" x2="${n(x2)}" y2="${n(offY)}" stroke="${COLOR.watermark}" stroke-width="2" stroke-dasharray="2 3" />`);
         out.push(
           `<g class="not-position" data-seq="${run.from ?? ''}"><title>${esc(`the committed watermark ${value} is not a position of the bound order`)}</title>` +
             `<path d="M${n(x1 - 5)} ${n(offY - 5)} L${n(x1 + 5)} ${n(offY + 5)} M${n(x1 - 5)} ${n(offY + 5)} L${n(x1 + 5)} ${n(offY - 5)}" stroke="${COLOR.premature}" stroke-width="2" />` +
-            `<text x="${n(x1 + 8)}" y="${n(offY + 3)}" font-size="9" fill="${COLOR.premature}">${esc(clip(`not a position: ${value}`, 40))}</text></g>`,
+            `<text x="${n(x1 + 8)}" y="${n(offY - 6)}" font-size="9" fill="${COLOR.premature}">${esc(clip(`not a position: ${value}`, 48))}</text></g>`,
         );
-        return;
+      } else {
+        const join = prevY !== null && !prevOff ? `M${n(x1)} ${n(prevY)} V${n(y)}` : `M${n(x1)} ${n(y)}`;
+        out.push(
+          `<path class="watermark-line${foreign ? ' foreign' : ''}" d="${join} H${n(x2)}" fill="none" stroke="${COLOR.watermark}" stroke-width="2"${foreign ? ' stroke-dasharray="5 3"' : ''} />`,
+        );
       }
-      chunk.push({ from: run.from, to: run.to, y: level(l), foreign });
-    });
-    flush();
+      prevY = y;
+      prevOff = l === 'off';
+    }
     // Each watermark commit gets a dot on the line.
     for (const f of frames) {
-      const step = this.steps[f.seq - this.first];
+      const step = this.bySeq.get(f.seq);
       if (step === undefined || step.kind !== 'call' || step.call.kind !== 'commit' || !step.applied || typeof f.watermark !== 'number') continue;
       if (!step.call.ops.some((op) => op.op === 'watermark')) continue;
       out.push(`<circle class="watermark-commit" cx="${n(this.x(f.seq))}" cy="${n(level(f.watermark))}" r="3.2" fill="${COLOR.watermark}" />`);
@@ -656,7 +654,7 @@ class Picture {
   }
 
   private watermarkValueAt(seq: number): string {
-    const step = this.steps[seq - this.first];
+    const step = this.bySeq.get(seq);
     if (step === undefined || step.kind !== 'call' || step.call.kind !== 'commit') return '';
     let value: unknown = null;
     for (const op of step.call.ops) if (op.op === 'watermark') value = op.value;
@@ -691,7 +689,7 @@ class Picture {
       const kinds = (this.witnesses.get(seq) as string[]).join(', ');
       out.push(
         `<g class="witness" data-witness="${seq}"><title>${esc(`step ${seq}: witness of ${kinds}`)}</title>` +
-          `<line x1="${n(x)}" y1="${n(top - 12)}" x2="${n(x)}" y2="${n(bottom)}" stroke="${COLOR.witness}" stroke-width="1.6" stroke-dasharray="4 3" stroke-opacity="0.85" />` +
+          `<line x1="${n(x)}" y1="${n(top)}" x2="${n(x)}" y2="${n(bottom)}" stroke="${COLOR.witness}" stroke-width="1.6" stroke-dasharray="4 3" stroke-opacity="0.85" />` +
           `<path d="M${n(x - 5)} ${n(top - 22)} L${n(x + 5)} ${n(top - 22)} L${n(x)} ${n(top - 13)} Z" fill="${COLOR.witness}" /></g>`,
       );
     }
@@ -707,18 +705,18 @@ class Picture {
       ['watermark commit (labelled wm)', (x, y) => tick(x, y, true)],
       ['lease (gN: generation)', (x, y) => diamond(x, y, COLOR.lease, false)],
       ['load / completed? (reads)', (x, y) => `${square(x - 4, y, COLOR.read)}${ring(x + 5, y, COLOR.read)}`],
-      ['claim: caught up', (x, y) => flag(x, y, COLOR.caughtUp)],
-      ['claim: failed visibly', (x, y) => flag(x, y, COLOR.failed)],
+      ['claim: caught up', (x, y) => flag(x, y + 2, COLOR.caughtUp)],
+      ['claim: failed visibly', (x, y) => flag(x, y + 2, COLOR.failed)],
       ['crash (before / after the call)', (x, y) => cross(x, y)],
-      ['error or timeout (faded: did not happen)', (x, y) => warn(x, y, true)],
+      ['error or timeout (faded: did not happen)', (x, y) => warn(x, y - 10, true)],
       ['incarnation ended: threw, hung, budget', (x, y) => endGlyph(x, y, COLOR.end)],
       ['source: insert / move / flip', (x, y) => `${diamond(x - 4, y, COLOR.mutation, true)}${diamond(x + 5, y, COLOR.mutation, false)}`],
       ['rebind (new binding, same store)', (x, y) => rebindGlyph(x, y)],
       ['witness step of an anomaly', (x, y) => `<line x1="${n(x)}" y1="${n(y - 8)}" x2="${n(x)}" y2="${n(y + 8)}" stroke="${COLOR.witness}" stroke-width="1.6" stroke-dasharray="4 3" />`],
-      ['committed watermark', (x, y) => `<line x1="${n(x - 9)}" y1="${n(y)}" x2="${n(x + 9)}" y2="${n(y)}" stroke="${COLOR.watermark}" stroke-width="2" />`],
+      ['committed watermark (dashed: from an earlier binding)', (x, y) => `<line x1="${n(x - 10)}" y1="${n(y)}" x2="${n(x - 1)}" y2="${n(y)}" stroke="${COLOR.watermark}" stroke-width="2" /><line x1="${n(x + 2)}" y1="${n(y)}" x2="${n(x + 12)}" y2="${n(y)}" stroke="${COLOR.watermark}" stroke-width="2" stroke-dasharray="3 2" />`],
       ['eligible prefix with durable outcomes (truth)', (x, y) => `<line x1="${n(x - 9)}" y1="${n(y)}" x2="${n(x + 9)}" y2="${n(y)}" stroke="${COLOR.prefix}" stroke-width="4.5" stroke-opacity="0.8" />`],
       ['premature watermark', (x, y) => `<rect x="${n(x - 9)}" y="${n(y - 6)}" width="18" height="12" fill="${COLOR.premature}" fill-opacity="0.32" />`],
-      ['unhandled event behind an earlier watermark', (x, y) => `<rect x="${n(x - 9)}" y="${n(y - 6)}" width="18" height="12" fill="${COLOR.behind}" fill-opacity="0.3" />`],
+      ['mutation put an unhandled event behind it', (x, y) => `<rect x="${n(x - 9)}" y="${n(y - 6)}" width="18" height="12" fill="${COLOR.behind}" fill-opacity="0.3" />`],
       ['event served / durable outcome (hollow: again)', (x, y) => `<rect x="${n(x - 7.5)}" y="${n(y - 1.5)}" width="3" height="3" fill="${COLOR.served}" />${dot(x + 1, y, COLOR.effect)}${ring(x + 8, y, COLOR.effect)}`],
       ['row: eligible / not eligible', (x, y) => `<line x1="${n(x - 10)}" y1="${n(y - 3)}" x2="${n(x + 10)}" y2="${n(y - 3)}" stroke="${COLOR.grid}" /><line x1="${n(x - 10)}" y1="${n(y + 3)}" x2="${n(x + 10)}" y2="${n(y + 3)}" stroke="${COLOR.grid}" stroke-dasharray="2 3" />`],
     ];
@@ -728,11 +726,11 @@ class Picture {
     parts.push(`<text x="${n(8)}" y="${n(top)}" font-size="11" font-weight="bold" fill="${COLOR.text}">legend</text>`);
     items.forEach(([text, glyph], i) => {
       const x = 8 + (i % columns) * cell;
-      const y = top + 20 + Math.floor(i / columns) * 20;
+      const y = top + 24 + Math.floor(i / columns) * 26;
       parts.push(`${glyph(x + 12, y)}<text x="${n(x + 30)}" y="${n(y + 4)}" font-size="11" fill="${COLOR.text}">${esc(text)}</text>`);
     });
     parts.push('</g>');
-    return { parts, bottom: top + 20 + Math.ceil(items.length / columns) * 20 };
+    return { parts, bottom: top + 12 + Math.ceil(items.length / columns) * 26 };
   }
 }
 

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Consumer } from '../../src/consumer.js';
-import type { History } from '../../model/history.js';
+import { check } from '../../model/checker.js';
+import type { SourceEvent } from '../../model/event.js';
+import type { Actor, History, Step } from '../../model/history.js';
 import { ALL_SCENARIOS, findScenario } from '../../scenarios/named.js';
 import { MUTANTS, findMutant } from '../../src/consumers/mutants.js';
 import { referenceConsumer } from '../../src/consumers/reference.js';
-import { execute, type Execution } from '../../src/execute.js';
+import { execute, hashHistory, type Execution } from '../../src/execute.js';
 import { renderPicture } from '../../src/report/picture.js';
 
 function consumerNamed(name: string): Consumer {
@@ -202,6 +204,57 @@ describe('the picture of one executed world', () => {
     expect(unbalanced(html)).toEqual([]);
     const short = await run('reference', 'failed-event-holds-watermark');
     expect(Number(/<svg [^>]*width="(\d+)"/.exec(short.html)![1])).toBeLessThanOrEqual(1400);
+  });
+
+  it('draws the rarer steps: quirks, indefinite calls, outbox and dead letters, moves, malformed calls, and how lives end', () => {
+    const event = (id: string, key: number, version = 1): SourceEvent => ({ id, version, key: [key], attrs: { kind: 'order' }, payload: `${id}@${version}` });
+    const [a, b, c] = [event('a', 1), event('b', 2), event('c', 3)];
+    const w1: Actor = { worker: 'w1', incarnation: 1 };
+    const w1b: Actor = { worker: 'w1', incarnation: 2 };
+    const w2: Actor = { worker: 'w2', incarnation: 1 };
+    const ok = { kind: 'ok' } as const;
+    const steps: Step[] = [
+      { kind: 'life', seq: 0, phase: 'adversity', actor: w1, event: { kind: 'start' } },
+      { kind: 'call', seq: 1, phase: 'adversity', actor: w1, call: { kind: 'fetch', request: { resume: { kind: 'start' }, limit: 3 } }, outcome: ok, applied: true, fault: 'reorder', result: { kind: 'page', page: { events: [b, a, c], next: null, head: 3 } } },
+      { kind: 'call', seq: 2, phase: 'adversity', actor: w1, call: { kind: 'commit', ops: [{ op: 'outbox', event: a, payload: a.payload }, { op: 'watermark', binding: 'orders', value: { key: [1], id: 'a' } }], fence: null }, outcome: ok, applied: true },
+      { kind: 'call', seq: 3, phase: 'adversity', actor: w1, call: { kind: 'commit', ops: [{ op: 'dead-letter', event: c, reason: 'refused <poison>' }], fence: null }, outcome: ok, applied: true },
+      { kind: 'call', seq: 4, phase: 'adversity', actor: w1, call: { kind: 'emit', event: b, payload: b.payload }, outcome: { kind: 'indefinite', code: 'timeout' }, applied: true },
+      { kind: 'mutation', seq: 5, phase: 'adversity', event: event('b', 5, 2), mutation: 'move' },
+      { kind: 'call', seq: 6, phase: 'adversity', actor: w1, call: { kind: 'malformed', method: 'fetch', problem: 'limit <= 0' }, outcome: { kind: 'error', code: 'bad-request' }, applied: false },
+      { kind: 'life', seq: 7, phase: 'adversity', actor: w1, event: { kind: 'threw', message: 'boom <&>' } },
+      { kind: 'life', seq: 8, phase: 'adversity', actor: w1b, event: { kind: 'start' } },
+      { kind: 'call', seq: 9, phase: 'adversity', actor: w1b, call: { kind: 'claim', claim: { kind: 'failed', reason: 'cannot prove <hole>' } }, outcome: ok, applied: true },
+      { kind: 'life', seq: 10, phase: 'drain', actor: w2, event: { kind: 'start' } },
+      { kind: 'life', seq: 11, phase: 'drain', actor: w2, event: { kind: 'budget' } },
+      { kind: 'life', seq: 12, phase: 'drain', actor: w2, event: { kind: 'hung' } },
+    ];
+    const history: History = {
+      header: { initial: [a, b, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: ['c'] },
+      steps,
+    };
+    const execution: Execution = { plan: findScenario('failed-event-holds-watermark')!.plan, history, hash: hashHistory(history), result: check(history) };
+    expect(execution.result.verdict.status).toBe('unknown');
+    const html = renderPicture(execution, { consumer: 'hand-made', replay: 'none' });
+    expect(unbalanced(html)).toEqual([]);
+    expect(html).toMatch(/<h1[^>]*>UNKNOWN hand-made<\/h1>/);
+    expect(html).toContain('the run could not be judged: incarnation w2#1 stopped calling the world');
+    expect([...html.matchAll(/<g class="lane" data-lane="([^"]+)">/g)].map((m) => m[1])).toEqual(['source', 'w1#1', 'w1#2', 'w2#1']);
+    expect(markLine(html, 1)).toContain('data-fault="reorder"');
+    expect(html).toContain('>[b a c] end</text>');
+    expect(markLine(html, 4)).toContain('<g class="fault-indefinite">');
+    expect(html).toContain('>timeout (applied)</text>');
+    expect(markLine(html, 6)).toContain('data-call="malformed"');
+    expect(html).toContain('>move b@2 at 5</text>');
+    // Two rows for b: where version 1 stood and where version 2 moved.
+    expect(html).toContain('>b (2)</text>');
+    expect(html).toContain('>b@2 (5)</text>');
+    expect(html).toContain('data-life="threw"');
+    expect(html).toContain('>threw: boom &lt;&amp;&gt;</text>');
+    expect(html).toContain('>failed visibly: cannot prove &lt;hole&gt;</text>');
+    expect(html).toContain('data-life="hung"');
+    expect(html).toContain('data-life="budget"');
+    // The outbox handoff and the poison dead letter are durable outcomes; the move left b@2 without one.
+    expect(html).not.toContain('data-shade=');
   });
 
   it('is deterministic: the same world gives the same bytes', async () => {
