@@ -69,7 +69,12 @@ export class Incarnation {
       try {
         this.generation = await this.world.lease();
         const end = await this.pass();
-        if (end === 'caught-up') return await this.world.caughtUp();
+        if (end === 'caught-up') {
+          // Another worker may have handed an event to the outbox and died before relaying
+          // it; caught up means delivered, so deliver what is still waiting first.
+          if (this.delivery === 'outbox') await this.relay((await this.world.load()).outbox);
+          return await this.world.caughtUp();
+        }
         if (end === 'unprovable') {
           return await this.world.fail('the source promises no stability, so no hole behind the watermark can be proven empty (R10)');
         }

@@ -133,8 +133,13 @@ export class World {
       spent++;
     }
     let idle = 0;
+    // Whose call ran last: a blackbox consumer's durable writes after that call, and before
+    // its next one, are that incarnation's. Only it ran since, so they are looked at here.
+    let writer: Life | null = null;
     for (;;) {
       await turn();
+      if (writer) await this.observe(writer);
+      writer = null;
       for (const life of [...this.lives.values()]) {
         if (!life.alive || life.settled === null) continue;
         this.kill(life);
@@ -171,9 +176,9 @@ export class World {
       idle = 0;
       const next = this.pick();
       if (!next.life.alive) continue;
-      await this.observe(next.life);
       if (phase === 'adversity' && this.beforeCall(workers)) continue;
       spent++;
+      writer = next.life;
       if (this.execute(next) === 'claimed') {
         this.stopAll(null);
         return 'claimed';
