@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -79,4 +79,50 @@ describe('tidemark CLI', () => {
       expect(r.out).toContain(`tidemark ${c}`);
     }
   });
+
+  it('mutants prints the kill matrix, with the reference under the same seed, and writes JSON', async () => {
+    const json = join(tmpdir(), `tidemark-kill-${process.pid}.json`);
+    const r = await cli('mutants', '--only', 'token-as-watermark,checkpoint-before-flush', '--runs', '200', '--seed', '2', '--json', json);
+    expect(r.code).toBe(EXIT.pass);
+    expect(r.out).toMatch(/^token-as-watermark +R8 +token-as-watermark +token-as-watermark +yes /m);
+    expect(r.out).toMatch(/^reference +- +pass +pass /m);
+    expect(r.out).toContain('verdict: 2 of 2 mutants killed, reference pass');
+    const matrix = JSON.parse(readFileSync(json, 'utf8'));
+    expect(matrix.rows.map((x: { mutant: string }) => x.mutant)).toEqual(['token-as-watermark', 'checkpoint-before-flush']);
+    expect((await cli('mutants', '--only', 'nope')).err).toContain("no mutant named 'nope'");
+  });
+
+  it('report writes the Markdown report, and re-renders it from its own searches', async () => {
+    const out = join(tmpdir(), `tidemark-report-${process.pid}.md`);
+    const r = await cli('report', '--seeds', '1', '--runs', '100', '--out', out);
+    expect(r.code).toBe(EXIT.pass);
+    const first = readFileSync(out, 'utf8');
+    expect(first).toContain('# tidemark report');
+    expect(first).toContain('## Kill matrix (seed 20261129)');
+    const again = await cli('report', '--seeds', '1', '--runs', '100', '--out', out, '--reuse-searches');
+    expect(again.code).toBe(EXIT.pass);
+    expect(readFileSync(out, 'utf8').split('<!-- timings')[0]).toBe(first.split('<!-- timings')[0]);
+  }, 120_000);
+
+  it('a broken regression file is a clear usage error', async () => {
+    const bad = join(tmpdir(), `tidemark-bad-${process.pid}.json`);
+    writeFileSync(bad, '{ not json');
+    expect((await cli('regressions', '--file', bad)).err).toContain('is not valid JSON');
+    writeFileSync(bad, JSON.stringify({ version: 9, entries: [] }));
+    expect((await cli('regressions', '--file', bad)).err).toContain('has version 9; this tidemark reads version 1');
+    writeFileSync(bad, JSON.stringify({ version: 1, entries: [{ adapter: 'x', kind: 'world', seed: 1, path: 'a' }] }));
+    const r = await cli('regressions', '--file', bad);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toContain('entries[0] must be');
+  });
+
+  it('lists the regression file', async () => {
+    const file = join(tmpdir(), `tidemark-list-${process.pid}.json`);
+    writeFileSync(file, JSON.stringify({ version: 1, entries: [{ adapter: 'builtin:reference', kind: 'scenario', scenario: 'stale-token', anomaly: 'omission' }] }));
+    const r = await cli('regressions', '--file', file);
+    expect(r.out).toContain('builtin:reference: scenario stale-token (omission)');
+    const pruned = await cli('regressions', '--file', file, '--prune');
+    expect(pruned.out).toContain('pruned 1 passing entry; 0 kept');
+  });
 });
+
