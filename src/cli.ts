@@ -87,7 +87,8 @@ mutant is killed and the reference passes, 1 otherwise.
 Runs the named scenarios against every reference variant, the kill matrix, and each mutant
 under K seeds (default 20) for the reliability table, and writes the report as Markdown
 (default: REPORT.md). The seed defaults to ${REPORT_SEED}, the one the committed report uses.
---reuse-searches re-renders the report from the per-seed searches it already holds.`,
+--reuse-searches re-renders the report from the per-seed searches it already holds;
+--redo NAME,NAME with it searches again for those mutants only.`,
   scenarios: 'Usage: tidemark scenarios\n\nLists the named scenarios with the rules each covers.',
   consumers: 'Usage: tidemark consumers\n\nLists the built-in consumers: reference variants and mutants.',
 };
@@ -394,7 +395,7 @@ async function mutants(args: readonly string[], io: Io): Promise<number> {
 }
 
 async function report(args: readonly string[], io: Io): Promise<number> {
-  const o = options(args, { seed: { type: 'string' }, runs: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, 'reuse-searches': { type: 'boolean' } });
+  const o = options(args, { seed: { type: 'string' }, runs: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, 'reuse-searches': { type: 'boolean' }, redo: { type: 'string' } });
   const seed = integer(o.seed, '--seed', REPORT_SEED, 0);
   const runs = integer(o.runs, '--runs', 1000, 1);
   const seeds = integer(o.seeds, '--seeds', 20, 1);
@@ -402,6 +403,10 @@ async function report(args: readonly string[], io: Io): Promise<number> {
   // Reusing the searches of the existing report only re-renders it; the staleness test's
   // sample of re-run searches still says whether those searches are current.
   const rows = o['reuse-searches'] && existsSync(out) ? rowsOf(readFileSync(out, 'utf8')) : undefined;
+  for (const name of o.redo?.split(',') ?? []) {
+    if (!findMutant(name.trim())) throw new UsageError(`no mutant named '${name.trim()}'`);
+    rows?.delete(name.trim());
+  }
   const text = await buildReport({ seed, runs, seeds, testDir: 'test', progress: (line) => io.err(`report: ${line}`), ...(rows ? { rows } : {}) });
   writeFileSync(out, text);
   io.out(`wrote ${out} (seed ${seed}, ${runs} worlds per search, ${seeds} seeds per mutant)`);

@@ -187,21 +187,11 @@ class SortsByMutableField extends Incarnation {
   }
 }
 
-/** Ends the pass at whatever page says so: the subclasses differ only in what they take as the end. */
+/** Ends the pass at whatever page looks like the end: the subclasses differ only in what they take for it. */
 abstract class EndsEarly extends Incarnation {
   protected abstract looksLikeTheEnd(page: Page, fresh: readonly SourceEvent[]): boolean;
-  protected override async pass(): Promise<'caught-up' | 'unprovable' | 'retry'> {
-    const state = await this.world.load();
-    await this.relay(state.outbox);
-    let resume = this.resumeFrom(state);
-    for (;;) {
-      const page = await this.fetch(resume);
-      if (page.head !== null) this.head = Math.max(this.head ?? page.head, page.head);
-      const fresh = this.normalize(page);
-      if (!(await this.handle(fresh, resume, page))) return 'retry';
-      if (page.next === null || this.looksLikeTheEnd(page, fresh)) return this.world.source.contract.kind === 'none' ? 'unprovable' : 'caught-up';
-      resume = this.continueAfter(page);
-    }
+  protected override isLastPage(page: Page, fresh: readonly SourceEvent[]): boolean {
+    return page.next === null || this.looksLikeTheEnd(page, fresh);
   }
 }
 

@@ -92,18 +92,27 @@ export class Incarnation {
     for (;;) {
       const page = await this.fetch(resume);
       if (page.head !== null) this.head = Math.max(this.head ?? page.head, page.head);
-      const ok = await this.handle(this.normalize(page), resume, page);
+      const fresh = this.normalize(page);
+      const ok = await this.handle(fresh, resume, page);
       if (!ok) return 'retry';
-      if (page.next === null) break;
+      if (this.isLastPage(page, fresh)) break;
       // Renewing the lease each page keeps it; if the generation changed, another worker
       // may have moved the watermark, so start again from durable state.
       if ((await this.world.lease()) !== this.generation) return 'retry';
       // The token moves the live traversal only; it was persisted above solely as an anchor.
       resume = this.continueAfter(page);
     }
-    // Step 10 of the contract: without a stable source no hole can be proven, so the only
-    // honest end is a visible one.
+    // The seed's limits: without a stable source no hole can be proven, so the only honest
+    // end is a visible one.
     return this.world.source.contract.kind === 'none' ? 'unprovable' : 'caught-up';
+  }
+
+  /**
+   * Step 9: only the absence of a next token ends the stream. An empty, short or repeated
+   * page proves nothing about what comes after it.
+   */
+  protected isLastPage(page: Page, _fresh: readonly SourceEvent[]): boolean {
+    return page.next === null;
   }
 
   protected async fetch(resume: Resume): Promise<Page> {

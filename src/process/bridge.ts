@@ -59,10 +59,14 @@ export async function processConsumer(command: string, options: ProcessOptions =
     const blackbox: BlackboxConsumer<Store> = {
       ...base,
       kind: 'blackbox',
-      open: () => ({ dir: mkdtempSync(join(tmpdir(), 'tidemark-store-')), live: new Set() }),
+      open: () => ({ dir: mkdtempSync(join(tmpdir(), 'tidemark-store-')), live: new Set(), quiet: new Set(), last: { watermark: null, effects: [] } }),
       run: (world, store) => new Incarnation(command, options).run(world, store),
-      inspect: (store) => inspect(store),
-      close: (store) => rmSync(store.dir, { recursive: true, force: true }),
+      inspect: (store) => inspect(store, base.stallMs),
+      close: (store) => {
+        // Also when the world stopped on an error: no process of it may outlive it.
+        for (const incarnation of store.live) incarnation.kill();
+        rmSync(store.dir, { recursive: true, force: true });
+      },
     };
     return blackbox;
   }
@@ -73,14 +77,42 @@ export async function processConsumer(command: string, options: ProcessOptions =
 /** A blackbox process consumer's durable store: a directory its processes keep their database in. */
 interface Store {
   readonly dir: string;
-  /** Live incarnations, newest last: the one asked to read the store for an inspection. */
+  /** Live incarnations, newest last: the newest started one is asked to read the store for an inspection. */
   readonly live: Set<Incarnation>;
+  /** Told whenever one of its incarnations stops working (it made its next call) or dies. */
+  readonly quiet: Set<() => void>;
+  /** What the last inspection saw. */
+  last: Inspection;
 }
 
-function inspect(store: Store): Promise<Inspection> {
-  const newest = [...store.live].at(-1);
-  if (!newest) throw new Error('no live consumer process to inspect its store');
-  return newest.inspect();
+/**
+ * Reads the store once every live process waits on the world. A process between a reply
+ * (or its start) and its next call may be writing right now: what it wrote would be seen
+ * or not by timing alone, and a process not yet started does not know where the store is.
+ * The wait is bounded by the stall limit: a process still working then has stalled, and
+ * cannot be asked; the last inspection stands, and the world reports the stall.
+ */
+async function inspect(store: Store, stallMs: number): Promise<Inspection> {
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      store.quiet.delete(check);
+      resolve();
+    };
+    const check = (): void => {
+      if (![...store.live].some((i) => i.busy)) done();
+    };
+    const timer = setTimeout(done, stallMs);
+    store.quiet.add(check);
+    check();
+  });
+  const newest = [...store.live].filter((i) => i.started && !i.busy).at(-1);
+  if (newest) store.last = await newest.inspect(stallMs);
+  return store.last;
+}
+
+function quieted(store: Store | null): void {
+  for (const check of [...(store?.quiet ?? [])]) check();
 }
 
 /** One consumer process, from spawn to exit or SIGKILL. */
@@ -92,6 +124,10 @@ class Incarnation {
   private nextInspection = 0;
   private onHello: ((hello: Hello) => void) | null = null;
   private fail: (error: Error) => void = () => {};
+  /** Working between a reply (or its start) and its next call: not to be inspected meanwhile. */
+  busy = false;
+  /** Sent its start message, so it knows its store. */
+  started = false;
 
   constructor(
     private readonly command: string,
@@ -111,8 +147,20 @@ class Incarnation {
 
   /** One incarnation: start, serve its calls until it claims, exits, or is killed. */
   run(world: WorkerWorld, store: Store | null): Promise<void> {
+    // Started and stopped in the same step (a restart the step budget cut short): no
+    // process, or nothing would ever kill it.
+    if (world.signal.aborted) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      let release = world.hold(() => this.note());
+      const hold = (): (() => void) => {
+        this.busy = true;
+        const released = world.hold(() => this.note());
+        return () => {
+          released();
+          this.busy = false;
+          quieted(store);
+        };
+      };
+      let release = hold();
       const die = (error: Error | null): void => {
         store?.live.delete(this);
         release();
@@ -124,6 +172,8 @@ class Incarnation {
       world.signal.addEventListener('abort', () => {
         // The world crashed this incarnation: kill it for real, and never settle.
         store?.live.delete(this);
+        this.busy = false;
+        quieted(store);
         this.kill();
       });
       this.onHello = (hello) => {
@@ -138,6 +188,7 @@ class Incarnation {
           source: world.source,
           ...(store ? { store: store.dir } : {}),
         });
+        this.started = true;
       };
       this.onCall = (id, method, args) => {
         this.lastCall = `${method} (id ${id})`;
@@ -146,12 +197,12 @@ class Incarnation {
         call.then(
           (value) => {
             if (world.signal.aborted) return;
-            release = world.hold(() => this.note());
+            release = hold();
             this.send({ type: 'reply', id, ok: true, value: value ?? null });
           },
           (error: unknown) => {
             if (world.signal.aborted) return;
-            release = world.hold(() => this.note());
+            release = hold();
             const e = error as { code?: string; definite?: boolean; message?: string };
             this.send({ type: 'reply', id, ok: false, error: { code: e.code ?? 'bad-request', definite: e.definite ?? true, message: e.message ?? String(error) } });
           },
@@ -167,15 +218,26 @@ class Incarnation {
     });
   }
 
-  inspect(): Promise<Inspection> {
+  inspect(timeoutMs: number): Promise<Inspection> {
     return new Promise((resolve, reject) => {
       const id = `i${this.nextInspection++}`;
-      this.inspections.set(id, resolve);
       const before = this.fail;
-      this.fail = (error) => {
+      const settle = (): void => {
+        clearTimeout(timer);
+        this.inspections.delete(id);
+        if (this.fail === failed) this.fail = before;
+      };
+      const failed = (error: Error): void => {
+        settle();
         reject(error);
         before(error);
       };
+      const timer = setTimeout(() => failed(new Error(`protocol error: no inspection answers inspect ${id} within ${timeoutMs} ms${this.tail()}`)), timeoutMs);
+      this.inspections.set(id, (value) => {
+        settle();
+        resolve(value);
+      });
+      this.fail = failed;
       this.send({ type: 'inspect', id });
     });
   }
