@@ -1,22 +1,42 @@
 // A minimal tidemark protocol client for Node, standard library only (docs/protocol.md).
 // It says hello, waits for start, and gives the consumer a `world` whose methods send calls
-// and resolve with the replies. Inspection requests are answered with `inspect()`.
+// and resolve with the replies. A blackbox consumer answers inspection requests with
+// `inspect(message, start)`: what its own store durably holds, read from the `start.store`
+// directory. A request that arrives before start waits until start has arrived.
+// Protocol 1 allows one call in flight at a time: await each call before the next.
 import { createInterface } from 'node:readline';
 
 export function serve({ name, capabilities, kind = 'whitebox', run, inspect }) {
   const pending = new Map();
   let nextId = 1;
+  let start = null;
+  const early = [];
   const send = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
+  const die = (problem) => {
+    process.stderr.write(`${problem}\n`);
+    process.exit(1);
+  };
   const call = (method, ...args) =>
     new Promise((resolve, reject) => {
       const id = nextId++;
       pending.set(id, { resolve, reject });
       send({ type: 'call', id, method, args });
     });
+  const answer = async (message) => {
+    if (!inspect) die('the harness asked for an inspection, but this consumer has no inspect()');
+    send({ type: 'inspection', id: message.id, ...(await inspect(message, start)) });
+  };
   const lines = createInterface({ input: process.stdin });
   lines.on('line', async (line) => {
-    const message = JSON.parse(line);
+    if (line.trim() === '') return;
+    let message;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      die(`not JSON from the harness: ${line.slice(0, 200)}`);
+    }
     if (message.type === 'start') {
+      start = message;
       const world = {
         ...message,
         fetch: (request) => call('fetch', request),
@@ -28,6 +48,7 @@ export function serve({ name, capabilities, kind = 'whitebox', run, inspect }) {
         caughtUp: () => call('caughtUp'),
         fail: (reason) => call('fail', reason),
       };
+      for (const m of early.splice(0)) await answer(m);
       try {
         await run(world);
       } catch (error) {
@@ -36,11 +57,13 @@ export function serve({ name, capabilities, kind = 'whitebox', run, inspect }) {
       }
     } else if (message.type === 'reply') {
       const waiter = pending.get(message.id);
+      if (!waiter) die(`a reply for unknown call id ${JSON.stringify(message.id)}`);
       pending.delete(message.id);
       if (message.ok) waiter.resolve(message.value);
       else waiter.reject(Object.assign(new Error(message.error.message), { name: 'WorldError', code: message.error.code, definite: message.error.definite }));
     } else if (message.type === 'inspect') {
-      send({ type: 'inspection', id: message.id, ...(await inspect(message)) });
+      if (start === null) early.push(message);
+      else await answer(message);
     }
   });
   send({ type: 'hello', protocol: 1, name, capabilities, kind });

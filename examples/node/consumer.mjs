@@ -28,7 +28,7 @@ serve({
           if (page.head !== null) head = Math.max(head ?? page.head, page.head);
           const events = [...page.events].sort((a, b) => (before(a, b) ? -1 : 1)).filter((e) => !stored || before(stored, e));
           const done = await world.completed(events.map(ref));
-          let last = null;
+          let last = -1;
           for (const [i, e] of events.entries()) {
             if (!done[i]) {
               try {
@@ -42,16 +42,15 @@ serve({
             const settled = contract.kind === 'snapshot' || contract.kind === 'insertion-stable' || (contract.kind === 'replay-window' && head !== null && e.key[0] < head - contract.window);
             if (settled && last === i - 1) last = i;
           }
-          if (last !== null && last >= 0) {
+          if (last >= 0) {
             const value = pos(events[last]);
             await world.commit([{ op: 'watermark', binding: world.fingerprint, value, expect: stored }], { fence: generation });
             stored = value;
           }
           if (page.next === null) break;
           if ((await world.lease()) !== generation) throw Object.assign(new Error('lost the lease'), { code: 'conflict' });
-          const tail = page.events.at(-1);
-          resume = tail && world.source.resumes.includes('after') ? { kind: 'after', position: stored ?? null } : { kind: 'token', token: page.next };
-          if (resume.kind === 'after' && resume.position === null) resume = { kind: 'token', token: page.next };
+          // The token only continues this traversal; it is never the watermark.
+          resume = { kind: 'token', token: page.next };
         }
         if (contract.kind === 'none') return await world.fail('the source promises no stability: no hole can be proven empty');
         return await world.caughtUp();

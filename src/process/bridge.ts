@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { AnyConsumer, BlackboxConsumer, Capabilities, Consumer, Inspection, WorkerWorld } from '../consumer.js';
 import { AdapterLoadError, validateConsumer } from '../adapter.js';
+import { AdapterError } from '../world/world.js';
 
 /**
  * The process bridge: the same world, offered over newline-delimited JSON on stdin and
@@ -107,7 +108,12 @@ async function inspect(store: Store, stallMs: number): Promise<Inspection> {
     check();
   });
   const newest = [...store.live].filter((i) => i.started && !i.busy).at(-1);
-  if (newest) store.last = await newest.inspect(stallMs);
+  try {
+    if (newest) store.last = await newest.inspect(stallMs);
+  } catch (error) {
+    // A bad answer to an inspection is the consumer's fault, reported as such.
+    throw new AdapterError(`the consumer process answered an inspection badly: ${(error as Error).message}`);
+  }
   return store.last;
 }
 

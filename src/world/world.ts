@@ -138,8 +138,6 @@ export class World {
     let writer: Life | null = null;
     for (;;) {
       await turn();
-      if (writer) await this.observe(writer);
-      writer = null;
       for (const life of [...this.lives.values()]) {
         if (!life.alive || life.settled === null) continue;
         this.kill(life);
@@ -159,6 +157,9 @@ export class World {
         this.stopAll({ kind: 'hung', detail });
         return 'hung';
       }
+      // Only now has every worker gone as far as it can, its writes included.
+      if (writer) await this.observe(writer);
+      writer = null;
       if ([...this.lives.values()].some((l) => l.alive && l.settled !== null)) continue;
       if (this.pending.length === 0) {
         // One turn drains every promise chain, which is all a deterministic consumer needs.

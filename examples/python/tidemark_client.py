@@ -1,0 +1,144 @@
+"""A small synchronous tidemark protocol client (protocol 1), standard library only.
+
+See docs/protocol.md. The harness starts the consumer as a child process and talks to it
+in JSON lines: stdout is the protocol, so log to stderr. The client says hello, waits for
+`start`, and then each `call(method, *args)` writes one call and reads lines until its
+reply, answering any `inspect` request that arrives meanwhile through a callback.
+
+    from tidemark_client import Client, WorldError
+
+    client = Client("my-consumer", {"delivery": "at-least-once"})
+    start = client.start()            # hello, then wait for the start message
+    generation = client.lease()
+    state = client.load()
+    ...
+    client.caught_up()                # never returns: the harness ends the process
+
+One call is in flight at a time; that is all protocol 1 allows.
+"""
+
+import json
+import sys
+
+PROTOCOL = 1
+
+
+class WorldError(Exception):
+    """A world call failed. `definite`: it did not happen; otherwise it may have happened."""
+
+    def __init__(self, code, definite, message):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.definite = definite
+        self.message = message
+
+
+class ProtocolError(Exception):
+    """The harness said something this client does not understand, or went away."""
+
+
+class Client:
+    """One consumer process's connection to the harness.
+
+    `inspect(start)` is for blackbox consumers: it is called with the start message whenever
+    the harness asks what the consumer's own store durably holds, and must return
+    {"watermark": ..., "effects": [{"event": {"id", "version"}, "payload"}, ...]}.
+    """
+
+    def __init__(self, name, capabilities, kind="whitebox", inspect=None, stdin=None, stdout=None):
+        self.name = name
+        self.capabilities = capabilities
+        self.kind = kind
+        self.inspect = inspect
+        self.stdin = stdin if stdin is not None else sys.stdin
+        self.stdout = stdout if stdout is not None else sys.stdout
+        self.start_message = None
+        self.next_id = 1
+        # Inspections asked for before start: answered as soon as start arrives.
+        self.deferred = []
+
+    # -- the wire ------------------------------------------------------------------------
+
+    def send(self, message):
+        self.stdout.write(json.dumps(message, separators=(",", ":")) + "\n")
+        self.stdout.flush()
+
+    def receive(self):
+        """The next message from the harness; a closed stdin means the harness is gone."""
+        while True:
+            line = self.stdin.readline()
+            if line == "":
+                raise ProtocolError("the harness closed stdin")
+            if line.strip():
+                return json.loads(line)
+
+    def answer_inspect(self, message):
+        if self.start_message is None:
+            self.deferred.append(message)
+            return
+        if self.inspect is None:
+            raise ProtocolError("the harness asked for an inspection, but this consumer gave no inspect callback")
+        seen = self.inspect(self.start_message)
+        self.send({"type": "inspection", "id": message["id"], "watermark": seen.get("watermark"), "effects": seen.get("effects", [])})
+
+    # -- the session ---------------------------------------------------------------------
+
+    def start(self):
+        """Says hello and waits for the start message, which it returns."""
+        self.send({"type": "hello", "protocol": PROTOCOL, "name": self.name, "capabilities": self.capabilities, "kind": self.kind})
+        while True:
+            message = self.receive()
+            if message.get("type") == "start":
+                self.start_message = message
+                for waiting in self.deferred:
+                    self.answer_inspect(waiting)
+                self.deferred = []
+                return message
+            if message.get("type") == "inspect":
+                self.answer_inspect(message)
+                continue
+            raise ProtocolError(f"expected start, got {json.dumps(message)[:200]}")
+
+    def call(self, method, *args):
+        """One world call: returns the reply's value, or raises WorldError."""
+        call_id = self.next_id
+        self.next_id += 1
+        self.send({"type": "call", "id": call_id, "method": method, "args": list(args)})
+        while True:
+            message = self.receive()
+            kind = message.get("type")
+            if kind == "inspect":
+                self.answer_inspect(message)
+            elif kind == "reply" and message.get("id") == call_id:
+                if message.get("ok"):
+                    return message.get("value")
+                error = message.get("error") or {}
+                raise WorldError(error.get("code", "bad-request"), error.get("definite", True), error.get("message", ""))
+            else:
+                raise ProtocolError(f"waiting for the reply to call {call_id}, got {json.dumps(message)[:200]}")
+
+    # -- the world's methods, by name ----------------------------------------------------
+
+    def fetch(self, request):
+        return self.call("fetch", request)
+
+    def load(self):
+        return self.call("load")
+
+    def completed(self, events):
+        return self.call("completed", events)
+
+    def commit(self, ops, fence=None):
+        return self.call("commit", ops, {} if fence is None else {"fence": fence})
+
+    def emit(self, event, payload):
+        return self.call("emit", event, payload)
+
+    def lease(self):
+        return self.call("lease")
+
+    def caught_up(self):
+        return self.call("caughtUp")
+
+    def fail(self, reason):
+        return self.call("fail", reason)

@@ -1,0 +1,204 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { CallStep, History, LifeStep, Outcome } from '../model/history.js';
+import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
+import type { Plan } from '../scenarios/plan.js';
+import { EXIT, main } from '../src/cli.js';
+import { execute } from '../src/execute.js';
+import { processConsumer } from '../src/process/bridge.js';
+import { renderFailure } from '../src/report/failure.js';
+
+/**
+ * docs/protocol.md, held to what it promises: consumers in Python, plain Node and Node with
+ * SQLite pass through the process bridge; their buggy twins fail with a replay command that
+ * reproduces the same history; crashes are real; and a process that misbehaves gets a clear
+ * verdict or error quoting its stderr, never a hang, and never outlives the run. Every
+ * incarnation here is a real process, so the runs are kept small.
+ */
+const tmp = mkdtempSync(join(tmpdir(), 'tidemark-process-'));
+let files = 0;
+
+async function cli(...argv: string[]) {
+  // Never write the regression file into the repository.
+  if (argv[0] === 'check') argv = [...argv, '--regressions', join(tmp, `regressions-${files++}.json`)];
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+/** Splits a printed replay command into argv, dropping `npx tidemark`; the command is in single quotes. */
+function argvOf(command: string): string[] {
+  return (command.match(/'[^']*'|"[^"]*"|\S+/g) ?? []).slice(2).map((a) => a.replace(/^(['"])(.*)\1$/, '$2'));
+}
+
+/** Every failure printed in full: its history hash and the command that replays it. */
+function printedReplays(out: string): { hash: string; replay: string }[] {
+  return [...out.matchAll(/History sha256 (\w+)\n\s*Replay: (npx tidemark replay .*)$/gm)].map((m) => ({ hash: m[1]!, replay: m[2]! }));
+}
+
+/** Waits until no process runs the given file: the harness must kill every process it started. */
+async function gone(file: string): Promise<string[]> {
+  let left: string[] = [];
+  for (let i = 0; i < 40; i++) {
+    left = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.includes(file));
+    if (left.length === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return left;
+}
+
+const outcomes = (history: History): Outcome['kind'][] => history.steps.filter((s): s is CallStep => s.kind === 'call').map((s) => s.outcome.kind);
+
+/** A named scenario's world with a small step budget, for processes that never finish. */
+function small(name: string): Plan {
+  return { ...findScenario(name)!.plan, budget: { adversity: 8, drain: 8 } };
+}
+
+const PYTHON = 'python3 examples/python/ledger_consumer.py';
+const PYTHON_BUGGY = 'python3 examples/python/ledger_consumer_buggy.py';
+const NODE = 'node examples/node/consumer.mjs';
+const SQLITE = 'node examples/sqlite/consumer.mjs';
+const SQLITE_BUGGY = 'node examples/sqlite/consumer-buggy.mjs';
+const FIXTURES = 'test/fixtures/process';
+
+describe.concurrent('correct consumers pass through the process bridge', () => {
+  it.each([
+    [PYTHON, 'python-ledger', 'at-least-once'],
+    [NODE, 'node-ledger', 'at-least-once'],
+    [SQLITE, 'sqlite-ledger', 'exactly-once'],
+  ])('check --command "%s" exits 0', { timeout: 300_000 }, async (command, name, delivery) => {
+    const r = await cli('check', '--command', command, '--runs', '30', '--seed', '1');
+    expect(r.err).toBe('');
+    expect(r.code, r.out).toBe(EXIT.pass);
+    expect(r.out).toContain(`consumer ${name} (--command '${command}'), seed 1, 30 generated worlds`);
+    expect(r.out).toContain('scenarios: 17 of 17 passed');
+    expect(r.out).toContain('generated worlds: pass after 30 worlds');
+    // The SQLite ledger books effect and completion record in one transaction: exactly-once
+    // is claimed, so the duplicate check runs instead of being skipped.
+    expect(r.out.includes('check duplicate-effect: skipped')).toBe(delivery === 'at-least-once');
+    expect(r.out).toMatch(/verdict: pass$/);
+  });
+
+  it('crashes are real: the named crash scenarios kill the Python consumer before and after calls, and it recovers', { timeout: 120_000 }, async () => {
+    const consumer = await processConsumer(PYTHON);
+    const seen = new Set<string>();
+    for (const scenario of ALL_SCENARIOS.filter((s) => s.name.startsWith('crash-'))) {
+      const run = await execute(scenario.plan, consumer);
+      expect(run.result.verdict.status, scenario.name).toBe('pass');
+      const kinds = outcomes(run.history);
+      for (const k of kinds) seen.add(k);
+      // After the crash, a new incarnation (a new process) picked up from durable state.
+      const crash = run.history.steps.find((s): s is CallStep => s.kind === 'call' && s.outcome.kind.startsWith('crash'));
+      expect(crash, scenario.name).toBeDefined();
+      const reborn = run.history.steps.find((s): s is LifeStep => s.kind === 'life' && s.seq > crash!.seq && s.event.kind === 'start' && s.actor.worker === crash!.actor.worker);
+      expect(reborn?.actor.incarnation, scenario.name).toBe(crash!.actor.incarnation + 1);
+    }
+    expect([...seen]).toEqual(expect.arrayContaining(['crash-before', 'crash-after']));
+  });
+
+  it('a blackbox process world with two workers is deterministic: the same history twice', { timeout: 60_000 }, async () => {
+    const consumer = await processConsumer(SQLITE);
+    const plan = findScenario('stale-generation-cannot-advance')!.plan;
+    expect(plan.workers).toBe(2);
+    const [a, b] = [await execute(plan, consumer), await execute(plan, consumer)];
+    expect(a.result.verdict.status).toBe('pass');
+    expect(a.history.steps.some((s) => s.kind === 'observed')).toBe(true);
+    expect(b.hash).toBe(a.hash);
+  });
+});
+
+describe.concurrent('buggy consumers fail, and the printed replay reproduces the history', () => {
+  it.each([
+    [PYTHON_BUGGY, 'python-ledger-buggy'],
+    [SQLITE_BUGGY, 'sqlite-ledger-buggy'],
+  ])('check --command "%s" exits 1 with premature-watermark', { timeout: 300_000 }, async (command, name) => {
+    const r = await cli('check', '--command', command, '--runs', '20', '--seed', '1');
+    expect(r.code, r.out).toBe(EXIT.fail);
+    expect(r.out).toContain(`FAIL  ${name}: premature-watermark (R6 R7`);
+    expect(r.out).toContain('fail    failed-event-holds-watermark');
+    const replays = printedReplays(r.out);
+    expect(replays.length).toBeGreaterThan(0);
+    for (const { hash, replay } of replays) {
+      expect(replay).toContain(`--command '${command}'`);
+      const again = await cli(...argvOf(replay));
+      expect(again.code, replay).toBe(EXIT.fail);
+      expect(again.out).toContain(`History sha256 ${hash}`);
+    }
+  });
+});
+
+describe.concurrent('misbehaving processes get a clear verdict or error, never a hang', () => {
+  it('one that exits on its own mid-run (code 3): each incarnation ends quoting its exit and stderr, then liveness fails', { timeout: 60_000 }, async () => {
+    const file = `${FIXTURES}/exits-midrun.py`;
+    const run = await execute(small('failed-event-holds-watermark'), await processConsumer(`python3 ${file}`));
+    expect(run.result.verdict.status).toBe('fail');
+    expect(run.result.verdict.anomalies[0]?.kind).toBe('liveness');
+    const text = renderFailure({ consumer: 'exits-midrun', execution: run, replay: '-' });
+    expect(text).toContain('threw: Error: the consumer process exited with code 3 after lease (id 1); stderr tail: exits-midrun: out of disk space, giving up');
+    expect(await gone(file)).toEqual([]);
+  });
+
+  it('one that prints a line that is not JSON on stdout: a protocol error quoting the line and its stderr', { timeout: 60_000 }, async () => {
+    const file = `${FIXTURES}/non-json.py`;
+    const run = await execute(small('failed-event-holds-watermark'), await processConsumer(`python3 ${file}`));
+    expect(run.result.verdict.status).toBe('fail');
+    const text = renderFailure({ consumer: 'non-json', execution: run, replay: '-' });
+    expect(text).toContain('threw: Error: protocol error: not JSON on stdout: "DEBUG fetched 3 events"; stderr tail: non-json: starting, about to print a debug line on stdout');
+    expect(await gone(file)).toEqual([]);
+  });
+
+  it('a blackbox one that answers an inspection with an unknown id: exit 3 naming the id, with two workers too', { timeout: 60_000 }, async () => {
+    const file = `${FIXTURES}/unknown-inspection.py`;
+    for (const scenario of ['failed-event-holds-watermark', 'stale-generation-cannot-advance']) {
+      const r = await cli('check', '--command', `python3 ${file}`, '--scenario', scenario);
+      expect(r.code).toBe(EXIT.usage);
+      expect(r.err).toContain('protocol error: an inspection answers unknown id "bogus"; stderr tail: unknown-inspection: started, will answer inspections with a made-up id');
+      expect(await gone(file)).toEqual([]);
+    }
+  });
+
+  it('one that stalls after start: verdict unknown, naming the stall and quoting its stderr', { timeout: 60_000 }, async () => {
+    const file = `${FIXTURES}/stalls.py`;
+    // The stall limit counts from the spawn, so it leaves room for the interpreter to start.
+    const run = await execute(findScenario('failed-event-holds-watermark')!.plan, await processConsumer(`python3 ${file}`, { stallMs: 2000 }));
+    const verdict = run.result.verdict;
+    expect(verdict.status).toBe('unknown');
+    if (verdict.status !== 'unknown') return;
+    expect(verdict.reason).toContain('incarnation w1#1 stopped calling the world and never returned');
+    expect(verdict.reason).toContain('w1#1 sent no call for 2 s; last call none yet; stderr tail: stalls: waiting for a lock that is never released');
+    expect(await gone(file)).toEqual([]);
+  });
+
+  it('a blackbox one that stalls after a reply: verdict unknown; the harness does not wait on it to inspect', { timeout: 60_000 }, async () => {
+    const file = `${FIXTURES}/blackbox-stalls.py`;
+    const run = await execute(findScenario('failed-event-holds-watermark')!.plan, await processConsumer(`python3 ${file}`, { stallMs: 1000 }));
+    const verdict = run.result.verdict;
+    expect(verdict.status).toBe('unknown');
+    if (verdict.status !== 'unknown') return;
+    expect(verdict.reason).toContain('w1#1 sent no call for 1 s; last call lease (id 1); stderr tail: blackbox-stalls: deadlocked on the ledger lock');
+    expect(await gone(file)).toEqual([]);
+  });
+
+  it('a blackbox one that never answers inspect: a clear error, its process killed', { timeout: 60_000 }, async () => {
+    const file = `${FIXTURES}/blackbox-silent.py`;
+    const consumer = await processConsumer(`python3 ${file}`, { stallMs: 500 });
+    await expect(execute(findScenario('failed-event-holds-watermark')!.plan, consumer)).rejects.toThrow(
+      /protocol error: no inspection answers inspect i0 within 500 ms; stderr tail: blackbox-silent: inspect\? never heard of it/,
+    );
+    expect(await gone(file)).toEqual([]);
+  });
+
+  it('one that never says hello: loading fails with exit 3 and a clear message', { timeout: 60_000 }, async () => {
+    const file = `${FIXTURES}/no-hello.py`;
+    const r = await cli('check', '--command', `python3 ${file}`, '--runs', '1');
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toContain(`tidemark: cannot start consumer process \`python3 ${file}\`: no hello within 10000 ms; stderr tail: no-hello: listening on port 8080`);
+    expect(await gone(file)).toEqual([]);
+  });
+});
