@@ -134,6 +134,15 @@ describe.concurrent('buggy consumers fail, and the printed replay reproduces the
 });
 
 describe.concurrent('misbehaving processes get a clear verdict or error, never a hang', () => {
+  it('one that dies before its hello fails the load at once, quoting its stderr', async () => {
+    const started = process.hrtime.bigint();
+    await expect(processConsumer(`python3 -c "import sys; sys.stderr.write('no config file'); sys.exit(4)"`)).rejects.toThrow(
+      /exited with code 4 before saying hello; stderr tail: no config file/,
+    );
+    // Well under the 10 s hello timeout: the exit itself ends the wait.
+    expect(Number(process.hrtime.bigint() - started) / 1e9).toBeLessThan(5);
+  });
+
   it('one that exits on its own mid-run (code 3): each incarnation ends quoting its exit and stderr, then liveness fails', { timeout: 60_000 }, async () => {
     const file = `${FIXTURES}/exits-midrun.py`;
     const run = await execute(small('failed-event-holds-watermark'), await processConsumer(`python3 ${file}`));

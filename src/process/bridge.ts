@@ -145,6 +145,8 @@ class Incarnation {
     return new Promise<Hello>((resolve, reject) => {
       this.fail = reject;
       this.onHello = resolve;
+      // A process that dies before its hello fails the load at once, not after the timeout.
+      this.onExit = (code, signal) => reject(new Error(`it exited with ${signal ?? `code ${code}`} before saying hello${this.tail()}`));
       this.spawn();
       const timer = setTimeout(() => reject(new Error(`no hello within ${this.options.helloMs ?? 10_000} ms${this.tail()}`)), this.options.helloMs ?? 10_000);
       timer.unref();
@@ -271,7 +273,9 @@ class Incarnation {
       this.stderr = (this.stderr + chunk.toString()).slice(-TAIL);
     });
     child.on('error', (error) => this.fail(new Error(`cannot run \`${this.command}\`: ${error.message}`)));
-    child.on('exit', (code, signal) => this.onExit(code, signal));
+    // 'close' rather than 'exit': by then stderr has been read to the end, so the tail a
+    // failure quotes includes the process's last words.
+    child.on('close', (code, signal) => this.onExit(code, signal));
     child.stdin?.on('error', () => {});
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => this.receive(line));
