@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type { Binding, Filter } from '../model/binding.js';
 import type { SourceEvent } from '../model/event.js';
 import type { Contract, ResumeStyle } from '../model/history.js';
-import { FAULTABLE_CALLS, PAGE_QUIRKS, type Budget, type Fault, type FaultKind, type MutationSpec, type Plan } from './plan.js';
+import { FAULTABLE_CALLS, PAGE_QUIRKS, type Budget, type Fault, type FaultKind, type MutationSpec, type Placement, type PlaceableCall, type Plan } from './plan.js';
 
 /**
  * Generators of worlds. Every part shrinks towards the small and the calm: fewer events,
@@ -118,9 +118,17 @@ export function faultsArb(size: WorldSize): fc.Arbitrary<{ family: keyof typeof 
   return fc.array(fault, { maxLength: size.maxFaults * 2 });
 }
 
+/** A point in the consumer's work: mostly around commits and fetches, early more often than late. */
+export function placementArb(size: WorldSize): fc.Arbitrary<Placement> {
+  return fc.record({
+    call: fc.constantFrom<PlaceableCall>('commit', 'commit', 'fetch', 'fetch', 'emit', 'lease', 'load', 'completed', 'claim'),
+    nth: fc.oneof({ weight: 3, arbitrary: fc.nat(6) }, { weight: 1, arbitrary: fc.nat(size.maxEvents * 2) }),
+  });
+}
+
 export function mutationsArb(size: WorldSize): fc.Arbitrary<(MutationSpec & { ticket: number })[]> {
   const mutation = fc.record({
-    atCall: fc.nat(size.maxEvents * 2),
+    before: placementArb(size),
     kind: fc.constantFrom('insert', 'move', 'flip'),
     target: fc.nat(size.maxEvents),
     back: fc.nat(size.maxKey / 2),
@@ -171,7 +179,7 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
       mutations: mutationsArb(size),
       workers: fc.integer({ min: 2, max: 3 }),
       leaseTtl: fc.integer({ min: 3, max: 24 }),
-      rebind: fc.record({ atCall: fc.nat(size.maxEvents * 2), filter: filterArb, upTo: fc.nat(size.maxKey) }),
+      rebind: fc.record({ before: placementArb(size), filter: filterArb, upTo: fc.nat(size.maxKey) }),
       schedule: fc.array(fc.nat(11), { maxLength: 64 }),
       poison: fc.array(fc.nat(size.maxEvents), { minLength: 1, maxLength: 2 }),
       seed: fc.nat().map(String),
@@ -189,7 +197,7 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
       });
       const mutations = w.mutations.flatMap(({ ticket: t, ...m }) => (admitted(swarm, 'mutation', t, forced) ? [m] : []));
       const rebind =
-        swarm.rebind === 0 ? null : { atCall: w.rebind.atCall, binding: { ...binding, filter: w.rebind.filter, upTo: binding.upTo === null ? null : w.rebind.upTo } };
+        swarm.rebind === 0 ? null : { before: w.rebind.before, binding: { ...binding, filter: w.rebind.filter, upTo: binding.upTo === null ? null : w.rebind.upTo } };
       // Poison picks existing events by index; with no events there is nothing to poison.
       const poison = swarm.poison === 0 || events.length === 0 ? [] : [...new Set(w.poison.map((i) => (events[i % events.length] as SourceEvent).id))];
       return {

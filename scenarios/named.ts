@@ -113,12 +113,13 @@ export const ADVERSITY_SCENARIOS: readonly NamedScenario[] = [
     name: 'membership-flip-within-replay-window',
     rules: ['R10'],
     seed: 'a mutable-membership case where the same position becomes eligible later',
-    // 42 is a refund, outside the filter; after 43 is handled it flips to an order in place.
-    // The replay window (3) means the consumer never passed 42 and re-reads it.
+    // 42 is a refund, outside the filter; after 43 is handled (before the completion of 44,
+    // the third commit) it flips to an order in place. The replay window (3) means the
+    // consumer never passed 42 and re-reads it.
     plan: plan(WINDOWED, [], {
       binding: { ...ORDERS, filter: { kind: 'equals', attr: 'kind', value: 'order' } },
       source: { pageSize: 4, resumes: [], contract: { kind: 'replay-window', window: 3 } },
-      mutations: [{ atCall: 9, kind: 'flip', target: 1, back: 0 }],
+      mutations: [{ before: { call: 'commit', nth: 2 }, kind: 'flip', target: 1, back: 0 }],
     }),
   },
   {
@@ -129,7 +130,7 @@ export const ADVERSITY_SCENARIOS: readonly NamedScenario[] = [
     plan: plan(WINDOWED, [], {
       binding: { ...ORDERS, filter: { kind: 'equals', attr: 'kind', value: 'order' } },
       source: { pageSize: 4, resumes: [], contract: { kind: 'none' } },
-      mutations: [{ atCall: 9, kind: 'flip', target: 1, back: 0 }],
+      mutations: [{ before: { call: 'commit', nth: 2 }, kind: 'flip', target: 1, back: 0 }],
     }),
   },
   {
@@ -140,7 +141,8 @@ export const ADVERSITY_SCENARIOS: readonly NamedScenario[] = [
     // that ignores the window has already passed 47. The window keeps a correct one below 46.
     plan: plan([41, 42, 43, 44, 46, 47, 49, 50].map((n) => ev(n)), [], {
       source: { pageSize: 2, resumes: [], contract: { kind: 'replay-window', window: 4 } },
-      mutations: [{ atCall: 25, kind: 'insert', target: 0, back: 4 }],
+      // Before the fourth lease renewal: three pages are done.
+      mutations: [{ before: { call: 'lease', nth: 3 }, kind: 'insert', target: 0, back: 4 }],
     }),
   },
   {
@@ -150,7 +152,8 @@ export const ADVERSITY_SCENARIOS: readonly NamedScenario[] = [
     // On a source that promises nothing, a late event lands far behind the head.
     plan: plan([ev(41), ev(43), ev(45), ev(50)], [], {
       source: { pageSize: 2, resumes: [], contract: { kind: 'none' } },
-      mutations: [{ atCall: 14, kind: 'insert', target: 0, back: 8 }],
+      // Before the effect for 50: 41 and 43 are done, and past them a careless watermark.
+      mutations: [{ before: { call: 'emit', nth: 3 }, kind: 'insert', target: 0, back: 8 }],
     }),
   },
   {
@@ -160,7 +163,7 @@ export const ADVERSITY_SCENARIOS: readonly NamedScenario[] = [
     // A new version of e45 moves 3 behind the head, inside the window of 4.
     plan: plan([ev(41), ev(43), ev(45), ev(50)], [], {
       source: { pageSize: 2, resumes: [], contract: { kind: 'replay-window', window: 4 } },
-      mutations: [{ atCall: 14, kind: 'move', target: 2, back: 3 }],
+      mutations: [{ before: { call: 'emit', nth: 3 }, kind: 'move', target: 2, back: 3 }],
     }),
   },
   {
@@ -204,7 +207,8 @@ export const ADVERSITY_SCENARIOS: readonly NamedScenario[] = [
     plan: plan([ev(41, 'refund'), ev(42), ev(43, 'refund'), ev(44), ev(45)], [], {
       binding: { ...ORDERS, filter: { kind: 'equals', attr: 'kind', value: 'order' } },
       source: { pageSize: 3, resumes: ['after'], contract: { kind: 'insertion-stable' } },
-      rebind: { atCall: 11, binding: { ...ORDERS, filter: { kind: 'equals', attr: 'kind', value: 'refund' } } },
+      // Rebound just before the orders consumer would claim it caught up.
+      rebind: { before: { call: 'claim', nth: 0 }, binding: { ...ORDERS, filter: { kind: 'equals', attr: 'kind', value: 'refund' } } },
     }),
   },
 ];

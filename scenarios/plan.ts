@@ -24,20 +24,34 @@ export interface Plan {
   /** Changes to the source during the adversity phase, kept within its contract. */
   readonly mutations: readonly MutationSpec[];
   /** Restart every worker under another binding, on the same store, at this adversity call. */
-  readonly rebind: { readonly atCall: number; readonly binding: Binding } | null;
+  readonly rebind: { readonly before: Placement; readonly binding: Binding } | null;
   /** Ids of poison events: every effect for them is refused, in both phases. */
   readonly poison: readonly string[];
 }
 
 /**
- * A change to the source, before the adversity phase's `atCall`-th call. The world turns it
+ * Where in a run something happens: just before the `nth` (from 0) call of that kind in the
+ * adversity phase. Counting per kind, as faults do, keeps a change at the same point of the
+ * consumer's work when shrinking removes events before it: "before the third commit" stays
+ * that, where "before call 57" would drift.
+ */
+export interface Placement {
+  readonly call: PlaceableCall;
+  readonly nth: number;
+}
+
+export type PlaceableCall = Exclude<CallKind, 'malformed'>;
+export const PLACEABLE_CALLS: readonly PlaceableCall[] = ['fetch', 'load', 'completed', 'commit', 'emit', 'lease', 'claim'];
+
+/**
+ * A change to the source, at its placement in the adversity phase. The world turns it
  * into a concrete event at that moment and keeps it within the contract: `back` says how far
  * behind the head it would like to land, and the contract says how far it may.
  * `insert` adds an event, `move` gives an existing event (the `target`-th, modulo their
  * number) a new version at a new position, `flip` a new version whose filter attribute flips.
  */
 export interface MutationSpec {
-  readonly atCall: number;
+  readonly before: Placement;
   readonly kind: 'insert' | 'move' | 'flip';
   readonly target: number;
   readonly back: number;

@@ -1,5 +1,5 @@
 import type { Binding, Filter } from '../model/binding.js';
-import { FAULT_KINDS, FAULTABLE_CALLS, isPageQuirk, type Plan } from './plan.js';
+import { FAULT_KINDS, FAULTABLE_CALLS, isPageQuirk, PLACEABLE_CALLS, type Placement, type Plan } from './plan.js';
 
 /** A plan or binding that cannot be run; `field` names the offending part, e.g. `events[3].key`. */
 export class PlanError extends Error {
@@ -56,14 +56,15 @@ export function validatePlan(plan: Plan): Plan {
   need(Array.isArray(plan.mutations), 'mutations', 'must be an array');
   plan.mutations.forEach((m, i) => {
     need(['insert', 'move', 'flip'].includes(m.kind), `mutations[${i}].kind`, 'must be insert, move or flip');
-    for (const field of ['atCall', 'target', 'back'] as const) {
+    validatePlacement(m.before, `mutations[${i}].before`);
+    for (const field of ['target', 'back'] as const) {
       need(Number.isInteger(m[field]) && m[field] >= 0, `mutations[${i}].${field}`, 'must be a non-negative integer');
     }
   });
   need(Array.isArray(plan.poison) && plan.poison.every((id) => typeof id === 'string'), 'poison', 'must be an array of event ids');
   if (plan.rebind !== null) {
-    need(isObject(plan.rebind), 'rebind', 'must be null or { atCall, binding }');
-    need(Number.isInteger(plan.rebind.atCall) && plan.rebind.atCall >= 0, 'rebind.atCall', 'must be a non-negative integer');
+    need(isObject(plan.rebind), 'rebind', 'must be null or { before, binding }');
+    validatePlacement(plan.rebind.before, 'rebind.before');
     try {
       validateBinding(plan.rebind.binding);
     } catch (error) {
@@ -110,6 +111,12 @@ function validateFilter(filter: Filter): void {
     default:
       throw new PlanError('binding.filter.kind', `must be all, equals or in, got ${JSON.stringify((filter as { kind: unknown }).kind)}`);
   }
+}
+
+function validatePlacement(p: Placement, field: string): void {
+  need(isObject(p), field, 'must be { call, nth }');
+  need(PLACEABLE_CALLS.includes(p.call), `${field}.call`, `must be one of ${PLACEABLE_CALLS.join(', ')}`);
+  need(Number.isInteger(p.nth) && p.nth >= 0, `${field}.nth`, 'must be a non-negative integer');
 }
 
 function need(condition: boolean, field: string, problem: string): asserts condition {

@@ -63,7 +63,7 @@ export function describePlan(plan: Plan): string[] {
   const events = plan.events.map((e) => `${formatRef(e)}(${e.key.join(',')}${e.attrs.kind === undefined ? '' : ` ${String(e.attrs.kind)}`})`);
   const faults = plan.faults.map((f) => `${f.kind} at ${f.call} #${f.nth}`);
   // Planned faults that never fire are listed too: the plan is what replays, the timeline what happened.
-  const mutations = plan.mutations.map((m) => `${m.kind} before call ${m.atCall}`);
+  const mutations = plan.mutations.map((m) => `${m.kind} before ${m.before.call} #${m.before.nth}`);
   const lines = [
     `events (${plan.events.length}): ${events.join(' ') || 'none'}`,
     `binding: ${describeBinding(binding)}`,
@@ -72,6 +72,6 @@ export function describePlan(plan: Plan): string[] {
   ];
   if (plan.mutations.length > 0) lines.push(`mutations (${plan.mutations.length}): ${mutations.join(', ')}`);
   if (plan.workers > 1) lines.push(`workers: ${plan.workers}, lease time to live ${plan.leaseTtl} calls`);
-  if (plan.rebind) lines.push(`rebind before call ${plan.rebind.atCall} to: ${describeBinding(plan.rebind.binding)}`);
+  if (plan.rebind) lines.push(`rebind before ${plan.rebind.before.call} #${plan.rebind.before.nth} to: ${describeBinding(plan.rebind.binding)}`);
   return lines;
 }

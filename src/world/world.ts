@@ -1,7 +1,7 @@
 import { fingerprint, type Binding } from '../../model/binding.js';
 import type { EventRef } from '../../model/event.js';
 import type { Actor, Call, CallResult, CallStep, History, LifeStep, Outcome, Phase, Step, StoreOp } from '../../model/history.js';
-import { isPageQuirk, type Plan } from '../../scenarios/plan.js';
+import { isPageQuirk, type Placement, type Plan } from '../../scenarios/plan.js';
 import { canonicalJson } from '../../model/binding.js';
 import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../consumer.js';
 import { WorldError } from './errors.js';
@@ -50,8 +50,8 @@ export class World {
   private binding: Binding;
   private readonly faults: FaultPlan;
   private phase: Phase = 'adversity';
-  /** Calls executed in the adversity phase: where mutations and the rebind are placed. */
-  private calls = 0;
+  /** Calls of each kind reached in the adversity phase: where mutations and the rebind are placed. */
+  private readonly placed = new Map<Call['kind'], number>();
   private choice = 0;
   private lives = new Map<string, Life>();
   private readonly incarnations = new Map<string, number>();
@@ -177,7 +177,7 @@ export class World {
       idle = 0;
       const next = this.pick();
       if (!next.life.alive) continue;
-      if (phase === 'adversity' && this.beforeCall(workers)) continue;
+      if (phase === 'adversity' && this.beforeCall(workers, next.call.kind)) continue;
       spent++;
       writer = next.life;
       if (this.execute(next) === 'claimed') {
@@ -196,15 +196,17 @@ export class World {
    * Applies what the plan put before this adversity call: source mutations, and the rebind.
    * Returns true when the rebind restarted every worker, so the picked call died with them.
    */
-  private beforeCall(workers: readonly string[]): boolean {
-    const at = this.calls++;
+  private beforeCall(workers: readonly string[], kind: Call['kind']): boolean {
+    const nth = this.placed.get(kind) ?? 0;
+    this.placed.set(kind, nth + 1);
+    const here = (p: Placement): boolean => p.call === kind && p.nth === nth;
     for (const spec of this.plan.mutations) {
-      if (spec.atCall !== at) continue;
+      if (!here(spec.before)) continue;
       const { event, mutation } = this.source.mutate(spec, this.binding);
       this.steps.push({ kind: 'mutation', seq: this.steps.length, phase: this.phase, event, mutation });
     }
     const rebind = this.plan.rebind;
-    if (rebind === null || rebind.atCall !== at) return false;
+    if (rebind === null || !here(rebind.before)) return false;
     this.stopAll(null);
     this.binding = rebind.binding;
     this.steps.push({ kind: 'rebind', seq: this.steps.length, phase: this.phase, binding: rebind.binding });

@@ -343,7 +343,7 @@ describe('the head', () => {
     const kinds = ['insert', 'move', 'flip'] as const;
     let head = src.head() as number;
     for (let i = 0; i < 30; i++) {
-      const { event } = src.mutate({ atCall: i, kind: kinds[i % 3] as MutationSpec['kind'], target: i * 5, back: (i * 7) % 11 }, { ...ALL, upTo: 9 });
+      const { event } = src.mutate({ before: { call: 'commit', nth: i }, kind: kinds[i % 3] as MutationSpec['kind'], target: i * 5, back: (i * 7) % 11 }, { ...ALL, upTo: 9 });
       const now = src.head() as number;
       expect(now).toBeGreaterThanOrEqual(head);
       expect(now).toBeGreaterThanOrEqual(event.key[0] as number);
@@ -355,7 +355,7 @@ describe('the head', () => {
 });
 
 describe('mutations keep the contract', () => {
-  const m = (kind: MutationSpec['kind'], target: number, back: number): MutationSpec => ({ atCall: 0, kind, target, back });
+  const m = (kind: MutationSpec['kind'], target: number, back: number): MutationSpec => ({ before: { call: 'commit', nth: 0 }, kind, target, back });
   const everything = (src: Source): SourceEvent[] => [...src.fetch(ALL, request({ kind: 'start' }, 1000)).events];
   const orderly = SEVEN.map((e, i) => ({ ...e, attrs: { kind: i % 2 === 0 ? 'order' : 'refund' } }));
 

@@ -230,15 +230,15 @@ describe('faults in the drain phase', () => {
 });
 
 describe('mutations', () => {
-  it('R10 are applied before the planned adversity call, in plan order, and recorded as mutation steps', async () => {
+  it('R10 are applied before the planned call of their kind, in plan order, and recorded as mutation steps', async () => {
     const log: string[] = [];
     const { history } = await execute(
       plan({
         mutations: [
-          { atCall: 1, kind: 'insert', target: 0, back: 0 },
-          { atCall: 1, kind: 'move', target: 0, back: 0 },
+          { before: { call: 'fetch', nth: 0 }, kind: 'insert', target: 0, back: 0 },
+          { before: { call: 'fetch', nth: 0 }, kind: 'move', target: 0, back: 0 },
           // Past every adversity call this consumer makes: never applied, and never in the drain.
-          { atCall: 500, kind: 'insert', target: 1, back: 0 },
+          { before: { call: 'commit', nth: 500 }, kind: 'insert', target: 1, back: 0 },
         ],
       }),
       simple(log),
@@ -258,7 +258,7 @@ describe('rebind', () => {
   it('R2 kills every live worker, records a rebind step and restarts them all under the new binding', async () => {
     const log: string[] = [];
     const { history, result } = await execute(
-      plan({ events: [...E41_43, ev(44, 'refund')], workers: 2, rebind: { atCall: 2, binding: REFUNDS } }),
+      plan({ events: [...E41_43, ev(44, 'refund')], workers: 2, rebind: { before: { call: 'commit', nth: 0 }, binding: REFUNDS } }),
       simple(log),
     );
     // Calls 0 and 1 ran (w1's load and fetch); the call picked third died with its worker.
