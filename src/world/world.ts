@@ -103,7 +103,8 @@ export class World {
 
   /**
    * A blackbox consumer's durable writes happen between its calls; looking into its store
-   * just before the next call runs records them at the first boundary after they happened.
+   * once every worker has gone as far as it can after a call records them at the first
+   * boundary after they happened, credited to the incarnation whose call ran.
    */
   private async observe(life: Life): Promise<void> {
     const box = this.box;
