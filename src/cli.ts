@@ -16,7 +16,7 @@ import { findMutant, MUTANTS } from './consumers/mutants.js';
 import { BUILT_IN, builtInConsumer } from './consumers/registry.js';
 import { execute, type Execution } from './execute.js';
 import { buildReport, REPORT_SEED, rowsOf } from './report/report-md.js';
-import { killMatrix } from './kill-matrix.js';
+import { killMatrix, MUTANT_BUDGET } from './kill-matrix.js';
 import { formatKillRow, formatReferenceRow, KILL_HEADER } from './report/kill-table.js';
 import { referenceConsumer } from './consumers/reference.js';
 import { renderFailure } from './report/failure.js';
@@ -75,7 +75,7 @@ Lists the regression file's entries; with --prune, replays each and removes thos
 pass. Nothing is pruned without --prune.`,
   mutants: `Usage: tidemark mutants [--runs N] [--seed N] [--only NAME,NAME] [--json FILE]
 
-Runs each mutant of the catalog for at most N generated worlds (default: 1000) and prints
+Runs each mutant of the catalog for at most N generated worlds (default: ${MUTANT_BUDGET}) and prints
 the kill matrix: the rule it breaks, the anomaly it must produce and the one found, whether
 it was killed, the worlds it took, and the size of the shrunk counterexample. The
 reference consumer runs under the same seed and budget and must pass. Exit 0 when every
@@ -374,7 +374,7 @@ async function regressions(args: readonly string[], io: Io): Promise<number> {
 
 async function mutants(args: readonly string[], io: Io): Promise<number> {
   const o = options(args, { runs: { type: 'string' }, seed: { type: 'string' }, only: { type: 'string' }, json: { type: 'string' } });
-  const runs = integer(o.runs, '--runs', 1000, 1);
+  const runs = integer(o.runs, '--runs', MUTANT_BUDGET, 1);
   const seed = integer(o.seed, '--seed', Math.floor(Math.random() * 0x7fffffff), 0);
   const names = o.only?.split(',').map((n) => n.trim()) ?? null;
   const unknown = names?.filter((n) => !findMutant(n)) ?? [];
@@ -397,17 +397,18 @@ async function mutants(args: readonly string[], io: Io): Promise<number> {
 async function report(args: readonly string[], io: Io): Promise<number> {
   const o = options(args, { seed: { type: 'string' }, runs: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, 'reuse-searches': { type: 'boolean' }, redo: { type: 'string' } });
   const seed = integer(o.seed, '--seed', REPORT_SEED, 0);
-  const runs = integer(o.runs, '--runs', 1000, 1);
+  const runs = integer(o.runs, '--runs', MUTANT_BUDGET, 1);
   const seeds = integer(o.seeds, '--seeds', 20, 1);
   const out = o.out ?? 'REPORT.md';
   // Reusing the searches of the existing report only re-renders it; the staleness test's
   // sample of re-run searches still says whether those searches are current.
-  const rows = o['reuse-searches'] && existsSync(out) ? rowsOf(readFileSync(out, 'utf8')) : undefined;
+  const previous = o['reuse-searches'] && existsSync(out) ? readFileSync(out, 'utf8') : undefined;
+  const rows = previous === undefined ? undefined : rowsOf(previous);
   for (const name of o.redo?.split(',') ?? []) {
     if (!findMutant(name.trim())) throw new UsageError(`no mutant named '${name.trim()}'`);
     rows?.delete(name.trim());
   }
-  const text = await buildReport({ seed, runs, seeds, testDir: 'test', progress: (line) => io.err(`report: ${line}`), ...(rows ? { rows } : {}) });
+  const text = await buildReport({ seed, runs, seeds, testDir: 'test', progress: (line) => io.err(`report: ${line}`), ...(rows ? { rows, previous } : {}) });
   writeFileSync(out, text);
   io.out(`wrote ${out} (seed ${seed}, ${runs} worlds per search, ${seeds} seeds per mutant)`);
   return EXIT.pass;

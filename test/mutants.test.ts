@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ANOMALIES } from '../model/anomalies.js';
 import { checkProperty } from '../src/conformance.js';
+import { MUTANT_BUDGET } from '../src/kill-matrix.js';
 import { MUTANTS } from '../src/consumers/mutants.js';
 import { renderFailure } from '../src/report/failure.js';
 import { SEED } from './support.js';
@@ -17,7 +18,7 @@ describe('broken consumers are caught', () => {
   });
 
   it.each(MUTANTS.map((m) => [`${m.rule} ${m.expect}: ${m.name}`, m] as const))('%s', async (_, mutant) => {
-    const outcome = await checkProperty(mutant.consumer, { runs: 1000, seed: SEED });
+    const outcome = await checkProperty(mutant.consumer, { runs: MUTANT_BUDGET, seed: SEED });
     expect(outcome.status).toBe('fail');
     const x = outcome.counterexample!;
     const anomalies = x.result.verdict.anomalies;

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { MUTANTS } from '../src/consumers/mutants.js';
-import { killOne } from '../src/kill-matrix.js';
+import { killOne, MUTANT_BUDGET } from '../src/kill-matrix.js';
 import { buildReport, deterministicPart, REPORT_SEED, rowsOf } from '../src/report/report-md.js';
 
 /**
@@ -21,7 +21,7 @@ describe('REPORT.md', () => {
   });
 
   it('says what the code says: scenarios, rules, kill matrix and reliability', async () => {
-    const rebuilt = await buildReport({ seed: REPORT_SEED, runs: 1000, seeds: 20, testDir: 'test', rows });
+    const rebuilt = await buildReport({ seed: REPORT_SEED, runs: MUTANT_BUDGET, seeds: 20, testDir: 'test', rows });
     expect(deterministicPart(rebuilt)).toBe(deterministicPart(committed));
   }, 120_000);
 
@@ -29,7 +29,7 @@ describe('REPORT.md', () => {
     for (const m of MUTANTS) {
       const mine = rows.get(m.name)!;
       const row = mine[Math.floor(Math.random() * mine.length)]!;
-      const fresh = await killOne(m, 1000, row.seed);
+      const fresh = await killOne(m, MUTANT_BUDGET, row.seed);
       const { ms: _a, ...was } = row;
       const { ms: _b, ...now } = fresh;
       expect(now, `${m.name} at seed ${row.seed}`).toEqual(was);
