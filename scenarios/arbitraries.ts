@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { Binding, Filter } from '../model/binding.js';
+import { fingerprint, type Binding, type Filter } from '../model/binding.js';
 import type { SourceEvent } from '../model/event.js';
 import type { Contract, ResumeStyle } from '../model/history.js';
 import { FAULTABLE_CALLS, PAGE_QUIRKS, type Budget, type Fault, type FaultKind, type MutationSpec, type Placement, type PlaceableCall, type Plan } from './plan.js';
@@ -137,6 +137,18 @@ export function mutationsArb(size: WorldSize): fc.Arbitrary<(MutationSpec & { ti
   return fc.array(mutation, { maxLength: size.maxMutations * 2 });
 }
 
+/**
+ * The binding a rebind switches to, always a different one: a rebind to the same binding is
+ * only a restart of every worker, which crash faults already are, and it would give the
+ * shrinker a second, larger way to reach the same failure.
+ */
+function otherBinding(binding: Binding, filter: Filter, upTo: number): Binding {
+  const next: Binding = { ...binding, filter, upTo: binding.upTo === null ? null : upTo };
+  if (fingerprint(next) !== fingerprint(binding)) return next;
+  if (binding.upTo !== null) return { ...next, upTo: binding.upTo + 1 };
+  return { ...next, filter: filter.kind === 'all' ? { kind: 'equals', attr: 'kind', value: 'order' } : { kind: 'all' } };
+}
+
 export interface PlanOptions {
   readonly size?: WorldSize;
   readonly budget?: Budget;
@@ -197,7 +209,7 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
       });
       const mutations = w.mutations.flatMap(({ ticket: t, ...m }) => (admitted(swarm, 'mutation', t, forced) ? [m] : []));
       const rebind =
-        swarm.rebind === 0 ? null : { before: w.rebind.before, binding: { ...binding, filter: w.rebind.filter, upTo: binding.upTo === null ? null : w.rebind.upTo } };
+        swarm.rebind === 0 ? null : { before: w.rebind.before, binding: otherBinding(binding, w.rebind.filter, w.rebind.upTo) };
       // Poison picks existing events by index; with no events there is nothing to poison.
       const poison = swarm.poison === 0 || events.length === 0 ? [] : [...new Set(w.poison.map((i) => (events[i % events.length] as SourceEvent).id))];
       return {
