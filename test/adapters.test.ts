@@ -4,20 +4,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findScenario } from '../scenarios/named.js';
 import { AdapterLoadError, loadAdapter } from '../src/adapter.js';
-import { EXIT, main } from '../src/cli.js';
+import { EXIT } from '../src/cli.js';
+import { cli } from './support.js';
 import type { Consumer } from '../src/consumer.js';
 import { referenceConsumer } from '../src/consumers/reference.js';
 import { execute } from '../src/execute.js';
 
 const base = findScenario('failed-event-holds-watermark')!.plan;
 const tmp = mkdtempSync(join(tmpdir(), 'tidemark-adapters-'));
-
-async function cli(...argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
 
 describe('an adapter that fails to load is named, with the problem, exit 3', () => {
   it.each([

@@ -1,24 +1,9 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EXIT, main } from '../src/cli.js';
-
-const regressions = join(mkdtempSync(join(tmpdir(), 'tidemark-cli-')), 'regressions.json');
-
-async function cli(...argv: string[]) {
-  // Never write the regression file into the repository.
-  if (argv[0] === 'check') argv = [...argv, '--regressions', regressions];
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
-
-/** Splits a printed replay command into argv, dropping `npx tidemark`. */
-function argvOf(command: string): string[] {
-  return (command.match(/"[^"]*"|\S+/g) ?? []).slice(2).map((a) => a.replace(/^"|"$/g, ''));
-}
+import { EXIT } from '../src/cli.js';
+import { argvOf, cli } from './support.js';
 
 describe('tidemark CLI', () => {
   it('check passes the reference consumer, printing the seed and the number of worlds', async () => {

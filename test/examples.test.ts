@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ALL_SCENARIOS } from '../scenarios/named.js';
-import { EXIT, main } from '../src/cli.js';
+import { EXIT } from '../src/cli.js';
+import { argvOf, cli } from './support.js';
 import { registerConformance } from '../src/vitest.js';
 import blackbox from '../examples/blackbox-consumer.js';
 import buggy from '../examples/ledger-consumer-buggy.js';
@@ -16,18 +17,6 @@ import ledger from '../examples/ledger-consumer.js';
  * exactly as a user runs it (in-process), never writing into the repository.
  */
 const tmp = mkdtempSync(join(tmpdir(), 'tidemark-examples-'));
-
-async function cli(...argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
-
-/** Splits a printed replay command into argv, dropping `npx tidemark`. */
-function argvOf(command: string): string[] {
-  return (command.match(/"[^"]*"|\S+/g) ?? []).slice(2).map((a) => a.replace(/^"|"$/g, ''));
-}
 
 interface RegressionJson {
   version: number;

@@ -1,12 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CallStep, History, LifeStep, Outcome } from '../model/history.js';
 import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
 import type { Plan } from '../scenarios/plan.js';
-import { EXIT, main } from '../src/cli.js';
+import { EXIT } from '../src/cli.js';
+import { argvOf, cli } from './support.js';
 import { execute } from '../src/execute.js';
 import { processConsumer } from '../src/process/bridge.js';
 import { renderFailure } from '../src/report/failure.js';
@@ -18,23 +16,6 @@ import { renderFailure } from '../src/report/failure.js';
  * verdict or error quoting its stderr, never a hang, and never outlives the run. Every
  * incarnation here is a real process, so the runs are kept small.
  */
-const tmp = mkdtempSync(join(tmpdir(), 'tidemark-process-'));
-let files = 0;
-
-async function cli(...argv: string[]) {
-  // Never write the regression file into the repository.
-  if (argv[0] === 'check') argv = [...argv, '--regressions', join(tmp, `regressions-${files++}.json`)];
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
-
-/** Splits a printed replay command into argv, dropping `npx tidemark`; the command is in single quotes. */
-function argvOf(command: string): string[] {
-  return (command.match(/'[^']*'|"[^"]*"|\S+/g) ?? []).slice(2).map((a) => a.replace(/^(['"])(.*)\1$/, '$2'));
-}
-
 /** Every failure printed in full: its history hash and the command that replays it. */
 function printedReplays(out: string): { hash: string; replay: string }[] {
   return [...out.matchAll(/History sha256 (\w+)\n\s*Replay: (npx tidemark replay .*)$/gm)].map((m) => ({ hash: m[1]!, replay: m[2]! }));

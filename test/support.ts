@@ -1,5 +1,9 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { CallStep, History, Step } from '../model/history.js';
 import { comparePositions, isPosition, type Position } from '../model/order.js';
+import { main } from '../src/cli.js';
 
 /** The seed for property tests: fixed when TIDEMARK_SEED is set, fresh (and printed by fast-check on failure) otherwise. */
 export const SEED = process.env.TIDEMARK_SEED === undefined ? Math.floor(Math.random() * 0x7fffffff) : Number(process.env.TIDEMARK_SEED);
@@ -32,4 +36,25 @@ export function pos(key: number, id: string): Position {
 
 export function samePosition(a: unknown, b: Position): boolean {
   return isPosition(a) && comparePositions(a, b) === 0;
+}
+
+const scratch = mkdtempSync(join(tmpdir(), 'tidemark-test-'));
+let files = 0;
+
+/**
+ * Runs the CLI in-process and collects what it prints. A `check` without `--regressions`
+ * gets a fresh regression file of its own, so tests never write into the repository and
+ * never see each other's failures.
+ */
+export async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  if (argv[0] === 'check' && !argv.includes('--regressions')) argv = [...argv, '--regressions', join(scratch, `regressions-${files++}.json`)];
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+/** Splits a printed replay command into argv, dropping `npx tidemark` and the shell quotes. */
+export function argvOf(command: string): string[] {
+  return (command.match(/'[^']*'|"[^"]*"|\S+/g) ?? []).slice(2).map((a) => a.replace(/^(['"])(.*)\1$/, '$2'));
 }

@@ -61,8 +61,8 @@ export function renderFailure(ctx: FailureContext): string {
 export function describePlan(plan: Plan): string[] {
   const { binding, source } = plan;
   const events = plan.events.map((e) => `${formatRef(e)}(${e.key.join(',')}${e.attrs.kind === undefined ? '' : ` ${String(e.attrs.kind)}`})`);
-  const faults = plan.faults.map((f) => `${f.kind} at ${f.call} #${f.nth}`);
   // Planned faults that never fire are listed too: the plan is what replays, the timeline what happened.
+  const faults = plan.faults.map((f) => `${f.kind} at ${f.call} #${f.nth}`);
   const mutations = plan.mutations.map((m) => `${m.kind} before ${m.before.call} #${m.before.nth}`);
   const lines = [
     `events (${plan.events.length}): ${events.join(' ') || 'none'}`,
