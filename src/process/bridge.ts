@@ -60,7 +60,7 @@ export async function processConsumer(command: string, options: ProcessOptions =
     const blackbox: BlackboxConsumer<Store> = {
       ...base,
       kind: 'blackbox',
-      open: () => ({ dir: mkdtempSync(join(tmpdir(), 'tidemark-store-')), live: new Set(), quiet: new Set(), last: { watermark: null, effects: [] } }),
+      open: () => ({ dir: mkdtempSync(join(tmpdir(), 'tidemark-store-')), live: new Set(), last: { watermark: null, effects: [] } }),
       run: (world, store) => new Incarnation(command, options).run(world, store),
       inspect: (store) => inspect(store, base.stallMs),
       close: (store) => {
@@ -80,34 +80,17 @@ interface Store {
   readonly dir: string;
   /** Live incarnations, newest last: the newest started one is asked to read the store for an inspection. */
   readonly live: Set<Incarnation>;
-  /** Told whenever one of its incarnations stops working (it made its next call) or dies. */
-  readonly quiet: Set<() => void>;
   /** What the last inspection saw. */
   last: Inspection;
 }
 
 /**
- * Reads the store once every live process waits on the world. A process between a reply
- * (or its start) and its next call may be writing right now: what it wrote would be seen
- * or not by timing alone, and a process not yet started does not know where the store is.
- * The wait is bounded by the stall limit: a process still working then has stalled, and
- * cannot be asked; the last inspection stands, and the world reports the stall.
+ * Reads the store through the newest started process. The world inspects only once every
+ * process holding it has made its next call (WorkerWorld.hold), so none is writing now and
+ * what is seen does not depend on timing.
  */
 async function inspect(store: Store, stallMs: number): Promise<Inspection> {
-  await new Promise<void>((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      store.quiet.delete(check);
-      resolve();
-    };
-    const check = (): void => {
-      if (![...store.live].some((i) => i.busy)) done();
-    };
-    const timer = setTimeout(done, stallMs);
-    store.quiet.add(check);
-    check();
-  });
-  const newest = [...store.live].filter((i) => i.started && !i.busy).at(-1);
+  const newest = [...store.live].filter((i) => i.started).at(-1);
   try {
     if (newest) store.last = await newest.inspect(stallMs);
   } catch (error) {
@@ -115,10 +98,6 @@ async function inspect(store: Store, stallMs: number): Promise<Inspection> {
     throw new AdapterError(`the consumer process answered an inspection badly: ${(error as Error).message}`);
   }
   return store.last;
-}
-
-function quieted(store: Store | null): void {
-  for (const check of [...(store?.quiet ?? [])]) check();
 }
 
 /** One consumer process, from spawn to exit or SIGKILL. */
@@ -130,8 +109,6 @@ class Incarnation {
   private nextInspection = 0;
   private onHello: ((hello: Hello) => void) | null = null;
   private fail: (error: Error) => void = () => {};
-  /** Working between a reply (or its start) and its next call: not to be inspected meanwhile. */
-  busy = false;
   /** Sent its start message, so it knows its store. */
   started = false;
 
@@ -159,15 +136,9 @@ class Incarnation {
     // process, or nothing would ever kill it.
     if (world.signal.aborted) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      const hold = (): (() => void) => {
-        this.busy = true;
-        const released = world.hold(() => this.note());
-        return () => {
-          released();
-          this.busy = false;
-          quieted(store);
-        };
-      };
+      // Between a reply (or the spawn) and the next call the process is working outside the
+      // world: the world waits for it, so interleaving and inspections never race it.
+      const hold = (): (() => void) => world.hold(() => this.note());
       let release = hold();
       const die = (error: Error | null): void => {
         store?.live.delete(this);
@@ -180,8 +151,6 @@ class Incarnation {
       world.signal.addEventListener('abort', () => {
         // The world crashed this incarnation: kill it for real, and never settle.
         store?.live.delete(this);
-        this.busy = false;
-        quieted(store);
         this.kill();
       });
       this.onHello = (hello) => {
