@@ -16,13 +16,16 @@ export interface NamedScenario {
   readonly plan: Plan;
 }
 
-const ORDERS: Binding = { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null };
+/** The whole `orders` scope by timestamp: what the hand-written plans read unless they say otherwise. */
+export const ORDERS: Binding = { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null };
 
-function ev(n: number, kind = 'order'): SourceEvent {
+/** Event `e<n>` at timestamp n, an order unless `kind` says otherwise. */
+export function ev(n: number, kind = 'order'): SourceEvent {
   return { id: `e${n}`, version: 1, key: [n], attrs: { kind }, payload: `e${n}:${kind}` };
 }
 
-function plan(events: SourceEvent[], faults: Fault[], over: Partial<Plan> = {}): Plan {
+/** A calm world around `events` and `faults`: one worker, insertion-stable pages of three; `over` changes the rest. */
+export function plan(events: SourceEvent[], faults: Fault[], over: Partial<Plan> = {}): Plan {
   return {
     events,
     binding: ORDERS,

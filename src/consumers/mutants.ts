@@ -20,7 +20,11 @@ export interface Mutant {
   readonly also: readonly AnomalyKind[];
   /** The real failure mechanism this models. */
   readonly description: string;
-  /** The smallest world that shows the mistake, worked out by hand: the yardstick for shrinking. */
+  /**
+   * The smallest world that shows the mistake (events, adversity): the yardstick for shrinking.
+   * Measured, not reasoned: test/minimal.test.ts runs the mutant's world in MINIMAL_WORLDS
+   * (scenarios/minimal.ts) and checks these numbers against that run.
+   */
   readonly minimal: { readonly events: number; readonly faults: number };
   readonly consumer: Consumer;
 }
@@ -300,7 +304,7 @@ const EXACTLY_ONCE: Options = { delivery: 'exactly-once' };
 
 export const MUTANTS: readonly Mutant[] = [
   mutant('token-as-watermark', { rule: 'R8', expect: 'token-as-watermark', minimal: { events: 2, faults: 0 }, life: TokenAsWatermark, description: 'stores the next-page token as the committed watermark and resumes from it' }),
-  mutant('max-position-fetched', { rule: 'R6', expect: 'premature-watermark', minimal: { events: 2, faults: 1 }, life: MaxPositionFetched, description: 'sets the watermark to the largest position fetched, past events whose handling failed' }),
+  mutant('max-position-fetched', { rule: 'R6', expect: 'premature-watermark', minimal: { events: 1, faults: 1 }, life: MaxPositionFetched, description: 'sets the watermark to the largest position fetched, past events whose handling failed' }),
   mutant('skips-failed-event', { rule: 'R7', expect: ['premature-watermark', 'omission'], minimal: { events: 1, faults: 1 }, life: SkipsFailedEvent, description: 'logs a failed event and moves on, so the watermark passes it' }),
   mutant('checkpoint-before-flush', { rule: 'R6', expect: ['premature-watermark', 'omission'], minimal: { events: 1, faults: 0 }, life: CheckpointBeforeFlush, description: 'saves the checkpoint before the buffered effects are durable; a crash between loses them' }),
   mutant('completion-before-effect', { rule: 'R5', expect: ['omission', 'premature-watermark'], minimal: { events: 1, faults: 0 }, life: CompletionBeforeEffect, description: 'records completion before the effect; a crash between them makes the replay skip the event' }),
@@ -312,16 +316,16 @@ export const MUTANTS: readonly Mutant[] = [
   mutant('split-effect-completion', { rule: 'R5', expect: 'duplicate-effect', minimal: { events: 1, faults: 0 }, life: SplitEffectCompletion, options: EXACTLY_ONCE, description: 'claims exactly-once but commits the effect and its completion record in separate transactions' }),
   mutant('sorts-by-mutable-field', { rule: 'R1', expect: ['omission', 'premature-watermark'], minimal: { events: 2, faults: 1 }, life: SortsByMutableField, description: 'orders a page by a mutable attribute instead of the stable order, so its prefix has holes' }),
   mutant('empty-page-as-end', { rule: 'R9', expect: 'omission', minimal: { events: 1, faults: 1 }, life: EmptyPageAsEnd, description: 'takes progress from an empty page: treats it as the end of the stream although it carries a token' }),
-  mutant('short-page-as-end', { rule: 'R9', expect: 'omission', minimal: { events: 2, faults: 1 }, life: ShortPageAsEnd, description: 'takes a page shorter than the page size as the last page' }),
-  mutant('filtered-page-as-end', { rule: 'R9', expect: 'omission', minimal: { events: 1, faults: 1 }, life: FilteredPageAsEnd, description: 'takes a page with nothing new after deduplication (a repeated or overlapping page) as the end' }),
+  mutant('short-page-as-end', { rule: 'R9', expect: 'omission', minimal: { events: 1, faults: 1 }, life: ShortPageAsEnd, description: 'takes a page shorter than the page size as the last page' }),
+  mutant('filtered-page-as-end', { rule: 'R9', expect: 'omission', minimal: { events: 2, faults: 0 }, life: FilteredPageAsEnd, description: 'takes a page with nothing new after deduplication (a repeated or overlapping page) as the end' }),
   mutant('early-caught-up', { rule: 'R9', expect: 'omission', minimal: { events: 2, faults: 0 }, life: EarlyCaughtUp, description: "claims caught-up once it has seen the source's newest timestamp, though more events share it" }),
   mutant('snapshot-bound-exclusive', { rule: 'R10', expect: 'omission', minimal: { events: 1, faults: 0 }, life: SnapshotBoundExclusive, description: "reads the snapshot's inclusive upper bound as exclusive and never handles events at the bound" }),
   mutant('trusts-numeric-hole', { rule: 'R10', expect: ['omission', 'premature-watermark'], minimal: { events: 1, faults: 1 }, life: TrustsNumericHole, description: 'advances past positions a mutable source can still fill, and claims caught-up without a stability contract' }),
   mutant('narrow-replay-window', { rule: 'R10', expect: ['omission', 'premature-watermark'], minimal: { events: 2, faults: 1 }, life: NarrowReplayWindow, description: 're-reads a replay window half the size the source declares' }),
   mutant('watermark-across-bindings', { rule: 'R2', expect: 'binding-confusion', minimal: { events: 2, faults: 1 }, life: WatermarkAcrossBindings, description: 'stores progress under a fixed name and resumes from it whichever binding wrote it' }),
   mutant('poison-retry-forever', { rule: 'R9', expect: 'liveness', minimal: { events: 1, faults: 0 }, life: PoisonRetryForever, description: 'retries an event whose effect is always refused, forever, instead of dead-lettering it' }),
-  mutant('max-completed-concurrent', { rule: 'R6', expect: ['premature-watermark', 'omission'], minimal: { events: 2, faults: 1 }, life: MaxCompletedConcurrent, options: { concurrency: 3 }, description: 'handles a page concurrently and advances to the largest completed event instead of the gap-free prefix' }),
-  mutant('effect-stamped-per-attempt', { rule: 'R4', expect: 'divergent-duplicate', minimal: { events: 1, faults: 1 }, life: EffectStampedPerAttempt, description: 'stamps each effect with the attempt that made it, so a replay produces different content' }),
+  mutant('max-completed-concurrent', { rule: 'R6', expect: ['premature-watermark', 'omission'], minimal: { events: 1, faults: 1 }, life: MaxCompletedConcurrent, options: { concurrency: 3 }, description: 'handles a page concurrently and advances to the largest completed event instead of the gap-free prefix' }),
+  mutant('effect-stamped-per-attempt', { rule: 'R4', expect: 'divergent-duplicate', minimal: { events: 1, faults: 0 }, life: EffectStampedPerAttempt, description: 'stamps each effect with the attempt that made it, so a replay produces different content' }),
 ];
 
 export function findMutant(name: string): Mutant | undefined {
