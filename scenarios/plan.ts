@@ -38,6 +38,12 @@ export interface Plan {
 export interface Placement {
   readonly call: PlaceableCall;
   readonly nth: number;
+  /**
+   * Count from the moment a fetch first returns this event (by id) instead of from the start
+   * of the run: "before the second commit after e7 arrived". Such an address stays with its
+   * event when shrinking removes the events before it; an event never delivered never arms it.
+   */
+  readonly after?: string;
 }
 
 export type PlaceableCall = Exclude<CallKind, 'malformed'>;
@@ -70,7 +76,8 @@ export type FaultableCall = Exclude<CallKind, 'claim' | 'malformed'>;
 export const FAULTABLE_CALLS: readonly FaultableCall[] = ['fetch', 'load', 'completed', 'commit', 'emit', 'lease'];
 
 /**
- * One fault at one call boundary: the `nth` (from 0) call of that kind in the run. Faults
+ * One fault at one call boundary: the `nth` (from 0) call of that kind in the run, or after
+ * an event's first delivery. Faults
  * fire in the adversity phase only; page quirks are the source's behaviour and fire in the
  * drain phase too. `crash-before` kills the worker before the call takes effect, `crash-after` after
  * it took effect but before the worker learns, `error` fails it definitely, `timeout` applies
@@ -80,6 +87,8 @@ export interface Fault {
   readonly call: FaultableCall;
   readonly nth: number;
   readonly kind: FaultKind;
+  /** As for a placement: count from the first delivery of this event. */
+  readonly after?: string;
 }
 
 export type FaultKind = CallFault | PageQuirk;

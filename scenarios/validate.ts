@@ -50,13 +50,14 @@ export function validatePlan(plan: Plan): Plan {
     need(Number.isInteger(f.nth) && f.nth >= 0, `faults[${i}].nth`, 'must be a non-negative integer');
     need(FAULT_KINDS.includes(f.kind), `faults[${i}].kind`, `must be one of ${FAULT_KINDS.join(', ')}`);
     need(!isPageQuirk(f.kind) || f.call === 'fetch', `faults[${i}].kind`, `is a page quirk, so its call must be fetch, not ${f.call}`);
+    validateAfter(f.after, ids, `faults[${i}].after`);
   });
   need(Number.isInteger(plan.workers) && plan.workers >= 1 && plan.workers <= 8, 'workers', 'must be an integer from 1 to 8');
   need(Number.isInteger(plan.leaseTtl) && plan.leaseTtl >= 1, 'leaseTtl', 'must be a positive integer');
   need(Array.isArray(plan.mutations), 'mutations', 'must be an array');
   plan.mutations.forEach((m, i) => {
     need(['insert', 'move', 'flip'].includes(m.kind), `mutations[${i}].kind`, 'must be insert, move or flip');
-    validatePlacement(m.before, `mutations[${i}].before`);
+    validatePlacement(m.before, `mutations[${i}].before`, ids);
     for (const field of ['target', 'back'] as const) {
       need(Number.isInteger(m[field]) && m[field] >= 0, `mutations[${i}].${field}`, 'must be a non-negative integer');
     }
@@ -64,7 +65,7 @@ export function validatePlan(plan: Plan): Plan {
   need(Array.isArray(plan.poison) && plan.poison.every((id) => typeof id === 'string'), 'poison', 'must be an array of event ids');
   if (plan.rebind !== null) {
     need(isObject(plan.rebind), 'rebind', 'must be null or { before, binding }');
-    validatePlacement(plan.rebind.before, 'rebind.before');
+    validatePlacement(plan.rebind.before, 'rebind.before', ids);
     try {
       validateBinding(plan.rebind.binding);
     } catch (error) {
@@ -113,10 +114,16 @@ function validateFilter(filter: Filter): void {
   }
 }
 
-function validatePlacement(p: Placement, field: string): void {
+function validatePlacement(p: Placement, field: string, ids: ReadonlySet<string>): void {
   need(isObject(p), field, 'must be { call, nth }');
   need(PLACEABLE_CALLS.includes(p.call), `${field}.call`, `must be one of ${PLACEABLE_CALLS.join(', ')}`);
   need(Number.isInteger(p.nth) && p.nth >= 0, `${field}.nth`, 'must be a non-negative integer');
+  validateAfter(p.after, ids, `${field}.after`);
+}
+
+/** An address tied to an event must name one of the plan's events, or it could never fire. */
+function validateAfter(after: unknown, ids: ReadonlySet<string>, field: string): void {
+  need(after === undefined || (typeof after === 'string' && ids.has(after)), field, "must be the id of one of the plan's events");
 }
 
 function need(condition: boolean, field: string, problem: string): asserts condition {

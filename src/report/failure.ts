@@ -1,6 +1,6 @@
 import { ANOMALIES, type Anomaly } from '../../model/anomalies.js';
 import { RULES } from '../../model/rules.js';
-import type { Plan } from '../../scenarios/plan.js';
+import type { Placement, Plan } from '../../scenarios/plan.js';
 import type { Execution } from '../execute.js';
 import { describeBinding, renderTimeline } from './timeline.js';
 import { formatRef } from '../../model/event.js';
@@ -58,12 +58,17 @@ export function renderFailure(ctx: FailureContext): string {
   return out.join('\n');
 }
 
+/** "commit #3", or "commit #0 after e7" for an address counted from an event's first delivery. */
+function address(a: Pick<Placement, 'call' | 'nth' | 'after'>): string {
+  return `${a.call} #${a.nth}${a.after === undefined ? '' : ` after ${a.after}`}`;
+}
+
 export function describePlan(plan: Plan): string[] {
   const { binding, source } = plan;
   const events = plan.events.map((e) => `${formatRef(e)}(${e.key.join(',')}${e.attrs.kind === undefined ? '' : ` ${String(e.attrs.kind)}`})`);
   // Planned faults that never fire are listed too: the plan is what replays, the timeline what happened.
-  const faults = plan.faults.map((f) => `${f.kind} at ${f.call} #${f.nth}`);
-  const mutations = plan.mutations.map((m) => `${m.kind} before ${m.before.call} #${m.before.nth}`);
+  const faults = plan.faults.map((f) => `${f.kind} at ${address(f)}`);
+  const mutations = plan.mutations.map((m) => `${m.kind} before ${address(m.before)}`);
   const lines = [
     `events (${plan.events.length}): ${events.join(' ') || 'none'}`,
     `binding: ${describeBinding(binding)}`,
@@ -72,6 +77,6 @@ export function describePlan(plan: Plan): string[] {
   ];
   if (plan.mutations.length > 0) lines.push(`mutations (${plan.mutations.length}): ${mutations.join(', ')}`);
   if (plan.workers > 1) lines.push(`workers: ${plan.workers}, lease time to live ${plan.leaseTtl} calls`);
-  if (plan.rebind) lines.push(`rebind before ${plan.rebind.before.call} #${plan.rebind.before.nth} to: ${describeBinding(plan.rebind.binding)}`);
+  if (plan.rebind) lines.push(`rebind before ${address(plan.rebind.before)} to: ${describeBinding(plan.rebind.binding)}`);
   return lines;
 }

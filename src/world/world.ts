@@ -1,11 +1,11 @@
 import { fingerprint, type Binding } from '../../model/binding.js';
 import type { EventRef } from '../../model/event.js';
-import type { Actor, Call, CallResult, CallStep, History, LifeStep, Outcome, Phase, Step, StoreOp } from '../../model/history.js';
-import { isPageQuirk, type Placement, type Plan } from '../../scenarios/plan.js';
+import type { Actor, Call, CallResult, CallStep, History, LifeStep, Outcome, Page, Phase, Step, StoreOp } from '../../model/history.js';
+import { isPageQuirk, type Plan } from '../../scenarios/plan.js';
 import { canonicalJson } from '../../model/binding.js';
 import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../consumer.js';
 import { WorldError } from './errors.js';
-import { FaultPlan } from './faults.js';
+import { CallCounter, FaultPlan } from './faults.js';
 import { Lease } from './lease.js';
 import { Source } from './source.js';
 import { Store } from './store.js';
@@ -50,8 +50,8 @@ export class World {
   private binding: Binding;
   private readonly faults: FaultPlan;
   private phase: Phase = 'adversity';
-  /** Calls of each kind reached in the adversity phase: where mutations and the rebind are placed. */
-  private readonly placed = new Map<Call['kind'], number>();
+  /** Calls reached in the adversity phase: where mutations and the rebind are placed. */
+  private readonly placed = new CallCounter();
   private choice = 0;
   private lives = new Map<string, Life>();
   private readonly incarnations = new Map<string, number>();
@@ -198,9 +198,7 @@ export class World {
    * Returns true when the rebind restarted every worker, so the picked call died with them.
    */
   private beforeCall(workers: readonly string[], kind: Call['kind']): boolean {
-    const nth = this.placed.get(kind) ?? 0;
-    this.placed.set(kind, nth + 1);
-    const here = (p: Placement): boolean => p.call === kind && p.nth === nth;
+    const here = this.placed.count(kind);
     for (const spec of this.plan.mutations) {
       if (!here(spec.before)) continue;
       const { event, mutation } = this.source.mutate(spec, this.binding);
@@ -335,6 +333,12 @@ export class World {
       if (kind === 'crash-after') this.kill(p.life);
       else p.reject(error);
       return 'done';
+    }
+    if (p.call.kind === 'fetch') {
+      // Delivered, whether or not the caller lives to read it: addresses tied to these events start counting.
+      const ids = (answer.value as Page).events.map((e) => e.id);
+      this.faults.calls.delivered(ids);
+      this.placed.delivered(ids);
     }
     if (kind === 'crash-after') {
       record({ kind: 'crash-after' }, true, answer.result);

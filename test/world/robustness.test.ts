@@ -32,6 +32,8 @@ describe('bad input is named', () => {
     ['faults[0].call', (p: any) => (p.faults[0].call = 'sleep')],
     ['faults[0].nth', (p: any) => (p.faults[0].nth = -1)],
     ['faults[0].kind', (p: any) => (p.faults[0].kind = 'explode')],
+    ['faults[0].after', (p: any) => (p.faults[0].after = 'e99')],
+    ['mutations[0].before.after', (p: any) => (p.mutations = [{ before: { call: 'fetch', nth: 0, after: 7 }, kind: 'insert', target: 0, back: 0 }])],
     ['schedule', (p: any) => (p.schedule = [1.5])],
     ['seed', (p: any) => (p.seed = 5)],
     ['budget.drain', (p: any) => (p.budget = { adversity: 10, drain: 0 })],

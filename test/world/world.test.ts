@@ -254,6 +254,35 @@ describe('mutations', () => {
   });
 });
 
+describe('addresses tied to an event', () => {
+  it('count from the first fetch that returned the event, and stay there when it is fetched again', async () => {
+    const log: string[] = [];
+    const { history } = await execute(
+      plan({
+        source: { pageSize: 1, resumes: ['after'], contract: { kind: 'insertion-stable' } },
+        faults: [
+          { call: 'commit', nth: 0, kind: 'crash-before', after: 'e42' },
+          // e44 is never delivered, so this never fires.
+          { call: 'fetch', nth: 0, kind: 'crash-before', after: 'e44' },
+        ],
+        events: [...E41_43, ev(44, 'refund')],
+        binding: { ...ALL, filter: { kind: 'equals', attr: 'kind', value: 'order' } },
+        mutations: [{ before: { call: 'claim', nth: 0, after: 'e43' }, kind: 'insert', target: 0, back: 0 }],
+      }),
+      simple(log),
+    );
+    const crashed = callSteps(history).filter((s) => s.outcome.kind === 'crash-before');
+    // The commit for e42 is the first after e42 arrived; the retry's commit for it is the second.
+    expect(crashed.map((s) => s.call)).toMatchObject([{ kind: 'commit', ops: [{ op: 'effect', event: { id: 'e42' } }, { op: 'complete' }, { op: 'watermark' }] }]);
+    // The insert lands just before the claim that follows e43's first delivery.
+    const at = history.steps.findIndex((s) => s.kind === 'mutation');
+    const fetched = callSteps(history).filter((s) => s.seq < at && s.call.kind === 'fetch');
+    expect(fetched.at(-1)?.result).toMatchObject({ kind: 'page', page: { events: [{ id: 'e43' }] } });
+    expect(history.steps[at + 1]).toMatchObject({ kind: 'call', call: { kind: 'claim' } });
+    expect(log.at(-1)).toBe('w1#3 page m0');
+  });
+});
+
 describe('rebind', () => {
   it('R2 kills every live worker, records a rebind step and restarts them all under the new binding', async () => {
     const log: string[] = [];
