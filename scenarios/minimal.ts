@@ -105,13 +105,9 @@ export const MINIMAL_WORLDS: Readonly<Record<string, Plan>> = {
   }),
   // Every effect for e1 is refused; retrying forever, the mutant never catches up.
   'poison-retry-forever': plan([ev(1)], [], { poison: ['e1'] }),
-  // Advancing to the largest completed event, it never asks whether the replay window has
-  // settled it: e2 then moves behind that watermark and is never read again. (A watermark
-  // past a failed effect, its mistake proper, needs two events and a fault.)
-  'max-completed-concurrent': plan([ev(2)], [], {
-    source: { pageSize: 3, resumes: [], contract: { kind: 'replay-window', window: 4 } },
-    mutations: [{ before: { call: 'claim', nth: 0 }, kind: 'move', target: 0, back: 2 }],
-  }),
+  // Handled together, e1's effect fails and e2's lands; the watermark moves to e2, the
+  // largest completed, past e1.
+  'max-completed-concurrent': plan([ev(1), ev(2)], [{ call: 'emit', nth: 0, kind: 'error' }]),
   // Any repeat of its effect carries a stamp the source never served: w2 emits e1 and stalls
   // before its completion record until its lease lapses, and w1 emits e1 again.
   'effect-stamped-per-attempt': plan([ev(1)], [], race(STALL_AFTER_FIRST_WRITE)),
