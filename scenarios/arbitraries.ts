@@ -26,7 +26,7 @@ export const DEFAULT_SIZE: WorldSize = { maxEvents: 60, maxFaults: 6, maxKey: 40
 
 /**
  * Generous enough that a correct consumer always finishes (over 6,000 default worlds the
- * reference needed at most 596 adversity and 194 drain steps); a consumer that cannot is a
+ * reference needed at most 579 adversity and 151 drain steps); a consumer that cannot is a
  * liveness failure. Kept near that, since a liveness failure spends the whole budget.
  */
 export const DEFAULT_BUDGET: Budget = { adversity: 2000, drain: 1500 };
@@ -48,20 +48,40 @@ const ALL_CONTRACTS: readonly Contract['kind'][] = ['snapshot', 'insertion-stabl
  */
 
 /**
- * One event of a stream: its first ordering field often ties and leaves holes. About one
- * event in four is a landmark: faults and changes may be tied to one ("before the second
- * commit after e07 arrived"), and the tie holds while shrinking removes other events.
+ * One event of a stream: its first ordering field often ties and leaves holes. An event may
+ * be poison, and may carry a fault and a change of the source tied to it ("crash before the
+ * first commit about e07", "insert before the second fetch after e07 arrived"). These stay
+ * with their event while shrinking removes others, where an address counted from the start
+ * of the run, or an event picked by index, would shift with every event removed before it.
+ * The first landmark event anchors the rebind.
  */
 interface EventDraw {
   readonly key: readonly number[];
   readonly kind: (typeof KINDS)[number];
+  readonly fault: FaultDraw;
+  readonly change: MutationDraw;
+  /** 0: the fault, or the change, counts from the start of the run instead. */
+  readonly tied: { readonly fault: number; readonly change: number };
+  readonly poison: number;
   readonly landmark: number;
 }
+
+/** Tied to an event, a fault or change is present one time in `oneIn`; the chance shrinks towards 0, absent. */
+const presentArb = (oneIn: number): fc.Arbitrary<number> => fc.nat(oneIn - 1);
+const isPresent = (chance: number, oneIn: number): boolean => chance === oneIn - 1;
+const FAULT_ONE_IN = 6;
+const CHANGE_ONE_IN = 8;
+const POISON_ONE_IN = 16;
 
 function eventArb(size: WorldSize): fc.Arbitrary<EventDraw> {
   return fc.record({
     key: fc.tuple(fc.nat(size.maxKey), fc.nat(3)),
     kind: fc.constantFrom(...KINDS),
+    fault: faultArb(fc.nat(3), presentArb(FAULT_ONE_IN)),
+    change: mutationArb(size, fc.nat(3), presentArb(CHANGE_ONE_IN)),
+    // Mostly tied; shrinking may untie one, so a fault at the first fetch stays one when the event it rode on goes.
+    tied: fc.record({ fault: fc.nat(3), change: fc.nat(3) }),
+    poison: presentArb(POISON_ONE_IN),
     // Shrinks towards 0: no landmark.
     landmark: fc.nat(3),
   });
@@ -72,14 +92,16 @@ function eventArb(size: WorldSize): fc.Arbitrary<EventDraw> {
  * rest: with e2 and e10, removing e0 would rename them e1 and e9 and swap them in an
  * ordering whose last field is the id.
  */
-function streamOf(draws: readonly EventDraw[], keyLength: number, size: WorldSize): { events: SourceEvent[]; landmarks: string[] } {
+function idsOf(draws: readonly EventDraw[], size: WorldSize): string[] {
   const digits = String(Math.max(0, size.maxEvents - 1)).length;
-  const idOf = (i: number): string => `e${String(i).padStart(digits, '0')}`;
-  const events = draws.map((d, i): SourceEvent => {
-    const id = idOf(i);
+  return draws.map((_, i) => `e${String(i).padStart(digits, '0')}`);
+}
+
+function streamOf(draws: readonly EventDraw[], ids: readonly string[], keyLength: number): SourceEvent[] {
+  return draws.map((d, i): SourceEvent => {
+    const id = ids[i] as string;
     return { id, version: 1, key: d.key.slice(0, keyLength), attrs: { kind: d.kind }, payload: `${id}:${d.kind}` };
   });
-  return { events, landmarks: draws.flatMap((d, i) => (d.landmark === 3 ? [idOf(i)] : [])) };
 }
 
 const FILTERS: readonly Filter[] = [
@@ -138,71 +160,51 @@ const FAULT_FAMILIES = {
   page: { calls: ['fetch'], kinds: PAGE_QUIRKS },
 } as const satisfies Record<string, { calls: readonly Fault['call'][]; kinds: readonly FaultKind[] }>;
 
-/**
- * Which landmark an address is tied to. Every address is tied to one when the stream has
- * any: an address counted from the start of the run shifts whenever shrinking removes an
- * event delivered before it, so it kept counterexamples large. Shrinking may still drop the
- * landmark, and the address then counts from the start.
- */
-const landmarkArb = fc.nat(3);
-
-/** Resolves a drawn landmark choice to an event id; with no landmarks in the stream the address counts from the start. */
-function anchor(choice: number, landmarks: readonly string[]): { after?: string } {
-  const id = landmarks[choice % Math.max(1, landmarks.length)];
-  return id === undefined ? {} : { after: id };
-}
-
-/** The nth call of a kind: mostly early, since loads and leases number a handful and emits hundreds. */
-function nthArb(size: WorldSize, lateFactor: number): fc.Arbitrary<number> {
-  return fc.oneof({ withCrossShrink: true }, { weight: 3, arbitrary: fc.nat(6) }, { weight: 1, arbitrary: fc.nat(size.maxEvents * lateFactor) });
-}
-
 interface FaultDraw {
   readonly family: keyof typeof FAULT_FAMILIES;
   readonly call: Fault['call'];
   readonly nth: number;
-  readonly landmark: number;
   readonly kind: number;
   readonly ticket: number;
 }
 
-export function faultsArb(size: WorldSize): fc.Arbitrary<FaultDraw[]> {
-  const fault = fc.record({
+function faultArb(nth: fc.Arbitrary<number>, ticketArb: fc.Arbitrary<number> = ticket): fc.Arbitrary<FaultDraw> {
+  return fc.record({
     family: fc.constantFrom(...(Object.keys(FAULT_FAMILIES) as (keyof typeof FAULT_FAMILIES)[])),
     // Effects and commits are where handling goes wrong, so they draw most faults.
     call: fc.constantFrom(...FAULTABLE_CALLS.flatMap((c) => (c === 'emit' || c === 'commit' ? [c, c, c] : c === 'fetch' ? [c, c] : [c]))),
-    nth: nthArb(size, 3),
-    landmark: landmarkArb,
+    nth,
     kind: fc.nat(PAGE_QUIRKS.length - 1),
-    ticket,
+    ticket: ticketArb,
   });
-  return fc.array(fault, { maxLength: size.maxFaults * 2 });
 }
 
-type PlacementDraw = Omit<Placement, 'after'> & { readonly landmark: number };
+/** The fault a draw stands for, if its family lets it through; `after` ties it to an event. */
+function faultOf(f: FaultDraw, swarm: Swarm, forced: readonly Family[], after?: string): Fault[] {
+  if (!admitted(swarm, f.family, f.ticket, forced)) return [];
+  const { calls, kinds } = FAULT_FAMILIES[f.family];
+  const call = (calls as readonly string[]).includes(f.call) ? f.call : (calls[0] as Fault['call']);
+  return [{ call, nth: f.nth, kind: kinds[f.kind % kinds.length] as FaultKind, ...(after === undefined ? {} : { after }) }];
+}
 
 /** A point in the consumer's work: mostly around commits and fetches, early more often than late. */
-export function placementArb(size: WorldSize): fc.Arbitrary<PlacementDraw> {
+function placementArb(nth: fc.Arbitrary<number>): fc.Arbitrary<Placement> {
   return fc.record({
     call: fc.constantFrom<PlaceableCall>('commit', 'commit', 'fetch', 'fetch', 'emit', 'lease', 'load', 'completed', 'claim'),
-    nth: nthArb(size, 2),
-    landmark: landmarkArb,
+    nth,
   });
 }
 
-function place({ landmark, ...p }: PlacementDraw, landmarks: readonly string[]): Placement {
-  return { ...p, ...anchor(landmark, landmarks) };
-}
+type MutationDraw = MutationSpec & { readonly ticket: number };
 
-export function mutationsArb(size: WorldSize): fc.Arbitrary<(Omit<MutationSpec, 'before'> & { before: PlacementDraw; ticket: number })[]> {
-  const mutation = fc.record({
-    before: placementArb(size),
+function mutationArb(size: WorldSize, nth: fc.Arbitrary<number>, ticketArb: fc.Arbitrary<number> = ticket): fc.Arbitrary<MutationDraw> {
+  return fc.record({
+    before: placementArb(nth),
     kind: fc.constantFrom('insert', 'move', 'flip'),
     target: fc.nat(size.maxEvents),
     back: fc.nat(size.maxKey / 2),
-    ticket,
+    ticket: ticketArb,
   });
-  return fc.array(mutation, { maxLength: size.maxMutations * 2 });
 }
 
 /**
@@ -284,13 +286,13 @@ export function worldDrawArb(options: PlanOptions = {}) {
     pageSize: fc.integer({ min: 1, max: size.maxPageSize }),
     resumes: resumesArb,
     live: liveArb,
-    faults: faultsArb(size),
-    mutations: mutationsArb(size),
+    // Not tied to any event: early calls only, since later ones shift as events are removed.
+    faults: fc.array(faultArb(fc.nat(6)), { maxLength: size.maxFaults }),
+    mutations: fc.array(mutationArb(size, fc.nat(6)), { maxLength: size.maxMutations }),
     workers: fc.integer({ min: 2, max: 3 }),
     leaseTtl: fc.integer({ min: 3, max: 24 }),
-    rebind: fc.record({ before: placementArb(size), filter: filterArb, upTo: fc.nat(size.maxKey) }),
+    rebind: fc.record({ before: placementArb(fc.nat(6)), filter: filterArb, upTo: fc.nat(size.maxKey) }),
     schedule: fc.array(fc.nat(11), { maxLength: 64 }),
-    poison: fc.array(fc.nat(size.maxEvents), { minLength: 1, maxLength: 2 }),
     seed: fc.nat(),
   });
 }
@@ -302,7 +304,8 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
   const forced = options.families ?? [];
   return new ShrinkTwice(worldDrawArb(options)).map((w): Plan => {
     const { swarm } = w;
-    const { events, landmarks } = streamOf(w.events, w.keyLength, size);
+    const ids = idsOf(w.events, size);
+    const events = streamOf(w.events, ids, w.keyLength);
     const { contract, snapshot } = contractFor(w.binding.upTo, liveContract(w.live), options.contracts ?? ALL_CONTRACTS);
     const binding: Binding = {
       scope: 'orders',
@@ -310,17 +313,24 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
       ordering: ['ts', 'shard'].slice(0, w.keyLength),
       upTo: snapshot ? (w.binding.upTo ?? size.maxKey) : null,
     };
-    const faults = w.faults.flatMap((f): Fault[] => {
-      if (!admitted(swarm, f.family, f.ticket, forced)) return [];
-      const { calls, kinds } = FAULT_FAMILIES[f.family];
-      const call = (calls as readonly string[]).includes(f.call) ? f.call : (calls[0] as Fault['call']);
-      return [{ call, nth: f.nth, kind: kinds[f.kind % kinds.length] as FaultKind, ...anchor(f.landmark, landmarks) }];
-    });
-    const mutations = w.mutations.flatMap(({ ticket: t, before, ...m }) => (admitted(swarm, 'mutation', t, forced) ? [{ ...m, before: place(before, landmarks) }] : []));
+    // Tied to an event: present by its own chance, then let through by its family like any other.
+    const tied = w.events.map((d, i) => ({ d, id: ids[i] as string }));
+    const faults = [
+      ...w.faults.flatMap((f) => faultOf(f, swarm, forced)),
+      ...tied.flatMap(({ d, id }) => (isPresent(d.fault.ticket, FAULT_ONE_IN) ? faultOf({ ...d.fault, ticket: 9 }, swarm, forced, d.tied.fault === 0 ? undefined : id) : [])),
+    ];
+    const change = ({ ticket: t, ...m }: MutationDraw, after?: string): MutationSpec[] =>
+      admitted(swarm, 'mutation', t, forced) ? [after === undefined ? m : { ...m, before: { ...m.before, after } }] : [];
+    const mutations = [
+      ...w.mutations.flatMap((m) => change(m)),
+      ...tied.flatMap(({ d, id }) => (isPresent(d.change.ticket, CHANGE_ONE_IN) ? change({ ...d.change, ticket: 9 }, d.tied.change === 0 ? undefined : id) : [])),
+    ];
+    const landmark = tied.find(({ d }) => d.landmark === 3)?.id;
     const rebind =
-      swarm.rebind === 0 ? null : { before: place(w.rebind.before, landmarks), binding: otherBinding(binding, FILTERS[w.rebind.filter] as Filter, w.rebind.upTo) };
-    // Poison picks existing events by index; with no events there is nothing to poison.
-    const poison = swarm.poison === 0 || events.length === 0 ? [] : [...new Set(w.poison.map((i) => (events[i % events.length] as SourceEvent).id))];
+      swarm.rebind === 0
+        ? null
+        : { before: { ...w.rebind.before, ...(landmark === undefined ? {} : { after: landmark }) }, binding: otherBinding(binding, FILTERS[w.rebind.filter] as Filter, w.rebind.upTo) };
+    const poison = swarm.poison === 0 ? [] : tied.flatMap(({ d, id }) => (isPresent(d.poison, POISON_ONE_IN) ? [id] : []));
     return {
       events,
       binding,

@@ -39,9 +39,11 @@ export interface Placement {
   readonly call: PlaceableCall;
   readonly nth: number;
   /**
-   * Count from the moment a fetch first returns this event (by id) instead of from the start
-   * of the run: "before the second commit after e7 arrived". Such an address stays with its
-   * event when shrinking removes the events before it; an event never delivered never arms it.
+   * Tie the address to this event (by id) instead of the start of the run. For an emit, a
+   * completion check or a commit, only calls about the event count: "before the second
+   * commit about e07". For any other call, counting starts at the first fetch that returned
+   * it: "before the first fetch after e07 arrived". Such an address stays with its event
+   * when shrinking removes other events; an event never delivered never arms it.
    */
   readonly after?: string;
 }
@@ -87,7 +89,7 @@ export interface Fault {
   readonly call: FaultableCall;
   readonly nth: number;
   readonly kind: FaultKind;
-  /** As for a placement: count from the first delivery of this event. */
+  /** As for a placement: count only calls about this event, or from its first delivery. */
   readonly after?: string;
 }
 

@@ -58,9 +58,10 @@ export function renderFailure(ctx: FailureContext): string {
   return out.join('\n');
 }
 
-/** "commit #3", or "commit #0 after e7" for an address counted from an event's first delivery. */
+/** "commit #3"; tied to an event, "commit #0 about e07" or "fetch #1 after e07" (see Placement). */
 function address(a: Pick<Placement, 'call' | 'nth' | 'after'>): string {
-  return `${a.call} #${a.nth}${a.after === undefined ? '' : ` after ${a.after}`}`;
+  if (a.after === undefined) return `${a.call} #${a.nth}`;
+  return `${a.call} #${a.nth} ${['emit', 'completed', 'commit'].includes(a.call) ? 'about' : 'after'} ${a.after}`;
 }
 
 export function describePlan(plan: Plan): string[] {

@@ -1,34 +1,65 @@
-import type { CallKind } from '../../model/history.js';
+import type { Call, CallKind } from '../../model/history.js';
+import { isPosition } from '../../model/order.js';
 import type { Fault, Placement } from '../../scenarios/plan.js';
 
 /** What a fault and a placement share: which call they name. */
 type Addressed = Pick<Placement, 'call' | 'nth' | 'after'>;
 
 /**
- * Counts calls per kind, from the start of the run and from the first delivery of each
- * event, and says whether a call is the one an address names. Addresses count per kind
- * rather than by global step so that they stay at the same boundary when shrinking removes
- * others before them; an address tied to an event (`after`) also stays put when shrinking
- * removes the events before that one.
+ * The events a call is about: the event it emits, the events it asks about, and for a
+ * commit the events its operations name, the watermark's included.
+ */
+export function eventsOf(call: Call): readonly string[] | null {
+  switch (call.kind) {
+    case 'emit':
+      return [call.event.id];
+    case 'completed':
+      return call.events.map((e) => e.id);
+    case 'commit':
+      return call.ops.flatMap((op) => ('event' in op ? [op.event.id] : op.op === 'watermark' && isPosition(op.value) ? [op.value.id] : []));
+    default:
+      return null;
+  }
+}
+
+/**
+ * Counts calls per kind and says whether a call is the one an address names. Addresses count
+ * per kind rather than by global step so that they stay at the same boundary when shrinking
+ * removes others before them. An address tied to an event (`after`) holds still when
+ * shrinking removes other events too: it counts only the emits, completion checks and
+ * commits about that event, and any other call only from the first fetch that returned it.
  */
 export class CallCounter {
   private readonly total = new Map<CallKind, number>();
   /** For each event delivered so far, the counts as they stood when a fetch first returned it. */
   private readonly since = new Map<string, ReadonlyMap<CallKind, number>>();
+  /** For each event, how many calls of each kind were about it. */
+  private readonly about = new Map<string, Map<CallKind, number>>();
 
-  /** Counts one call of this kind and returns the test for addresses naming it. */
-  count(kind: CallKind): (address: Addressed) => boolean {
+  /** Counts one call and returns the test for addresses naming it. */
+  count(call: Call): (address: Addressed) => boolean {
+    const { kind } = call;
     const nth = this.total.get(kind) ?? 0;
     this.total.set(kind, nth + 1);
+    const ids = eventsOf(call);
+    const nths = new Map<string, number>();
+    for (const id of new Set(ids)) {
+      const counts = this.about.get(id) ?? new Map<CallKind, number>();
+      const n = counts.get(kind) ?? 0;
+      nths.set(id, n);
+      counts.set(kind, n + 1);
+      this.about.set(id, counts);
+    }
     return (a) => {
       if (a.call !== kind) return false;
       if (a.after === undefined) return a.nth === nth;
+      if (ids !== null) return nths.get(a.after) === a.nth;
       const base = this.since.get(a.after);
       return base !== undefined && a.nth === nth - (base.get(kind) ?? 0);
     };
   }
 
-  /** A fetch returned these events: calls after it count towards addresses tied to them. */
+  /** A fetch returned these events: later calls count towards addresses tied to them. */
   delivered(ids: readonly string[]): void {
     for (const id of ids) if (!this.since.has(id)) this.since.set(id, new Map(this.total));
   }
@@ -40,8 +71,7 @@ export class FaultPlan {
 
   constructor(private readonly faults: readonly Fault[]) {}
 
-  next(kind: CallKind): Fault | undefined {
-    const here = this.calls.count(kind);
-    return this.faults.find(here);
+  next(call: Call): Fault | undefined {
+    return this.faults.find(this.calls.count(call));
   }
 }

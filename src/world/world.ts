@@ -178,7 +178,7 @@ export class World {
       idle = 0;
       const next = this.pick();
       if (!next.life.alive) continue;
-      if (phase === 'adversity' && this.beforeCall(workers, next.call.kind)) continue;
+      if (phase === 'adversity' && this.beforeCall(workers, next.call)) continue;
       spent++;
       writer = next.life;
       if (this.execute(next) === 'claimed') {
@@ -197,8 +197,8 @@ export class World {
    * Applies what the plan put before this adversity call: source mutations, and the rebind.
    * Returns true when the rebind restarted every worker, so the picked call died with them.
    */
-  private beforeCall(workers: readonly string[], kind: Call['kind']): boolean {
-    const here = this.placed.count(kind);
+  private beforeCall(workers: readonly string[], call: Call): boolean {
+    const here = this.placed.count(call);
     for (const spec of this.plan.mutations) {
       if (!here(spec.before)) continue;
       const { event, mutation } = this.source.mutate(spec, this.binding);
@@ -303,7 +303,7 @@ export class World {
 
   /** Runs one call: consults the fault plan, applies it, records it, answers or kills the caller. */
   private execute(p: Pending): 'claimed' | 'done' {
-    const planned = p.call.kind === 'claim' || p.call.kind === 'malformed' ? undefined : this.faults.next(p.call.kind);
+    const planned = p.call.kind === 'claim' || p.call.kind === 'malformed' ? undefined : this.faults.next(p.call);
     // Page quirks are how the source behaves, so they outlive the adversity phase; crashes,
     // errors and timeouts are faults, and the drain phase has none.
     const fault = planned && (this.phase === 'adversity' || isPageQuirk(planned.kind)) ? planned : undefined;

@@ -255,31 +255,34 @@ describe('mutations', () => {
 });
 
 describe('addresses tied to an event', () => {
-  it('count from the first fetch that returned the event, and stay there when it is fetched again', async () => {
+  it('an emit, completion check or commit counts only the calls about that event', async () => {
+    // One page carries all three; the first commit about e43 is the third commit of the run.
+    const { history } = await execute(plan({ faults: [{ call: 'commit', nth: 0, kind: 'crash-before', after: 'e43' }] }), simple());
+    const crashed = callSteps(history).filter((s) => s.outcome.kind === 'crash-before');
+    expect(crashed.map((s) => s.call)).toMatchObject([{ kind: 'commit', ops: [{ op: 'effect', event: { id: 'e43' } }, { op: 'complete' }, { op: 'watermark' }] }]);
+    expect(callSteps(history).filter((s) => s.call.kind === 'commit' && s.seq < (crashed[0]?.seq ?? 0))).toHaveLength(2);
+  });
+
+  it('any other call counts from the first fetch that returned the event; an event never delivered never arms it', async () => {
     const log: string[] = [];
     const { history } = await execute(
       plan({
         source: { pageSize: 1, resumes: ['after'], contract: { kind: 'insertion-stable' } },
-        faults: [
-          { call: 'commit', nth: 0, kind: 'crash-before', after: 'e42' },
-          // e44 is never delivered, so this never fires.
-          { call: 'fetch', nth: 0, kind: 'crash-before', after: 'e44' },
-        ],
+        // e44 is filtered out, never delivered, so this never fires.
+        faults: [{ call: 'fetch', nth: 0, kind: 'crash-before', after: 'e44' }],
         events: [...E41_43, ev(44, 'refund')],
         binding: { ...ALL, filter: { kind: 'equals', attr: 'kind', value: 'order' } },
         mutations: [{ before: { call: 'claim', nth: 0, after: 'e43' }, kind: 'insert', target: 0, back: 0 }],
       }),
       simple(log),
     );
-    const crashed = callSteps(history).filter((s) => s.outcome.kind === 'crash-before');
-    // The commit for e42 is the first after e42 arrived; the retry's commit for it is the second.
-    expect(crashed.map((s) => s.call)).toMatchObject([{ kind: 'commit', ops: [{ op: 'effect', event: { id: 'e42' } }, { op: 'complete' }, { op: 'watermark' }] }]);
+    expect(callSteps(history).filter((s) => s.outcome.kind === 'crash-before')).toEqual([]);
     // The insert lands just before the claim that follows e43's first delivery.
     const at = history.steps.findIndex((s) => s.kind === 'mutation');
     const fetched = callSteps(history).filter((s) => s.seq < at && s.call.kind === 'fetch');
     expect(fetched.at(-1)?.result).toMatchObject({ kind: 'page', page: { events: [{ id: 'e43' }] } });
     expect(history.steps[at + 1]).toMatchObject({ kind: 'call', call: { kind: 'claim' } });
-    expect(log.at(-1)).toBe('w1#3 page m0');
+    expect(log.at(-1)).toBe('w1#2 page m0');
   });
 });
 
