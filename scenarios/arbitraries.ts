@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { fingerprint, type Binding, type Filter } from '../model/binding.js';
+import { fingerprint, isEligible, type Binding, type Filter } from '../model/binding.js';
 import type { SourceEvent } from '../model/event.js';
 import type { Contract, ResumeStyle } from '../model/history.js';
 import { FAULTABLE_CALLS, PAGE_QUIRKS, type Budget, type Fault, type FaultKind, type MutationSpec, type Placement, type PlaceableCall, type Plan } from './plan.js';
@@ -53,7 +53,7 @@ const ALL_CONTRACTS: readonly Contract['kind'][] = ['snapshot', 'insertion-stabl
  * first commit about e07", "insert before the second fetch after e07 arrived"). These stay
  * with their event while shrinking removes others, where an address counted from the start
  * of the run, or an event picked by index, would shift with every event removed before it.
- * The first landmark event anchors the rebind.
+ * The first eligible landmark event anchors the rebind.
  */
 interface EventDraw {
   readonly key: readonly number[];
@@ -248,28 +248,38 @@ function contractFor(upTo: number | null, live: Contract, allowed: readonly Cont
  * scratch, as if the value had just been drawn. fast-check's shrinkers search monotonically:
  * a candidate rejected early (a family switched off, a fault moved to call 0) is never tried
  * again after other parts have shrunk, though by then it may well pass. Worlds are not
- * monotonic, so a second pass often finds much smaller ones. The pass is part of the shrink
- * tree, so a seed and path still replay it exactly.
+ * monotonic, so a second pass often finds much smaller ones. Only one: every pass tries
+ * hundreds of worlds, and further ones rarely pay for themselves. The pass is part of the
+ * shrink tree, so a seed and path still replay it exactly.
  */
 export class ShrinkTwice<T> extends fc.Arbitrary<T> {
   constructor(private readonly inner: fc.Arbitrary<T>) {
     super();
   }
   generate(mrng: fc.Random, biasFactor: number | undefined): fc.Value<T> {
-    return this.inner.generate(mrng, biasFactor);
+    return this.wrap(this.inner.generate(mrng, biasFactor), false);
   }
   canShrinkWithoutContext(value: unknown): value is T {
     return this.inner.canShrinkWithoutContext(value);
   }
   shrink(value: T, context: unknown): fc.Stream<fc.Value<T>> {
-    const inner = this.inner;
-    if (context === undefined) return inner.shrink(value, undefined);
-    return inner.shrink(value, context).join(
-      (function* () {
-        yield* inner.shrink(value, undefined);
-      })(),
-    );
+    const { inner, restarted } = (context ?? { inner: undefined, restarted: true }) as PassContext;
+    const first = this.inner.shrink(value, inner).map((v) => this.wrap(v, restarted));
+    if (restarted) return first;
+    const again = (function* (self: ShrinkTwice<T>) {
+      for (const v of self.inner.shrink(value, undefined)) yield self.wrap(v, true);
+    })(this);
+    return first.join(again);
   }
+  private wrap(v: fc.Value<T>, restarted: boolean): fc.Value<T> {
+    return new fc.Value(v.value_, { inner: v.context, restarted } satisfies PassContext);
+  }
+}
+
+interface PassContext {
+  readonly inner: unknown;
+  /** Whether the pass from scratch has been taken on the way to this value. */
+  readonly restarted: boolean;
 }
 
 /**
@@ -325,7 +335,8 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
       ...w.mutations.flatMap((m) => change(m)),
       ...tied.flatMap(({ d, id }) => (isPresent(d.change.ticket, CHANGE_ONE_IN) ? change({ ...d.change, ticket: 9 }, d.tied.change === 0 ? undefined : id) : [])),
     ];
-    const landmark = tied.find(({ d }) => d.landmark === 3)?.id;
+    // An event the binding never delivers could never arm it, so the rebind rides on an eligible one.
+    const landmark = tied.find(({ d }, i) => d.landmark === 3 && isEligible(binding, events[i] as SourceEvent))?.id;
     const rebind =
       swarm.rebind === 0
         ? null

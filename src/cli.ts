@@ -261,7 +261,7 @@ async function check(args: readonly string[], io: Io): Promise<number> {
   const p = result.property;
   if (p) {
     io.out(`generated worlds: ${p.status} after ${p.runs} worlds (${p.calls} world calls), seed ${p.seed}`);
-    if (p.counterexample) show(p.counterexample, replayOf(t, 'world', `${p.seed}|${p.path}`), `minimal world, found after ${p.runs} worlds and ${p.shrinks} shrinks`);
+    if (p.counterexample) show(p.counterexample, replayOf(t, 'world', `${p.seed}|${p.path}`), `minimal world, found after ${p.runs} worlds; the smallest of ${p.searches} shrunk failures`);
   }
   for (const c of result.checks) if (c.skipped !== null) io.out(`check ${c.anomaly}: skipped, ${c.skipped}`);
 

@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import type { AnomalyKind } from '../model/anomalies.js';
-import type { History } from '../model/history.js';
 import { checkProperty, type PropertyOutcome } from './conformance.js';
 import type { Consumer } from './consumer.js';
 import type { Mutant } from './consumers/mutants.js';
+import { sizeOf, type ShrunkSize } from './shrunk-size.js';
 
 /**
  * The default budget of a mutant search, in generated worlds. Over the report's 20 seeds the
@@ -25,23 +25,9 @@ export interface KillRow {
   readonly runsToKill: number | null;
   readonly shrunk: ShrunkSize | null;
   readonly seed: number;
-  readonly path: string | null;
+  /** The counterexample's replay: the seed of the search it came from (see SEARCHES) and its path. */
+  readonly replay: { readonly seed: number; readonly path: string } | null;
   readonly ms: number;
-}
-
-/** The size of a minimal counterexample: its events, its adversity (faults, mutations, a rebind) and its history steps. */
-export interface ShrunkSize {
-  readonly events: number;
-  readonly faults: number;
-  readonly steps: number;
-}
-
-/**
- * The adversity that happened in a run: faults and quirks that fired, source mutations,
- * rebinds. Planned faults that never fired are not part of the story the timeline tells.
- */
-export function adversityOf(history: History): number {
-  return history.steps.filter((s) => (s.kind === 'call' && s.fault !== undefined) || s.kind === 'mutation' || s.kind === 'rebind').length;
 }
 
 export async function killOne(mutant: Mutant, runs: number, seed: number): Promise<KillRow> {
@@ -59,9 +45,9 @@ export async function killOne(mutant: Mutant, runs: number, seed: number): Promi
     found,
     killed: found !== null && expected.includes(found),
     runsToKill: outcome.status === 'pass' ? null : outcome.runs,
-    shrunk: x ? { events: x.plan.events.length, faults: adversityOf(x.history), steps: x.history.steps.length } : null,
+    shrunk: x ? sizeOf(x) : null,
     seed,
-    path: outcome.path,
+    replay: outcome.path === null ? null : { seed: outcome.seed, path: outcome.path },
     ms,
   };
 }

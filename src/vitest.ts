@@ -52,7 +52,7 @@ export function registerConformance(consumer: AnyConsumer, options: ConformanceO
             consumer: consumer.name,
             execution: outcome.counterexample,
             replay: `npx tidemark replay ${flag} --seed ${outcome.seed} --path "${outcome.path}"`,
-            provenance: `minimal world, found after ${outcome.runs} worlds and ${outcome.shrinks} shrinks`,
+            provenance: `minimal world, found after ${outcome.runs} worlds; the smallest of ${outcome.searches} shrunk failures`,
           }),
         );
       }

@@ -4,7 +4,7 @@ import type { Consumer } from '../src/consumer.js';
 import { MUTANTS, type Mutant } from '../src/consumers/mutants.js';
 import { referenceConsumer } from '../src/consumers/reference.js';
 import { execute } from '../src/execute.js';
-import { adversityOf } from '../src/kill-matrix.js';
+import { adversityOf } from '../src/shrunk-size.js';
 
 /** Mutants built with pages in flight at once; their fair comparison is the concurrent reference. */
 const CONCURRENT = new Set(['max-completed-concurrent']);

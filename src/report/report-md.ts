@@ -118,11 +118,11 @@ export async function buildReport(options: ReportOptions): Promise<string> {
   out.push('', `${allKilled} of ${MUTANTS.length} mutants killed on every seed; ${met} of ${MUTANTS.length} meet every target.`, '');
 
   out.push(`## Per-seed results`, '');
-  out.push('Every search behind the two tables above, so that a test can re-run any of them and check the report is not stale.', '');
-  out.push(APPENDIX_HEADER, '|---|---|---|---|---|---|---|---|---|');
+  out.push('Every search behind the two tables above, so that a test can re-run any of them and check the report is not stale. `tidemark replay --consumer MUTANT --seed REPLAY-SEED --path PATH` replays the counterexample of a row.', '');
+  out.push(APPENDIX_HEADER, '|---|---|---|---|---|---|---|---|---|---|');
   for (const m of MUTANTS) {
     for (const r of rows.get(m.name)!) {
-      out.push(`| ${r.mutant} | ${r.seed} | ${r.killed ? 'yes' : 'no'} | ${r.found ?? '-'} | ${r.runsToKill ?? '-'} | ${r.shrunk?.events ?? '-'} | ${r.shrunk?.faults ?? '-'} | ${r.shrunk?.steps ?? '-'} | ${r.path ?? '-'} |`);
+      out.push(`| ${r.mutant} | ${r.seed} | ${r.killed ? 'yes' : 'no'} | ${r.found ?? '-'} | ${r.runsToKill ?? '-'} | ${r.shrunk?.events ?? '-'} | ${r.shrunk?.faults ?? '-'} | ${r.shrunk?.steps ?? '-'} | ${r.replay?.seed ?? '-'} | ${r.replay?.path ?? '-'} |`);
     }
   }
   out.push('');
@@ -139,7 +139,7 @@ export async function buildReport(options: ReportOptions): Promise<string> {
   return out.join('\n');
 }
 
-const APPENDIX_HEADER = '| mutant | seed | killed | produced | worlds | events | faults | steps | path |';
+const APPENDIX_HEADER = '| mutant | seed | killed | produced | worlds | events | faults | steps | replay seed | path |';
 
 /** Reads the per-seed rows back out of a report, to render it again without searching. */
 export function rowsOf(report: string): Map<string, KillRow[]> {
@@ -148,7 +148,7 @@ export function rowsOf(report: string): Map<string, KillRow[]> {
   if (start === -1) return rows;
   for (const line of report.slice(start).split('\n').slice(2)) {
     if (!line.startsWith('| ')) break;
-    const [mutant, seed, killed, found, runs, events, faults, steps, path] = line.slice(2, -2).split(' | ');
+    const [mutant, seed, killed, found, runs, events, faults, steps, replaySeed, path] = line.slice(2, -2).split(' | ');
     const m = MUTANTS.find((x) => x.name === mutant);
     if (!m) continue;
     const n = (v: string | undefined): number | null => (v === undefined || v === '-' ? null : Number(v));
@@ -161,7 +161,7 @@ export function rowsOf(report: string): Map<string, KillRow[]> {
       runsToKill: n(runs),
       shrunk: events === '-' ? null : { events: n(events) as number, faults: n(faults) as number, steps: n(steps) as number },
       seed: Number(seed),
-      path: path === '-' || path === undefined ? null : path,
+      replay: path === '-' || path === undefined ? null : { seed: Number(replaySeed), path },
       ms: 0,
     };
     rows.set(m.name, [...(rows.get(m.name) ?? []), row]);

@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ShrinkTwice, worldDrawArb } from '../../scenarios/arbitraries.js';
+import { checkProperty } from '../../src/conformance.js';
+import { findMutant } from '../../src/consumers/mutants.js';
+import { isSmaller, sizeOf } from '../../src/shrunk-size.js';
 import { SEED } from '../support.js';
 
 describe('shrinking generated worlds', () => {
@@ -17,8 +20,9 @@ describe('shrinking generated worlds', () => {
    */
   const draw = fc.record({ on: fc.option(fc.integer({ min: 1, max: 10 }), { nil: 0, freq: 3 }), n: fc.nat(100) });
   const fails = ({ on, n }: { on: number; n: number }): boolean => (on === 0 ? n < 5 : n >= 1);
-  const minimal = (arb: fc.Arbitrary<{ on: number; n: number }>) => {
-    const out = fc.check(fc.property(arb, (d) => !fails(d)), { seed: SEED, numRuns: 1000, examples: [[{ on: 7, n: 30 }]] });
+  const minimal = (arb: fc.Arbitrary<{ on: number; n: number }>, path?: string) => {
+    // A fixed seed whose first draw has the family on and a count of 5 or more.
+    const out = fc.check(fc.property(arb, (d) => !fails(d)), { seed: 3, numRuns: 1000, ...(path === undefined ? {} : { path }) });
     return { value: out.counterexample?.[0], path: out.counterexample === null ? null : out.counterexamplePath };
   };
 
@@ -31,7 +35,30 @@ describe('shrinking generated worlds', () => {
     const arb = new ShrinkTwice(draw);
     const { path } = minimal(arb);
     expect(path).not.toBeNull();
-    const replay = fc.check(fc.property(arb, (d) => !fails(d)), { seed: SEED, numRuns: 1000, examples: [[{ on: 7, n: 30 }]], path: path ?? '' });
-    expect(replay.counterexample?.[0]).toEqual({ on: 0, n: 0 });
+    expect(minimal(arb, path ?? '').value).toEqual({ on: 0, n: 0 });
+  });
+});
+
+describe('the smallest of several searches', () => {
+  const mutant = findMutant('watermark-across-bindings')!;
+
+  it('a failure is searched for three times and the smallest shrunk world is reported (seed 0: 9 events down to 3)', async () => {
+    const one = await checkProperty(mutant.consumer, { runs: 1000, seed: 0, searches: 1 });
+    const three = await checkProperty(mutant.consumer, { runs: 1000, seed: 0 });
+    expect([one.searches, three.searches]).toEqual([1, 3]);
+    // Worlds to the first failure are the first search's; the smaller world came from another.
+    expect(three.runs).toBe(one.runs);
+    expect(three.seed).not.toBe(0);
+    expect(sizeOf(one.counterexample!).events).toBe(9);
+    expect(sizeOf(three.counterexample!).events).toBe(3);
+  });
+
+  it('whatever the seed, the reported world is no larger than the first search found, and its seed and path replay it', async () => {
+    const one = await checkProperty(mutant.consumer, { runs: 1000, seed: SEED, searches: 1 });
+    const three = await checkProperty(mutant.consumer, { runs: 1000, seed: SEED });
+    expect(isSmaller(sizeOf(one.counterexample!), sizeOf(three.counterexample!))).toBe(false);
+    const replay = await checkProperty(mutant.consumer, { seed: three.seed, path: three.path! });
+    expect(replay.searches).toBe(1);
+    expect(replay.counterexample?.hash).toBe(three.counterexample?.hash);
   });
 });
