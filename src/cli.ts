@@ -6,7 +6,7 @@ import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
 import { PlanError } from '../scenarios/validate.js';
 import { loadAdapter, AdapterLoadError } from './adapter.js';
 import { processConsumer } from './process/bridge.js';
-import { checkProperty } from './conformance.js';
+import { checkProperty, SEARCHES } from './conformance.js';
 import type { AnyConsumer } from './consumer.js';
 import { readRegressions, RegressionFileError, REGRESSIONS_FILE, sameEntry, writeRegressions } from './regressions.js';
 import { renderJUnit } from './report/junit.js';
@@ -48,8 +48,8 @@ Commands:
 Exit codes: 0 pass, 1 fail, 2 unknown (could not be judged), 3 usage or harness error.
 Run 'tidemark <command> --help' for a command's options.`,
   check: `Usage: tidemark check [--adapter MODULE | --command CMD | --consumer NAME] [--runs N] [--seed N]
-                      [--scenario NAME | --all] [--json FILE] [--junit FILE] [--timeline FILE]
-                      [--regressions FILE]
+                      [--searches N] [--scenario NAME | --all] [--json FILE] [--junit FILE]
+                      [--timeline FILE] [--regressions FILE]
 
 Runs the conformance suite: failures recorded in the regression file first, then the named
 scenarios, then generated worlds. A new failure is added to the regression file.
@@ -59,6 +59,8 @@ scenarios, then generated worlds. A new failure is added to the regression file.
   --consumer NAME    a built-in consumer instead (default: reference); see 'tidemark consumers'
   --runs N           generated worlds to try (default: 1000)
   --seed N           fast-check seed (default: a fresh one, printed)
+  --searches N       after a failure, shrink this many searches and show the smallest
+                     (default: 3; 1 with --command, where every world spawns processes)
   --scenario NAME    run only this named scenario; --all runs everything (the default)
   --json FILE        write the results as JSON
   --junit FILE       write the results as JUnit XML for CI
@@ -193,6 +195,7 @@ const CHECK_FLAGS = {
   consumer: { type: 'string' },
   runs: { type: 'string' },
   seed: { type: 'string' },
+  searches: { type: 'string' },
   scenario: { type: 'string' },
   all: { type: 'boolean' },
   json: { type: 'string' },
@@ -206,6 +209,7 @@ async function check(args: readonly string[], io: Io): Promise<number> {
   if (o.all && o.scenario !== undefined) throw new UsageError('give --scenario NAME or --all, not both');
   const t = await target(o);
   const runs = integer(o.runs, '--runs', 1000, 1);
+  const searches = integer(o.searches, '--searches', o.command === undefined ? SEARCHES : 1, 1);
   // The one place a fresh seed is drawn; it is printed first so any run can be repeated.
   const seed = integer(o.seed, '--seed', Math.floor(Math.random() * 0x7fffffff), 0);
   const file = o.regressions ?? REGRESSIONS_FILE;
@@ -216,6 +220,7 @@ async function check(args: readonly string[], io: Io): Promise<number> {
     adapter: t.id,
     seed,
     runs,
+    searches,
     ...(o.scenario === undefined ? {} : { scenario: o.scenario }),
     regressions: stored.entries,
     // A progress line on a terminal; CI logs get the plain lines only.

@@ -30,6 +30,8 @@ export interface SuiteOptions {
   readonly adapter: string;
   readonly seed: number;
   readonly runs: number;
+  /** Searches to shrink a failure from (see SEARCHES); default SEARCHES. */
+  readonly searches?: number;
   /** Only this named scenario (no generated worlds). */
   readonly scenario?: string;
   readonly regressions?: readonly RegressionEntry[];
@@ -64,7 +66,7 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
   const outcomes = await checkScenarios(consumer, scenarios);
   const property =
     options.scenario === undefined
-      ? await checkProperty(consumer, { runs: options.runs, seed: options.seed, ...(options.progress ? { progress: options.progress } : {}) })
+      ? await checkProperty(consumer, { runs: options.runs, seed: options.seed, ...(options.searches === undefined ? {} : { searches: options.searches }), ...(options.progress ? { progress: options.progress } : {}) })
       : null;
   const statuses: SuiteStatus[] = [
     ...regressions.map((r) => r.status),

@@ -43,6 +43,7 @@ describe('tidemark CLI', () => {
   it.each([
     [['frobnicate'], "unknown command 'frobnicate'"],
     [['check', '--runs', '0'], '--runs must be an integer of at least 1'],
+    [['check', '--searches', '0'], '--searches must be an integer of at least 1'],
     [['check', '--runs', 'many'], "got 'many'"],
     [['check', '--consumer', 'nope'], "no consumer named 'nope'"],
     [['check', '--bogus'], "Unknown option '--bogus'"],
@@ -87,7 +88,7 @@ describe('tidemark CLI', () => {
     const again = await cli('report', '--seeds', '1', '--runs', '100', '--out', out, '--reuse-searches');
     expect(again.code).toBe(EXIT.pass);
     expect(readFileSync(out, 'utf8').split('<!-- timings')[0]).toBe(first.split('<!-- timings')[0]);
-  }, 120_000);
+  }, 300_000);
 
   it('a broken regression file is a clear usage error', async () => {
     const bad = join(tmpdir(), `tidemark-bad-${process.pid}.json`);

@@ -150,7 +150,7 @@ describe('the picture of one executed world', () => {
   });
 
   it('shades amber where a late insert put an unhandled event behind a sound watermark', async () => {
-    const { html } = await run('max-position-fetched', 'late-insert-within-replay-window');
+    const { html } = await run('trusts-numeric-hole', 'late-insert-within-replay-window');
     expect(html).toContain('data-shade="behind"');
     expect(html).toContain('data-shade="premature"');
     expect(html).toMatch(/<g class="mutation" data-seq="\d+" data-mutation="insert">/);
