@@ -42,9 +42,9 @@ export interface PropertyOptions {
 /**
  * After a failure, the searches run in all, each from its own seed derived from the first,
  * each shrinking its own first failure. Shrinking is a greedy local search and a world has
- * many local minima: one search in ten or so ends several events above the smallest world
- * that shows the bug. The smallest of three is nearly always within one event of it, and a
- * failing consumer is the only one that pays for the extra searches.
+ * many local minima: measured over the report's 20 seeds per mutant, single searches ended
+ * up to 17 events above the smallest world showing the bug, where the smallest of three
+ * stayed within one or two. Only a failing consumer pays for the extra searches.
  */
 export const SEARCHES = 3;
 
