@@ -24,6 +24,9 @@ export class Source {
   /** The largest first ordering field ever held: the head a replay window is measured from. */
   private clock: number | null;
   private readonly lastPage = new Map<string, Page>();
+  /** How many changes the source had taken when each last page was served. */
+  private readonly lastPageChanges = new Map<string, number>();
+  private changes = 0;
   private inserted = 0;
 
   constructor(
@@ -56,10 +59,12 @@ export class Source {
       throw new WorldError('stale-token', true, 'the page token expired');
     }
     if (quirk === 'repeat') {
-      // Only a page that continues is repeated: a repeated last page would claim an end of
-      // the stream that no longer holds, a lie no consumer could see through.
+      // Only a page that continues is repeated, and only while the source is unchanged: a
+      // repeated last page would claim an end of the stream that no longer holds, and a page
+      // from before a change would hide it from a consumer re-reading its replay window.
+      // Both are lies no consumer could see through.
       const previous = this.lastPage.get(bound);
-      if (previous && previous.next !== null) {
+      if (previous && previous.next !== null && this.lastPageChanges.get(bound) === this.changes) {
         this.quirked = true;
         return previous;
       }
@@ -91,6 +96,7 @@ export class Source {
     }
     const page: Page = { events, next, head: this.clock };
     this.lastPage.set(bound, page);
+    this.lastPageChanges.set(bound, this.changes);
     return page;
   }
 
@@ -140,6 +146,7 @@ export class Source {
       const key = kind === 'flip' && first === target.key[0] ? target.key : keyAt(first);
       event = { ...target, version, key, attrs: { ...target.attrs, kind: attr }, payload: `${target.id}:v${version}:${attr}` };
     }
+    this.changes++;
     this.events = this.events.filter((e) => e.id !== event.id);
     this.events.push(event);
     this.events.sort(byPosition);

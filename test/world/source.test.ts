@@ -263,6 +263,14 @@ describe('page quirks, as scenarios/plan.ts describes them', () => {
     expect(ids(src.fetch(ALL, request({ kind: 'token', token })))).toEqual(['d', 'e', 'f']);
   });
 
+  it('R10 repeat never serves a page from before a change: the insert it would hide shows on a re-read', () => {
+    const src = source(SEVEN, { pageSize: 3, contract: { kind: 'replay-window', window: 7 } });
+    src.fetch(ALL, request({ kind: 'start' }));
+    src.mutate({ before: { call: 'commit', nth: 0 }, kind: 'insert', target: 0, back: 7 }, ALL);
+    expect(ids(src.fetch(ALL, request({ kind: 'start' }), 'repeat'))).toEqual(['m0', 'a', 'b']);
+    expect(src.quirked).toBe(false);
+  });
+
   it('R9 repeat is per binding, and with no previous page the request is served', () => {
     const events = SEVEN.map((e, i) => ({ ...e, attrs: { kind: i % 2 === 0 ? 'order' : 'refund' } }));
     const src = source(events, { pageSize: 2 });
