@@ -58,19 +58,23 @@ export class Source {
       this.quirked = true;
       throw new WorldError('stale-token', true, 'the page token expired');
     }
+    const stream = this.events.filter((e) => isEligible(binding, e));
+    const start = this.startIndex(stream, bound, request);
     if (quirk === 'repeat') {
-      // Only a page that continues is repeated, and only while the source is unchanged: a
-      // repeated last page would claim an end of the stream that no longer holds, and a page
-      // from before a change would hide it from a consumer re-reading its replay window.
-      // Both are lies no consumer could see through.
+      // A repeat serves the previous page again, as a cache would: never one that continues
+      // nowhere (it would claim an end of the stream that no longer holds), one from before a
+      // change (it would hide the change from a consumer re-reading its replay window), or
+      // one that starts past where this request starts (it would skip what lies between).
+      // Those are lies no consumer could see through; a page it has seen before is not.
       const previous = this.lastPage.get(bound);
-      if (previous && previous.next !== null && this.lastPageChanges.get(bound) === this.changes) {
+      const first = previous?.events[0];
+      const from = stream[start];
+      const behind = first === undefined || from === undefined || comparePositions(positionOf(first), positionOf(from)) <= 0;
+      if (previous && previous.next !== null && this.lastPageChanges.get(bound) === this.changes && behind) {
         this.quirked = true;
         return previous;
       }
     }
-    const stream = this.events.filter((e) => isEligible(binding, e));
-    const start = this.startIndex(stream, bound, request);
     if (quirk === 'empty' && start < stream.length) {
       // No events, yet a token that resumes exactly where this request did.
       const before = stream[start - 1];

@@ -271,6 +271,13 @@ describe('page quirks, as scenarios/plan.ts describes them', () => {
     expect(src.quirked).toBe(false);
   });
 
+  it('R9 repeat never serves a page that starts past the request: asked from the start, the start is served', () => {
+    const { src, token } = afterFirstPage();
+    src.fetch(ALL, request({ kind: 'token', token }));
+    expect(ids(src.fetch(ALL, request({ kind: 'start' }), 'repeat'))).toEqual(['a', 'b', 'c']);
+    expect(src.quirked).toBe(false);
+  });
+
   it('R9 repeat is per binding, and with no previous page the request is served', () => {
     const events = SEVEN.map((e, i) => ({ ...e, attrs: { kind: i % 2 === 0 ? 'order' : 'refund' } }));
     const src = source(events, { pageSize: 2 });
