@@ -66,7 +66,10 @@ interface EventDraw {
   readonly landmark: number;
 }
 
-/** Tied to an event, a fault or change is present one time in `oneIn`; the chance shrinks towards 0, absent. */
+/**
+ * Tied to an event, a fault or change is present one time in `oneIn`. Its ticket holds that
+ * chance (family weights gate only the untied ones), and it shrinks towards 0: absent.
+ */
 const presentArb = (oneIn: number): fc.Arbitrary<number> => fc.nat(oneIn - 1);
 const isPresent = (chance: number, oneIn: number): boolean => chance === oneIn - 1;
 const FAULT_ONE_IN = 4;
