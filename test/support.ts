@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { CallStep, History, Step } from '../model/history.js';
 import { comparePositions, isPosition, type Position } from '../model/order.js';
 import { main } from '../src/cli.js';
+import { WorldError } from '../src/world/errors.js';
 
 /** The seed for property tests: fixed when TIDEMARK_SEED is set, fresh (and printed by fast-check on failure) otherwise. */
 export const SEED = process.env.TIDEMARK_SEED === undefined ? Math.floor(Math.random() * 0x7fffffff) : Number(process.env.TIDEMARK_SEED);
@@ -57,4 +58,15 @@ export async function cli(...argv: string[]): Promise<{ code: number; out: strin
 /** Splits a printed replay command into argv, dropping `npx tidemark` and the shell quotes. */
 export function argvOf(command: string): string[] {
   return (command.match(/'[^']*'|"[^"]*"|\S+/g) ?? []).slice(2).map((a) => a.replace(/^(['"])(.*)\1$/, '$2'));
+}
+
+/** The WorldError a call throws; fails the test when it throws nothing or something else. */
+export function worldError(fn: () => unknown): WorldError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof WorldError) return error;
+    throw error;
+  }
+  throw new Error('expected a WorldError, but the call succeeded');
 }

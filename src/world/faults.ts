@@ -42,18 +42,19 @@ export class CallCounter {
     const nth = this.total.get(kind) ?? 0;
     this.total.set(kind, nth + 1);
     const ids = eventsOf(call);
-    const nths = new Map<string, number>();
+    // Each event's count of calls of this kind about it, before this one; only calls about events carry one.
+    const nths = ids === null ? null : new Map<string, number>();
     for (const id of new Set(ids)) {
       const counts = this.about.get(id) ?? new Map<CallKind, number>();
       const n = counts.get(kind) ?? 0;
-      nths.set(id, n);
+      nths?.set(id, n);
       counts.set(kind, n + 1);
       this.about.set(id, counts);
     }
     return (a) => {
       if (a.call !== kind) return false;
       if (a.after === undefined) return a.nth === nth;
-      if (ids !== null) return nths.get(a.after) === a.nth;
+      if (nths !== null) return nths.get(a.after) === a.nth;
       const base = this.since.get(a.after);
       return base !== undefined && a.nth === nth - (base.get(kind) ?? 0);
     };

@@ -8,7 +8,7 @@ import type { Binding } from '../../model/binding.js';
 import type { SourceEvent } from '../../model/event.js';
 import type { Contract, FetchRequest, Page, Resume, ResumeStyle } from '../../model/history.js';
 import type { MutationSpec, PageQuirk, SourceSpec } from '../../scenarios/plan.js';
-import { WorldError } from '../../src/world/errors.js';
+import { worldError } from '../support.js';
 import { Source } from '../../src/world/source.js';
 import { ev } from '../model/histories.js';
 
@@ -30,16 +30,6 @@ function request(resume: Resume, limit = 10): FetchRequest {
 
 const ids = (page: Page): string[] => page.events.map((e) => e.id);
 
-/** The WorldError a call throws; fails the test when it throws nothing or something else. */
-function worldError(fn: () => unknown): WorldError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof WorldError) return error;
-    throw error;
-  }
-  throw new Error('expected a WorldError, but the call succeeded');
-}
 
 /** Seven events a..g at keys 1..7. */
 const SEVEN = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((id, i) => ev(id, i + 1));

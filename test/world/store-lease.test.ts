@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EventRef } from '../../model/event.js';
 import type { DurableState, StoreOp } from '../../model/history.js';
-import { WorldError } from '../../src/world/errors.js';
+import { pos, worldError } from '../support.js';
 import { Lease } from '../../src/world/lease.js';
 import { Store } from '../../src/world/store.js';
 
@@ -16,17 +16,7 @@ const B2: EventRef = { id: 'b', version: 2 };
 const C: EventRef = { id: 'c', version: 1 };
 const ORDERS = 'b:orders';
 const REFUNDS = 'b:refunds';
-const pos = (key: number, id: string): { key: number[]; id: string } => ({ key: [key], id });
 
-function worldError(fn: () => unknown): WorldError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof WorldError) return error;
-    throw error;
-  }
-  throw new Error('expected a WorldError, but the call succeeded');
-}
 
 /** A store that has handled a: completion, watermark 1#a under ORDERS, an anchor and one pending outbox entry. */
 function seeded(): Store {
