@@ -53,7 +53,7 @@ const ALL_CONTRACTS: readonly Contract['kind'][] = ['snapshot', 'insertion-stabl
  * first commit about e07", "insert before the second fetch after e07 arrived"). These stay
  * with their event while shrinking removes others, where an address counted from the start
  * of the run, or an event picked by index, would shift with every event removed before it.
- * The first eligible landmark event anchors the rebind.
+ * The first eligible landmark event may anchor the rebind (see `rebindAnchor`).
  */
 interface EventDraw {
   readonly key: readonly number[];
@@ -229,6 +229,20 @@ function otherBinding(binding: Binding, filter: Filter, upTo: number): Binding {
   return { ...next, filter: filter.kind === 'all' ? { kind: 'equals', attr: 'kind', value: 'order' } : { kind: 'all' } };
 }
 
+/**
+ * The event a rebind is tied to, among those the binding delivers (one it never delivers could
+ * never arm it). 0: the last of them, so the rebind comes once the whole stream has been read;
+ * 1: the first landmark event, for rebinds in mid-stream; 2: none, counted from the start.
+ * Shrinking moves towards the last event, which stays the end of the stream whichever other
+ * events go: an untied rebind, or one on a landmark whose flag shrank away, is stuck at "the
+ * third fetch" and keeps every event that gets the consumer there.
+ */
+function rebindAnchor(choice: number, eligible: readonly { d: EventDraw; id: string }[]): string | undefined {
+  if (choice === 0) return eligible.at(-1)?.id;
+  if (choice === 1) return (eligible.find(({ d }) => d.landmark === 3) ?? eligible.at(-1))?.id;
+  return undefined;
+}
+
 export interface PlanOptions {
   readonly size?: WorldSize;
   readonly budget?: Budget;
@@ -312,7 +326,7 @@ export function worldDrawArb(options: PlanOptions = {}) {
     workers: fc.integer({ min: 2, max: 3 }),
     // Short leases most of the time: a lease that lapses mid-page is where generations compete.
     leaseTtl: fc.oneof({ withCrossShrink: true }, { weight: 2, arbitrary: fc.integer({ min: 3, max: 8 }) }, { weight: 1, arbitrary: fc.integer({ min: 3, max: 24 }) }),
-    rebind: fc.record({ before: placementArb(fc.nat(6)), filter: filterArb, upTo: fc.nat(size.maxKey) }),
+    rebind: fc.record({ anchor: fc.nat(2), before: placementArb(fc.nat(3)), filter: filterArb, upTo: fc.nat(size.maxKey) }),
     schedule: fc.array(fc.nat(11), { maxLength: 64 }),
     seed: fc.nat(),
   });
@@ -346,12 +360,11 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
       ...w.mutations.flatMap((m) => change(m)),
       ...tied.flatMap(({ d, id }) => (isPresent(d.change.ticket, CHANGE_ONE_IN) ? change({ ...d.change, ticket: 9 }, d.tied.change === 0 ? undefined : id) : [])),
     ];
-    // An event the binding never delivers could never arm it, so the rebind rides on an eligible one.
-    const landmark = tied.find(({ d }, i) => d.landmark === 3 && isEligible(binding, events[i] as SourceEvent))?.id;
+    const anchor = rebindAnchor(w.rebind.anchor, tied.filter((_, i) => isEligible(binding, events[i] as SourceEvent)));
     const rebind =
       swarm.rebind === 0
         ? null
-        : { before: { ...w.rebind.before, ...(landmark === undefined ? {} : { after: landmark }) }, binding: otherBinding(binding, FILTERS[w.rebind.filter] as Filter, w.rebind.upTo) };
+        : { before: { ...w.rebind.before, ...(anchor === undefined ? {} : { after: anchor }) }, binding: otherBinding(binding, FILTERS[w.rebind.filter] as Filter, w.rebind.upTo) };
     const poison = swarm.poison === 0 ? [] : tied.flatMap(({ d, id }) => (isPresent(d.poison, POISON_ONE_IN) ? [id] : []));
     return {
       events,
