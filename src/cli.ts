@@ -16,7 +16,8 @@ import { findMutant, MUTANTS } from './consumers/mutants.js';
 import { BUILT_IN, builtInConsumer } from './consumers/registry.js';
 import { execute, type Execution } from './execute.js';
 import { buildReport, REPORT_SEED, rowsOf } from './report/report-md.js';
-import { killMatrix, MUTANT_BUDGET } from './kill-matrix.js';
+import { MUTANT_BUDGET } from './kill-matrix.js';
+import { DEFAULT_JOBS, killMatrix } from './search-pool.js';
 import { formatKillRow, formatReferenceRow, KILL_HEADER } from './report/kill-table.js';
 import { referenceConsumer } from './consumers/reference.js';
 import { renderFailure } from './report/failure.js';
@@ -75,7 +76,7 @@ ones a failing 'tidemark check' printed.`,
 
 Lists the regression file's entries; with --prune, replays each and removes those that now
 pass. Nothing is pruned without --prune.`,
-  mutants: `Usage: tidemark mutants [--runs N] [--seed N] [--only NAME,NAME] [--json FILE]
+  mutants: `Usage: tidemark mutants [--runs N] [--seed N] [--only NAME,NAME] [--json FILE] [--jobs N]
 
 Runs each mutant of the catalog for at most N generated worlds (default: ${MUTANT_BUDGET}) and prints
 the kill matrix: the rule it breaks, the anomaly it must produce and the one found, whether
@@ -83,14 +84,16 @@ it was killed, the worlds it took, and the size of the shrunk counterexample. Th
 reference consumer runs under the same seed and budget and must pass. Exit 0 when every
 mutant is killed and the reference passes, 1 otherwise.
 
-  --json FILE   also write the matrix as JSON`,
-  report: `Usage: tidemark report [--seed N] [--runs N] [--seeds K] [--out FILE]
+  --json FILE   also write the matrix as JSON
+  --jobs N      search on N threads (default: ${DEFAULT_JOBS}, one per core); the matrix is the same for any N`,
+  report: `Usage: tidemark report [--seed N] [--runs N] [--seeds K] [--out FILE] [--jobs N]
 
 Runs the named scenarios against every reference variant, the kill matrix, and each mutant
 under K seeds (default 20) for the reliability table, and writes the report as Markdown
 (default: REPORT.md). The seed defaults to ${REPORT_SEED}, the one the committed report uses.
 --reuse-searches re-renders the report from the per-seed searches it already holds;
---redo NAME,NAME with it searches again for those mutants only.`,
+--redo NAME,NAME with it searches again for those mutants only. --jobs N searches on N
+threads (default: ${DEFAULT_JOBS}, one per core); the report is the same for any N.`,
   scenarios: 'Usage: tidemark scenarios\n\nLists the named scenarios with the rules each covers.',
   consumers: 'Usage: tidemark consumers\n\nLists the built-in consumers: reference variants and mutants.',
 };
@@ -378,7 +381,7 @@ async function regressions(args: readonly string[], io: Io): Promise<number> {
 }
 
 async function mutants(args: readonly string[], io: Io): Promise<number> {
-  const o = options(args, { runs: { type: 'string' }, seed: { type: 'string' }, only: { type: 'string' }, json: { type: 'string' } });
+  const o = options(args, { runs: { type: 'string' }, seed: { type: 'string' }, only: { type: 'string' }, json: { type: 'string' }, jobs: { type: 'string' } });
   const runs = integer(o.runs, '--runs', MUTANT_BUDGET, 1);
   const seed = integer(o.seed, '--seed', Math.floor(Math.random() * 0x7fffffff), 0);
   const names = o.only?.split(',').map((n) => n.trim()) ?? null;
@@ -387,7 +390,8 @@ async function mutants(args: readonly string[], io: Io): Promise<number> {
   const chosen = names === null ? MUTANTS : MUTANTS.filter((m) => names.includes(m.name));
   io.out(`tidemark mutants: ${chosen.length} mutants, at most ${runs} worlds each, seed ${seed}`);
   io.out(KILL_HEADER);
-  const matrix = await killMatrix(chosen, referenceConsumer({ name: 'reference' }), runs, seed, (row) => io.out(formatKillRow(row)));
+  const jobs = integer(o.jobs, '--jobs', DEFAULT_JOBS, 1);
+  const matrix = await killMatrix(chosen, referenceConsumer({ name: 'reference' }), { runs, seed, jobs }, (row) => io.out(formatKillRow(row)));
   io.out(formatReferenceRow(matrix.reference));
   if (o.json !== undefined) writeFileSync(o.json, `${JSON.stringify(matrix, (k, v: unknown) => (k === 'counterexample' ? undefined : v), 2)}\n`);
   const killed = matrix.rows.filter((r) => r.killed).length;
@@ -400,11 +404,12 @@ async function mutants(args: readonly string[], io: Io): Promise<number> {
 }
 
 async function report(args: readonly string[], io: Io): Promise<number> {
-  const o = options(args, { seed: { type: 'string' }, runs: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, 'reuse-searches': { type: 'boolean' }, redo: { type: 'string' } });
+  const o = options(args, { seed: { type: 'string' }, runs: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, 'reuse-searches': { type: 'boolean' }, redo: { type: 'string' }, jobs: { type: 'string' } });
   const seed = integer(o.seed, '--seed', REPORT_SEED, 0);
   const runs = integer(o.runs, '--runs', MUTANT_BUDGET, 1);
   const seeds = integer(o.seeds, '--seeds', 20, 1);
   const out = o.out ?? 'REPORT.md';
+  const jobs = integer(o.jobs, '--jobs', DEFAULT_JOBS, 1);
   // Reusing the searches of the existing report only re-renders it; the staleness test's
   // sample of re-run searches still says whether those searches are current.
   const previous = o['reuse-searches'] && existsSync(out) ? readFileSync(out, 'utf8') : undefined;
@@ -413,7 +418,7 @@ async function report(args: readonly string[], io: Io): Promise<number> {
     if (!findMutant(name.trim())) throw new UsageError(`no mutant named '${name.trim()}'`);
     rows?.delete(name.trim());
   }
-  const text = await buildReport({ seed, runs, seeds, testDir: 'test', progress: (line) => io.err(`report: ${line}`), ...(rows ? { rows, previous } : {}) });
+  const text = await buildReport({ seed, runs, seeds, jobs, testDir: 'test', progress: (line) => io.err(`report: ${line}`), ...(rows ? { rows, previous } : {}) });
   writeFileSync(out, text);
   io.out(`wrote ${out} (seed ${seed}, ${runs} worlds per search, ${seeds} seeds per mutant)`);
   return EXIT.pass;

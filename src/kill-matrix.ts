@@ -1,7 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { AnomalyKind } from '../model/anomalies.js';
-import { checkProperty, type PropertyOutcome } from './conformance.js';
-import type { Consumer } from './consumer.js';
+import { checkProperty } from './conformance.js';
 import type { Mutant } from './consumers/mutants.js';
 import { sizeOf, type ShrunkSize } from './shrunk-size.js';
 
@@ -50,30 +49,6 @@ export async function killOne(mutant: Mutant, runs: number, seed: number): Promi
     replay: outcome.path === null ? null : { seed: outcome.seed, path: outcome.path },
     ms,
   };
-}
-
-export interface KillMatrix {
-  readonly rows: readonly KillRow[];
-  readonly reference: PropertyOutcome & { readonly ms: number };
-}
-
-/** Every mutant under one seed and budget, and the reference consumer under the same, which must pass. */
-export async function killMatrix(
-  mutants: readonly Mutant[],
-  reference: Consumer,
-  runs: number,
-  seed: number,
-  progress: (row: KillRow) => void = () => {},
-): Promise<KillMatrix> {
-  const rows: KillRow[] = [];
-  for (const m of mutants) {
-    const row = await killOne(m, runs, seed);
-    rows.push(row);
-    progress(row);
-  }
-  const t0 = performance.now();
-  const outcome = await checkProperty(reference, { runs, seed });
-  return { rows, reference: { ...outcome, ms: performance.now() - t0 } };
 }
 
 /** How reliably one mutant dies across many seeds. */

@@ -9,7 +9,8 @@ import { checkScenarios } from '../conformance.js';
 import type { Consumer } from '../consumer.js';
 import { MUTANTS, type Mutant } from '../consumers/mutants.js';
 import { referenceConsumer } from '../consumers/reference.js';
-import { killOne, reliabilityOf, seedsFrom, TARGETS, type KillRow } from '../kill-matrix.js';
+import { reliabilityOf, seedsFrom, TARGETS, type KillRow } from '../kill-matrix.js';
+import { runSearches } from '../search-pool.js';
 import { describeValue } from './timeline.js';
 
 /**
@@ -31,6 +32,8 @@ export interface ReportOptions {
   /** Where the test files live, to list the tests that name each rule; skipped when absent. */
   readonly testDir?: string;
   readonly progress?: (line: string) => void;
+  /** Threads to search on; the report is the same for any number. Default: one per core. */
+  readonly jobs?: number;
   /**
    * Kill rows already measured, by mutant, one per seed in seed order: the report is then
    * rendered from them without searching again (how a test checks a committed report).
@@ -84,13 +87,13 @@ export async function buildReport(options: ReportOptions): Promise<string> {
 
   const seeds = seedsFrom(options.seed, options.seeds);
   const rows = new Map<string, readonly KillRow[]>(options.rows ?? []);
-  for (const m of MUTANTS) {
-    if (rows.has(m.name)) continue;
-    say(`mutant ${m.name}`);
-    const mine: KillRow[] = [];
-    for (const seed of seeds) mine.push(await killOne(m, options.runs, seed));
-    rows.set(m.name, mine);
-  }
+  const tasks = MUTANTS.filter((m) => !rows.has(m.name)).flatMap((m) => seeds.map((seed) => ({ mutant: m.name, runs: options.runs, seed })));
+  const left = new Map(MUTANTS.map((m) => [m.name, seeds.length]));
+  const found = await runSearches(tasks, options.jobs, (row) => {
+    left.set(row.mutant, (left.get(row.mutant) ?? 0) - 1);
+    if (left.get(row.mutant) === 0) say(`mutant ${row.mutant}`);
+  });
+  for (const [i, row] of found.entries()) if (i % seeds.length === 0) rows.set(row.mutant, found.slice(i, i + seeds.length));
 
   out.push(`## Kill matrix (seed ${options.seed})`, '');
   out.push('Each mutant is the reference consumer with one real-world mistake. "worlds" is how many generated worlds it took to find a failure; events, faults (faults, source mutations and rebinds) and steps measure the shrunk counterexample.', '');
