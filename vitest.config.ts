@@ -1,9 +1,13 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 120_000,
+    // The tests are CPU-bound, and the slow files are slow for minutes: one file per core, not
+    // one core left idle (vitest's default on a 2-core machine is a single worker).
+    maxWorkers: availableParallelism(),
     coverage: {
       provider: 'v8',
       include: ['model/**/*.ts', 'src/**/*.ts'],
