@@ -44,6 +44,8 @@ describe('tidemark CLI', () => {
     [['frobnicate'], "unknown command 'frobnicate'"],
     [['check', '--runs', '0'], '--runs must be an integer of at least 1'],
     [['check', '--searches', '0'], '--searches must be an integer of at least 1'],
+    [['mutants', '--jobs', '0'], '--jobs must be an integer of at least 1'],
+    [['report', '--jobs', 'two', '--out', '/dev/null'], "--jobs must be an integer of at least 1, got 'two'"],
     [['check', '--runs', 'many'], "got 'many'"],
     [['check', '--consumer', 'nope'], "no consumer named 'nope'"],
     [['check', '--bogus'], "Unknown option '--bogus'"],
