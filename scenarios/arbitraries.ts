@@ -232,7 +232,8 @@ function otherBinding(binding: Binding, filter: Filter, upTo: number): Binding {
 /**
  * The event a rebind is tied to, among those the binding delivers (one it never delivers could
  * never arm it). 0: the last of them, so the rebind comes once the whole stream has been read;
- * 1: the first landmark event, for rebinds in mid-stream; 2: none, counted from the start.
+ * 1: the first landmark event (else the last), for rebinds in mid-stream; 2: none, counted
+ * from the start of the run.
  * Shrinking moves towards the last event, which stays the end of the stream whichever other
  * events go: an untied rebind, or one on a landmark whose flag shrank away, is stuck at "the
  * third fetch" and keeps every event that gets the consumer there.

@@ -5,9 +5,9 @@ import type { Mutant } from './consumers/mutants.js';
 import { sizeOf, type ShrunkSize } from './shrunk-size.js';
 
 /**
- * The default budget of a mutant search, in generated worlds. Over the report's 20 seeds the
- * slowest mutant needed up to 795 worlds; three times the round thousand keeps a kill from
- * depending on a lucky seed.
+ * The default budget of a mutant search, in generated worlds. When it was set, the slowest
+ * kill over the report's 20 seeds took 795 worlds (today 202: REPORT.md's per-seed table);
+ * a budget well above that keeps a kill from depending on a lucky seed.
  */
 export const MUTANT_BUDGET = 3000;
 
