@@ -65,7 +65,11 @@ async function bridge(): Promise<{ callsPerSecond: number; worldsPerSecond: numb
 const h = await harness();
 const y = await yardstick();
 const b = await bridge();
+// What stays live once everything ran, after a full collection (npm run bench exposes gc),
+// so the figure does not depend on when the collector last happened to run; and the peak.
+globalThis.gc?.();
 const heapMiB = process.memoryUsage().heapUsed / 2 ** 20;
+const peakMiB = process.resourceUsage().maxRSS / 2 ** 10;
 console.log(`tidemark bench (seed ${SEED}, ${WORLDS} worlds at default size, reference consumer)`);
 console.log(`  worlds checked per second      ${h.worldsPerSecond.toFixed(0)}`);
 console.log(`  world calls per second         ${h.callsPerSecond.toFixed(0)}`);
@@ -74,4 +78,5 @@ console.log(`  fast-check asyncModelRun, trivial model: ${y.microsPerCommand.toF
 console.log(`  ratio, world call / model command: ${(h.microsPerCall / y.microsPerCommand).toFixed(2)}`);
 console.log(`  process bridge (examples/node/consumer.mjs, ${b.worlds} worlds): ${b.callsPerSecond.toFixed(0)} world calls per second, ${b.worldsPerSecond.toFixed(1)} worlds per second`);
 console.log(`  ratio, in-process / process bridge world calls per second: ${(h.callsPerSecond / b.callsPerSecond).toFixed(1)}`);
-console.log(`  heap used after all               ${heapMiB.toFixed(1)} MiB`);
+console.log(`  heap live after all            ${heapMiB.toFixed(1)} MiB${globalThis.gc ? '' : ' (not collected first: run with --expose-gc)'}`);
+console.log(`  peak resident set              ${peakMiB.toFixed(1)} MiB`);
