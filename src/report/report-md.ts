@@ -93,7 +93,7 @@ export async function buildReport(options: ReportOptions): Promise<string> {
     left.set(row.mutant, (left.get(row.mutant) ?? 0) - 1);
     if (left.get(row.mutant) === 0) say(`mutant ${row.mutant}`);
   });
-  for (const [i, row] of found.entries()) if (i % seeds.length === 0) rows.set(row.mutant, found.slice(i, i + seeds.length));
+  for (const m of MUTANTS) if (!rows.has(m.name)) rows.set(m.name, found.filter((r) => r.mutant === m.name));
 
   out.push(`## Kill matrix (seed ${options.seed})`, '');
   out.push('Each mutant is the reference consumer with one real-world mistake. "worlds" is how many generated worlds it took to find a failure; events, faults (faults, source mutations and rebinds) and steps measure the shrunk counterexample.', '');
