@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { planArb, type PlanOptions } from '../scenarios/arbitraries.js';
 import { ALL_SCENARIOS, type NamedScenario } from '../scenarios/named.js';
 import { ANOMALY_KINDS, type AnomalyKind } from '../model/anomalies.js';
 import type { AnyConsumer } from './consumer.js';
 import { execute, type Execution } from './execute.js';
+import type { Plan } from '../scenarios/plan.js';
 import { isSmaller, sizeOf } from './shrunk-size.js';
 
 /** The suite's verdict: `unknown` when some world could not be judged, never `pass`. */
@@ -65,21 +67,39 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
   const runs = options.runs ?? 1000;
   let worlds = 0;
   let calls = 0;
+  // Verdicts by plan, across every search of this check: most worlds tried while shrinking
+  // are plans already run (fast-check revisits the same candidates along different shrink
+  // paths, and each search shrinks through the same small worlds). A world is decided by its
+  // plan and the consumer, which replay already relies on; a consumer that is not
+  // deterministic is caught by replay's history hash, not hidden here. Only the verdict is
+  // kept: holding every failing history would cost far more memory than re-running the one
+  // counterexample that is finally reported.
+  const memo = new Map<string, boolean>();
   const search = async (seed: number, path?: string): Promise<Search> => {
-    let last: Execution | null = null;
+    let last: { readonly plan: Plan; execution: Execution | null } | null = null;
     const property = fc.asyncProperty(arb, async (plan) => {
+      const key = planKey(plan);
+      const known = memo.get(key);
+      if (known !== undefined) {
+        if (!known) last = { plan, execution: null };
+        return known;
+      }
       const run = await execute(plan, consumer);
       calls += run.history.steps.length;
       options.progress?.(++worlds);
-      if (run.result.verdict.status === 'pass') return true;
-      last = run;
-      return false;
+      const passed = run.result.verdict.status === 'pass';
+      memo.set(key, passed);
+      if (!passed) last = { plan, execution: run };
+      return passed;
     });
     const details = await fc.check(property, { numRuns: runs, seed, ...(path === undefined ? {} : { path, endOnFailure: true }) });
-    const found = last as Execution | null;
+    const found = last as { readonly plan: Plan; execution: Execution | null } | null;
     // A failure with no failing execution means the harness itself threw: never a verdict.
     if (details.failed && found === null) throw details.errorInstance;
-    return { seed: details.seed, runs: details.numRuns, path: details.failed ? details.counterexamplePath : null, shrinks: details.numShrinks, found: details.failed ? found : null };
+    if (!details.failed || found === null) return { seed: details.seed, runs: details.numRuns, path: null, shrinks: details.numShrinks, found: null };
+    // The minimal world's verdict came from the memo: run it once more for its history.
+    const execution = found.execution ?? (await execute(found.plan, consumer));
+    return { seed: details.seed, runs: details.numRuns, path: details.counterexamplePath, shrinks: details.numShrinks, found: execution };
   };
   const first = await search(options.seed, options.path);
   if (first.found === null) {
@@ -105,6 +125,11 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
     calls,
     searches,
   };
+}
+
+/** A plan's identity for the memo: its JSON, digested so that thousands of keys stay small. */
+function planKey(plan: Plan): string {
+  return createHash('sha256').update(JSON.stringify(plan)).digest('base64');
 }
 
 interface Search {
