@@ -33,6 +33,10 @@ export interface HistoryHeader {
   readonly delivery: Delivery;
   /** Ids of poison events: their effects are always refused, so a dead letter is their only outcome. */
   readonly poison: readonly string[];
+  /** The most events one page carries: with it, ground truth knows what each page must hold. */
+  readonly pageSize?: number;
+  /** The lease's time to live in world steps: with it, ground truth replays every grant. */
+  readonly leaseTtl?: number;
 }
 
 export type Phase = 'adversity' | 'drain';

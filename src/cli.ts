@@ -23,7 +23,7 @@ import { referenceConsumer } from './consumers/reference.js';
 import { renderFailure } from './report/failure.js';
 
 /** Exit codes: the verdict first, then the harness's own trouble. */
-export const EXIT = { pass: 0, fail: 1, unknown: 2, usage: 3 } as const;
+export const EXIT = { pass: 0, fail: 1, unknown: 2, usage: 3, error: 4 } as const;
 
 export interface Io {
   out(line: string): void;

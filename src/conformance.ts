@@ -8,8 +8,11 @@ import { execute, type Execution } from './execute.js';
 import type { Plan } from '../scenarios/plan.js';
 import { isSmaller, sizeOf } from './shrunk-size.js';
 
-/** The suite's verdict: `unknown` when some world could not be judged, never `pass`. */
-export type SuiteStatus = 'pass' | 'fail' | 'unknown';
+/**
+ * The suite's verdict: `unknown` when some world could not be judged, never `pass`; `error`
+ * when the world contradicted its own ground truth, which outranks everything it recorded.
+ */
+export type SuiteStatus = 'pass' | 'fail' | 'unknown' | 'error';
 
 export interface PropertyOutcome {
   readonly status: SuiteStatus;
@@ -116,7 +119,7 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
   }
   const found = best.found as Execution;
   return {
-    status: found.result.verdict.status === 'unknown' ? 'unknown' : 'fail',
+    status: found.result.verdict.status === 'pass' ? 'fail' : found.result.verdict.status,
     runs: first.runs,
     seed: best.seed,
     path: best.path,
@@ -140,8 +143,10 @@ interface Search {
   readonly found: Execution | null;
 }
 
-/** A definite failure beats an unjudgeable world; then the smaller one wins. */
+/** A harness error beats everything (it must be fixed first), a definite failure beats an unjudgeable world; then the smaller one wins. */
 function better(a: Execution, b: Execution): boolean {
+  const rank = (e: Execution): number => ({ error: 2, fail: 1, unknown: 0, pass: 0 })[e.result.verdict.status];
+  if (rank(a) !== rank(b)) return rank(a) > rank(b);
   const definite = (e: Execution): boolean => e.result.verdict.status === 'fail';
   if (definite(a) !== definite(b)) return definite(a);
   return isSmaller(sizeOf(a), sizeOf(b));

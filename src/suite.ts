@@ -73,7 +73,7 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     ...outcomes.flatMap((s) => (s.execution ? [s.execution.result.verdict.status] : [])),
     ...(property ? [property.status] : []),
   ];
-  const status: SuiteStatus = statuses.includes('fail') ? 'fail' : statuses.includes('unknown') ? 'unknown' : 'pass';
+  const status: SuiteStatus = statuses.includes('error') ? 'error' : statuses.includes('fail') ? 'fail' : statuses.includes('unknown') ? 'unknown' : 'pass';
   return {
     consumer: consumer.name,
     adapter: options.adapter,

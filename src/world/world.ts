@@ -82,6 +82,8 @@ export class World {
         contract: this.plan.source.contract,
         delivery: this.consumer.capabilities.delivery,
         poison: this.plan.poison,
+        pageSize: this.plan.source.pageSize,
+        leaseTtl: this.plan.leaseTtl,
       },
       steps: this.steps,
     };

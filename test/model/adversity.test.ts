@@ -11,7 +11,7 @@ import { check, type Verdict } from '../../model/checker.js';
 import type { SourceEvent } from '../../model/event.js';
 import type { StoreOp } from '../../model/history.js';
 import type { Position } from '../../model/order.js';
-import { at, complete, effect, ev, outbox, outboxDone, timeline, watermark, type Timeline } from './histories.js';
+import { ALL, at, complete, effect, ev, outbox, outboxDone, ref, timeline, watermark, type Timeline } from './histories.js';
 
 function verdictOf(t: Timeline): Verdict {
   return check(t.build()).verdict;
@@ -208,7 +208,7 @@ describe('outbox', () => {
     t.budget();
     t.drain();
     t.start();
-    t.load(at(b));
+    t.loadState({ watermark: { binding: fingerprint(ALL), value: at(b) }, anchor: null, outbox: [{ event: ref(b), payload: b.payload }] });
     t.fetch([], { resume: { kind: 'after', position: at(b) } });
     const claim = t.caughtUp();
     expect(summary(t)).toEqual([{ kind: 'omission', events: ['b@1'], steps: [claim] }]);

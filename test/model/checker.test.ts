@@ -5,9 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ANOMALIES, type Anomaly, type AnomalyKind } from '../../model/anomalies.js';
+import { fingerprint } from '../../model/binding.js';
 import { check, type Verdict } from '../../model/checker.js';
 import type { RuleId } from '../../model/rules.js';
 import {
+  ALL,
   anchor,
   at,
   complete,
@@ -526,21 +528,65 @@ describe('token-as-watermark', () => {
     expect(found.explanation).toContain('"q8Zx1c"');
   });
 
-  it('R8 token-as-watermark: position-shaped values that are no position of the bound order', () => {
+  it('R8 token-as-watermark: values that are no point of the bound order, whatever their shape', () => {
     const t = timeline({ initial: [a, b] });
     t.start();
     t.fetch([a, b]);
     t.commit([effect(a), complete(a), effect(b), complete(b)]);
-    const wrongId = t.commit([watermark({ key: [2], id: 'zz' })]);
     const noId = t.commit([watermark({ key: [2] })]);
     const keyOnly = t.commit([watermark([2])]);
+    const arity = t.commit([watermark({ key: [2, 0], id: 'b' })]);
+    const offset = t.commit([watermark(2)]);
     t.commit([watermark(at(b))]);
     t.budget();
     t.drain();
     t.start();
     t.caughtUp();
-    const found = failsWith(t, 'token-as-watermark', 3);
-    expect(found.map((x) => x.steps)).toEqual([[wrongId], [noId], [keyOnly]]);
+    const found = failsWith(t, 'token-as-watermark', 4);
+    expect(found.map((x) => x.steps)).toEqual([[noId], [keyOnly], [arity], [offset]]);
+    expect(found[2]?.explanation).toContain('a key tuple of 2 field(s), where the binding orders by 1');
+    expect(found[3]?.explanation).toContain('a bare number');
+  });
+
+  it('R8 token near miss: a cursor value is a point of the order, judged by the positions it covers', () => {
+    // Ties at key 2: x and y. A bookmark written as a cursor value says "everything at or before
+    // it"; each form below covers exactly what has a durable outcome when it is written.
+    const x = ev('x', 2);
+    const y = ev('y', 2);
+    const t = timeline({ initial: [a, x, y, c] });
+    t.start();
+    t.fetch([a, x, y, c]);
+    t.handle(a);
+    t.commit([watermark({ key: [2], id: '' })]); // just before every event at key 2
+    t.commit([watermark({ key: [2], inclusive: false })]); // the same point, written as a cursor value
+    t.commit([effect(x), complete(x), effect(y), complete(y)]);
+    t.commit([watermark({ key: [2], inclusive: true })]); // all of key 2
+    t.commit([watermark({ key: [2], id: '\uffff' })]); // a maximal id: no event lies between, so no regression
+    t.handle(c);
+    t.budget();
+    t.drain();
+    t.start();
+    t.caughtUp();
+    passes(t);
+  });
+
+  it('R6 premature-watermark: a cursor value covering a tie whose other half has no outcome', () => {
+    const x = ev('x', 2);
+    const y = ev('y', 2);
+    const t = timeline({ initial: [x, y] });
+    t.start();
+    t.fetch([x, y]);
+    t.commit([effect(x), complete(x)]);
+    const bad = t.commit([watermark({ key: [2], inclusive: true })]);
+    t.budget();
+    t.drain();
+    t.start();
+    t.fetch([x, y]);
+    t.handle(y);
+    t.caughtUp();
+    const [found] = failsWith(t, 'premature-watermark', 1);
+    expect(found?.steps).toEqual([bad]);
+    expect(found?.explanation).toContain('2 (inclusive)');
   });
 
   it('R8 token near miss: a token kept as a replay anchor next to the watermark it is tied to', () => {
@@ -551,7 +597,7 @@ describe('token-as-watermark', () => {
     t.budget();
     t.drain();
     t.start();
-    t.load(at(b));
+    t.loadState({ watermark: { binding: fingerprint(ALL), value: at(b) }, anchor: { binding: fingerprint(ALL), token: 'q8Zx1c', watermark: at(b) }, outbox: [] });
     t.fetch([c], { resume: { kind: 'token', token: 'q8Zx1c' } });
     t.handle(c);
     t.caughtUp();

@@ -1,0 +1,57 @@
+import { anomaly, type Anomaly, type AnomalyKind } from '../anomalies.js';
+import type { History, LifeStep } from '../history.js';
+import type { Truth } from '../truth.js';
+import type { Checker } from './checker.js';
+
+/**
+ * Liveness (R9, R10): with faults off in the drain phase, the consumer catches up, or fails
+ * visibly where the source cannot prove its holes. A run that cannot be judged at all (a
+ * consumer that stopped calling and never returned, a history without a drain phase) is not
+ * a liveness failure: it is `unknown`, with the reason in `ending`.
+ */
+export class LivenessChecker implements Checker {
+  readonly kinds: readonly AnomalyKind[] = ['liveness'];
+  readonly anomalies: Anomaly[] = [];
+  ending: string | null = null;
+
+  visit(): void {}
+
+  finish(truth: Truth, history: History): void {
+    const hung = history.steps.find((s): s is LifeStep => s.kind === 'life' && s.event.kind === 'hung');
+    if (hung) {
+      const detail = hung.event.kind === 'hung' && hung.event.detail ? `: ${hung.event.detail}` : '';
+      this.ending = `incarnation ${hung.actor.worker}#${hung.actor.incarnation} stopped calling the world and never returned (step ${hung.seq})${detail}`;
+      return;
+    }
+    let drained = 0;
+    let last: History['steps'][number] | undefined;
+    for (const s of history.steps) {
+      if (s.phase !== 'drain') continue;
+      drained++;
+      last = s;
+    }
+    if (last === undefined) {
+      this.ending = 'the history has no drain phase';
+      return;
+    }
+    if (last.kind === 'call' && last.call.kind === 'claim' && last.applied) {
+      const claim = last.call.claim;
+      // The drain phase's claim was judged as it was made: nothing changes in the drain.
+      if (claim.kind === 'caught-up') return;
+      const contract = history.header.contract.kind;
+      if (contract !== 'none') {
+        this.anomalies.push(anomaly('liveness', `the consumer failed visibly at step ${last.seq} ("${claim.reason}") although the ${contract} source proves its holes`, [], [last.seq]));
+      }
+      return;
+    }
+    // Caught up means delivered: an outbox entry still waiting for the sink is not an effect yet.
+    const missing = truth.eligible().filter((e) => !truth.handled(e));
+    this.anomalies.push(
+      anomaly('liveness', `with faults off the consumer did not catch up within the drain budget (${drained} steps)`, missing.slice(0, 3).map((e) => ({ id: e.id, version: e.version })), [last.seq]),
+    );
+  }
+
+  untested(): string | null {
+    return this.ending;
+  }
+}

@@ -1,0 +1,479 @@
+import { canonicalJson, fingerprint, isEligible, type Binding } from './binding.js';
+import { formatRef, positionOf, refKey, type EventRef, type SourceEvent } from './event.js';
+import type { Actor, CallStep, DurableState, HistoryHeader, Page, Resume, Step, StoreOp } from './history.js';
+import { covers, type Cut } from './cut.js';
+import { compareKeys, comparePositions, formatPosition, isPosition, type Position } from './order.js';
+
+/**
+ * Ground truth, rebuilt from the history's header and its recorded steps alone. The world
+ * writes what happened; this replays what *must* have happened: the source (every event's
+ * current version, the eligible stream in the stable order, the head), the store (every
+ * commit's guards decided again: fence, compare-and-set, unless-completed, poison), the
+ * lease (holder, generation, expiry), and which event versions have a durable outcome.
+ *
+ * The checkers read their facts from here, never from what the world says about itself.
+ * Where the record and the replay disagree (a page serving an event the source does not hold,
+ * a commit recorded as applied whose guard fails, a lease generation that does not follow),
+ * the world contradicted itself: that is a problem of the harness, listed in `problems`, and
+ * never blamed on the consumer.
+ *
+ * Cost: linear in the steps. The eligible stream is kept sorted, and a mutation moves one
+ * event by binary search; the gap-free frontier only moves back as far as that event.
+ */
+export interface WorldProblem {
+  readonly seq: number;
+  readonly what: string;
+}
+
+/** What one step did, as the replay decided it. */
+export interface Facts {
+  /** Whether the call took effect, decided by the replay (it agrees with the record unless there is a problem). */
+  readonly applied: boolean;
+  /** Effects that became durable at this step, with what was known of them just before. */
+  readonly effects: readonly EffectFact[];
+  /** Watermark values written at this step (a commit's watermark op, or an observed change). */
+  readonly watermarks: readonly unknown[];
+  /** A load that read a watermark written under another binding. */
+  readonly foreign: { readonly value: unknown } | null;
+}
+
+export interface EffectFact {
+  readonly ref: EventRef;
+  readonly payload: string;
+  /** Effects for this event version before this one. */
+  readonly seen: number;
+  /** Whether the source served this version under the binding it was handled for. */
+  readonly served: boolean;
+  /** Whether any served copy of this version carried this payload. */
+  readonly faithful: boolean;
+}
+
+const NONE: Facts = { applied: false, effects: [], watermarks: [], foreign: null };
+
+export const actorKey = (a: Actor): string => `${a.worker}#${a.incarnation}`;
+
+export class Truth {
+  binding: Binding;
+  bound: string;
+  /** The current version of every event the source holds. */
+  private readonly events = new Map<string, SourceEvent>();
+  /** The eligible stream of the current binding, in the stable order. */
+  private eligibleStream: SourceEvent[] = [];
+  private frontier = 0;
+  /** The largest first ordering field ever held, as the source reports it. */
+  head: number | null = null;
+  /** The largest position ever held: insertion-stable sources never put anything behind it. */
+  private newest: Position | null = null;
+
+  /** Event versions with a durable outcome: an effect, an outbox handoff, or a poison event parked. */
+  private readonly outcomes = new Set<string>();
+  /** Event versions whose effect happened (transactional, sink, or a blackbox store), with their count. */
+  private readonly delivered = new Map<string, number>();
+  /** Poison event versions durably dead-lettered. */
+  private readonly parked = new Set<string>();
+  private readonly served = new Map<string, Set<string>>();
+  private readonly servedPayloads = new Map<string, Set<string>>();
+  /** The binding under which each outbox entry was handed off: its later delivery acts for that binding. */
+  private readonly handoffs = new Map<string, string>();
+
+  /** The harness store, replayed. `writer` is the fingerprint of the binding the writing worker read under. */
+  slot: { readonly binding: string; readonly value: unknown; readonly writer: string } | null = null;
+  private anchor: DurableState['anchor'] = null;
+  private readonly completions = new Set<string>();
+  private readonly outbox = new Map<string, { readonly event: EventRef; readonly payload: string }>();
+
+  private holder: string | null = null;
+  private expiresAt = 0;
+  /** The newest lease generation granted. */
+  generation = 0;
+  private readonly generations = new Map<string, number>();
+
+  /** What each page token means: resume after this position (null: from the start), under this binding. */
+  private readonly tokens = new Map<string, { readonly after: Position | null; readonly bound: string }>();
+  private readonly lastPage = new Map<string, Page>();
+
+  readonly problems: WorldProblem[] = [];
+  private readonly poison: ReadonlySet<string>;
+  private readonly leaseTtl: number | undefined;
+  private readonly pageSize: number | undefined;
+
+  constructor(readonly header: HistoryHeader) {
+    this.binding = header.binding;
+    this.bound = fingerprint(header.binding);
+    this.poison = new Set(header.poison);
+    this.leaseTtl = header.leaseTtl;
+    this.pageSize = header.pageSize;
+    for (const e of header.initial) this.hold(e);
+    this.resort();
+  }
+
+  /** The eligible stream of the current binding, in the stable order. */
+  eligible(): readonly SourceEvent[] {
+    return this.eligibleStream;
+  }
+
+  /** The current version of an event, if the source holds it. */
+  event(id: string): SourceEvent | undefined {
+    return this.events.get(id);
+  }
+
+  /** The first eligible event, in the stable order, that has no durable outcome yet. */
+  firstWithoutOutcome(): SourceEvent | undefined {
+    const stream = this.eligibleStream;
+    while (this.frontier < stream.length && this.outcomes.has(refKey(stream[this.frontier] as SourceEvent))) this.frontier++;
+    return stream[this.frontier];
+  }
+
+  /**
+   * The first eligible event that `wider` covers and `narrower` does not: the witness that a
+   * watermark moved back. Cuts that differ only where no eligible event lies cover the same.
+   */
+  coveredOnlyBy(wider: Cut, narrower: Cut): SourceEvent | undefined {
+    const i = this.firstIndex((p) => !covers(narrower, p));
+    const e = this.eligibleStream[i];
+    return e !== undefined && covers(wider, positionOf(e)) ? e : undefined;
+  }
+
+  /** Handled for good: its effect happened, or it is poison and was parked. An outbox entry waiting for the sink is not. */
+  handled(ref: EventRef): boolean {
+    const key = refKey(ref);
+    return this.delivered.has(key) || this.parked.has(key);
+  }
+
+  generationOf(actor: Actor): number {
+    return this.generations.get(actorKey(actor)) ?? 0;
+  }
+
+  /** Replays one step and says what it did. */
+  advance(step: Step): Facts {
+    switch (step.kind) {
+      case 'mutation':
+        this.mutate(step.seq, step.event, step.mutation);
+        return NONE;
+      case 'rebind':
+        this.binding = step.binding;
+        this.bound = fingerprint(step.binding);
+        this.resort();
+        return NONE;
+      case 'life':
+        return NONE;
+      case 'observed': {
+        const effects = step.effects.map((e) => this.effect(e.event, e.payload, this.bound));
+        return { applied: true, effects, watermarks: step.watermark ? [step.watermark.value] : [], foreign: null };
+      }
+      case 'call':
+        return this.call(step);
+    }
+  }
+
+  private problem(seq: number, what: string): void {
+    this.problems.push({ seq, what });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The source
+
+  private hold(e: SourceEvent): void {
+    this.events.set(e.id, e);
+    const first = e.key[0] ?? 0;
+    this.head = this.head === null ? first : Math.max(this.head, first);
+    if (this.newest === null || comparePositions(positionOf(e), this.newest) > 0) this.newest = positionOf(e);
+  }
+
+  private resort(): void {
+    this.eligibleStream = [...this.events.values()].filter((e) => isEligible(this.binding, e)).sort((a, b) => comparePositions(positionOf(a), positionOf(b)));
+    this.frontier = 0;
+  }
+
+  /** The index of the first eligible event whose position satisfies `after` (binary search: the stream is sorted). */
+  private firstIndex(past: (p: Position) => boolean): number {
+    const stream = this.eligibleStream;
+    let lo = 0;
+    let hi = stream.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (past(positionOf(stream[mid] as SourceEvent))) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+
+  private mutate(seq: number, e: SourceEvent, kind: 'insert' | 'move' | 'flip'): void {
+    const before = this.events.get(e.id);
+    const contract = this.header.contract;
+    if (kind === 'insert' ? before !== undefined || e.version !== 1 : before === undefined || e.version !== before.version + 1) {
+      this.problem(seq, `the source's ${kind} of ${formatRef(e)} does not follow from what it held (${before ? `version ${before.version}` : 'no such event'})`);
+    }
+    const broken =
+      contract.kind === 'snapshot'
+        ? kind !== 'insert' || (this.newest !== null && comparePositions(positionOf(e), this.newest) <= 0) || (this.binding.upTo !== null && (e.key[0] ?? 0) <= this.binding.upTo)
+        : contract.kind === 'insertion-stable'
+          ? this.newest !== null && comparePositions(positionOf(e), this.newest) <= 0
+          : contract.kind === 'replay-window'
+            ? (e.key[0] ?? 0) < (this.head ?? 0) - contract.window
+            : false;
+    if (broken) {
+      this.problem(seq, `the source's ${kind} of ${formatRef(e)} at ${formatPosition(positionOf(e))} breaks its ${contract.kind} contract (head ${String(this.head)}${this.newest ? `, newest position ${formatPosition(this.newest)}` : ''})`);
+    }
+    // Out with the old version, in with the new, each by binary search in the sorted stream.
+    if (before !== undefined && isEligible(this.binding, before)) {
+      const i = this.firstIndex((p) => comparePositions(p, positionOf(before)) >= 0);
+      if (this.eligibleStream[i]?.id === before.id) {
+        this.eligibleStream.splice(i, 1);
+        if (i < this.frontier) this.frontier--;
+      }
+    }
+    this.hold(e);
+    if (isEligible(this.binding, e)) {
+      const i = this.firstIndex((p) => comparePositions(p, positionOf(e)) > 0);
+      this.eligibleStream.splice(i, 0, e);
+      if (i <= this.frontier) this.frontier = i;
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Calls
+
+  private call(step: CallStep): Facts {
+    const { call, outcome } = step;
+    // A crash before the call, or an injected unavailability, means the service never ran it;
+    // an indefinite outcome may go either way, and the record says which.
+    const ran = outcome.kind !== 'crash-before' && !(outcome.kind === 'error' && outcome.code === 'unavailable') && !(outcome.kind === 'indefinite' && !step.applied);
+    if (!ran) {
+      if (step.applied) this.problem(step.seq, `call ${step.seq} (${call.kind}) is recorded as applied, though it never ran (${outcome.kind})`);
+      return NONE;
+    }
+    switch (call.kind) {
+      case 'fetch':
+        return this.fetch(step, call.request.resume, call.request.limit);
+      case 'load': {
+        const state: DurableState = { watermark: this.slot && { binding: this.slot.binding, value: this.slot.value }, anchor: this.anchor, outbox: [...this.outbox.values()] };
+        this.expect(step, null);
+        if (step.result?.kind === 'state' && canonicalJson(step.result.state) !== canonicalJson(state)) {
+          this.problem(step.seq, `load at step ${step.seq} returned ${canonicalJson(step.result.state).slice(0, 160)}, but the store holds ${canonicalJson(state).slice(0, 160)}`);
+        }
+        const slot = this.slot;
+        return { ...NONE, applied: true, foreign: slot !== null && slot.writer !== this.bound && slot.value !== null ? { value: slot.value } : null };
+      }
+      case 'completed': {
+        this.expect(step, null);
+        const flags = call.events.map((e) => this.completions.has(refKey(e)));
+        if (step.result?.kind === 'flags' && canonicalJson(step.result.flags) !== canonicalJson(flags)) {
+          this.problem(step.seq, `completed at step ${step.seq} answered ${JSON.stringify(step.result.flags)}, but the store's completion records say ${JSON.stringify(flags)}`);
+        }
+        return { ...NONE, applied: true };
+      }
+      case 'commit':
+        return this.commit(step, call.ops, call.fence);
+      case 'emit': {
+        if (this.poison.has(call.event.id)) {
+          this.expect(step, 'rejected');
+          return NONE;
+        }
+        this.expect(step, null);
+        return { ...NONE, applied: true, effects: [this.effect(call.event, call.payload, this.bound)] };
+      }
+      case 'lease':
+        return this.lease(step);
+      case 'claim':
+        this.expect(step, null);
+        return { ...NONE, applied: true };
+      case 'malformed':
+        this.expect(step, 'bad-request');
+        return NONE;
+    }
+  }
+
+  /** Checks the record against the replay: `code` is the error the call must have ended with, null for success. */
+  private expect(step: CallStep, code: string | null): void {
+    const { outcome } = step;
+    if (code === null) {
+      if (!step.applied || outcome.kind === 'error') this.problem(step.seq, `call ${step.seq} (${step.call.kind}) must have succeeded, but the world recorded ${outcome.kind === 'error' ? `error ${outcome.code}` : 'it as not applied'}`);
+      return;
+    }
+    if (step.applied || outcome.kind !== 'error' || outcome.code !== code) {
+      this.problem(step.seq, `call ${step.seq} (${step.call.kind}) must have failed with ${code}, but the world recorded ${outcome.kind === 'error' ? `error ${outcome.code}` : `${outcome.kind}${step.applied ? ', applied' : ''}`}`);
+    }
+  }
+
+  private fetch(step: CallStep, resume: Resume, limit: number): Facts {
+    if (step.outcome.kind === 'error') {
+      // The request was refused (a stale or foreign token, a resume form not offered, a bad
+      // limit); nothing was served, so there is nothing to hold against the stream.
+      if (step.applied) this.problem(step.seq, `fetch ${step.seq} failed with ${step.outcome.code}, yet is recorded as applied`);
+      return NONE;
+    }
+    const page = step.result?.kind === 'page' ? step.result.page : null;
+    if (page === null) {
+      this.problem(step.seq, `fetch ${step.seq} took effect but recorded no page`);
+      return NONE;
+    }
+    // Served means the caller saw it: a page lost to a crash or a timeout taught it nothing.
+    const seen = step.outcome.kind === 'ok';
+    let served = this.served.get(this.bound);
+    if (!served) this.served.set(this.bound, (served = new Set()));
+    for (const e of page.events) {
+      const now = this.events.get(e.id);
+      if (now === undefined || canonicalJson(now) !== canonicalJson(e)) {
+        this.problem(step.seq, `fetch ${step.seq} served ${formatRef(e)} as ${canonicalJson(e).slice(0, 120)}, but the source holds ${now ? canonicalJson(now).slice(0, 120) : 'no such event'}`);
+      } else if (!isEligible(this.binding, e)) {
+        this.problem(step.seq, `fetch ${step.seq} served ${formatRef(e)}, which is not eligible under the binding`);
+      }
+      if (!seen) continue;
+      served.add(refKey(e));
+      let payloads = this.servedPayloads.get(refKey(e));
+      if (!payloads) this.servedPayloads.set(refKey(e), (payloads = new Set()));
+      payloads.add(e.payload);
+    }
+    if (page.head !== this.head) this.problem(step.seq, `fetch ${step.seq} reported head ${String(page.head)}, but the source's head is ${String(this.head)}`);
+    const start = this.startOf(resume);
+    if (step.fault === 'repeat') {
+      const previous = this.lastPage.get(this.bound);
+      if (previous === undefined || canonicalJson(previous) !== canonicalJson(page)) this.problem(step.seq, `fetch ${step.seq} is recorded as a repeated page, but it is not the previous page`);
+    } else if (step.fault === undefined && start !== null && this.pageSize !== undefined) {
+      // A page with no quirk is exactly the next slice of the eligible stream. Without the
+      // page size (a history written by hand) what a page must hold is not known.
+      const size = Math.min(limit, this.pageSize);
+      const want = this.eligibleStream.slice(start, start + size);
+      const same = want.length === page.events.length && want.every((e, i) => e.id === page.events[i]?.id && e.version === page.events[i]?.version);
+      if (!same) {
+        this.problem(step.seq, `fetch ${step.seq} served [${page.events.map(formatRef).join(' ')}], but from there the eligible stream holds [${want.map(formatRef).join(' ')}]`);
+      }
+      if ((page.next === null) !== (start + want.length >= this.eligibleStream.length)) {
+        this.problem(step.seq, `fetch ${step.seq} ${page.next === null ? 'ended the stream' : 'continued the stream'} at ${start + want.length} of ${this.eligibleStream.length} eligible events`);
+      }
+    }
+    if (page.next !== null && !this.tokens.has(page.next)) {
+      // A token resumes after the page's last event; an empty page's, where its request began.
+      const last = page.events.reduce<Position | null>((m, e) => (m === null || comparePositions(positionOf(e), m) > 0 ? positionOf(e) : m), null);
+      const before = start === null ? undefined : start === 0 ? null : positionOf(this.eligibleStream[start - 1] as SourceEvent);
+      const after = last ?? before;
+      if (after !== undefined) this.tokens.set(page.next, { after, bound: this.bound });
+    }
+    this.lastPage.set(this.bound, page);
+    return { ...NONE, applied: true };
+  }
+
+  /** Where a request resumes in the eligible stream, or null when the replay cannot tell (a token it never saw minted). */
+  private startOf(resume: Resume): number | null {
+    switch (resume.kind) {
+      case 'start':
+        return 0;
+      case 'token': {
+        const meaning = this.tokens.get(resume.token);
+        if (meaning === undefined || meaning.bound !== this.bound) return null;
+        const after = meaning.after;
+        return after === null ? 0 : this.firstIndex((p) => comparePositions(p, after) > 0);
+      }
+      case 'after':
+        return isPosition(resume.position) ? this.firstIndex((p) => comparePositions(p, resume.position as Position) > 0) : null;
+      case 'key-gt':
+        return Array.isArray(resume.key) ? this.firstIndex((p) => compareKeys(p.key, resume.key) > 0) : null;
+      case 'key-gte':
+        return Array.isArray(resume.key) ? this.firstIndex((p) => compareKeys(p.key, resume.key) >= 0) : null;
+      case 'offset':
+        return Number.isInteger(resume.offset) && resume.offset >= 0 ? resume.offset : null;
+    }
+  }
+
+  private commit(step: CallStep, ops: readonly StoreOp[], fence: number | null): Facts {
+    const refused = ops.some((op) => (op.op === 'effect' || op.op === 'outbox') && this.poison.has(op.event.id));
+    const conflict =
+      (fence !== null && fence !== this.generation) ||
+      ops.some((op) => op.op === 'unless-completed' && this.completions.has(refKey(op.event))) ||
+      ops.some((op) => {
+        if (op.op !== 'watermark' || !('expect' in op)) return false;
+        const current = this.slot?.binding === op.binding ? this.slot.value : null;
+        return canonicalJson(current ?? null) !== canonicalJson(op.expect ?? null);
+      });
+    if (refused || conflict) {
+      this.expect(step, refused ? 'rejected' : 'conflict');
+      return NONE;
+    }
+    this.expect(step, null);
+    // A transaction applies all at once: its outcomes count before its watermark.
+    const effects: EffectFact[] = [];
+    const watermarks: unknown[] = [];
+    for (const op of ops) {
+      const key = 'event' in op ? refKey(op.event) : '';
+      switch (op.op) {
+        case 'effect':
+          effects.push(this.effect(op.event, op.payload, this.bound));
+          break;
+        case 'complete':
+          this.completions.add(key);
+          break;
+        case 'outbox':
+          this.outbox.set(key, { event: op.event, payload: op.payload });
+          this.outcomes.add(key);
+          this.handoffs.set(key, this.bound);
+          break;
+        case 'outbox-done':
+          this.outbox.delete(key);
+          break;
+        case 'dead-letter':
+          // Parking is an outcome only for what truly cannot be handled.
+          if (this.poison.has(op.event.id)) {
+            this.outcomes.add(key);
+            this.parked.add(key);
+          }
+          break;
+        case 'watermark':
+          this.slot = { binding: op.binding, value: op.value, writer: this.bound };
+          watermarks.push(op.value);
+          break;
+        case 'anchor':
+          this.anchor = { binding: op.binding, token: op.token, watermark: op.watermark };
+          break;
+        case 'unless-completed':
+          break;
+      }
+    }
+    return { applied: true, effects, watermarks, foreign: null };
+  }
+
+  private lease(step: CallStep): Facts {
+    const who = actorKey(step.actor);
+    if (this.leaseTtl === undefined) {
+      // A history without the lease's time to live cannot be replayed; take the record's word.
+      if (step.applied && step.result?.kind === 'generation') this.grant(step, step.result.generation);
+      return { ...NONE, applied: step.applied };
+    }
+    // Time is the world's step count: the call's own sequence number.
+    if (this.holder !== null && this.holder !== who && this.expiresAt > step.seq) {
+      this.expect(step, 'conflict');
+      return NONE;
+    }
+    if (this.holder !== who) this.generation++;
+    this.holder = who;
+    this.expiresAt = step.seq + this.leaseTtl;
+    this.expect(step, null);
+    if (step.result?.kind !== 'generation' || step.result.generation !== this.generation) {
+      this.problem(step.seq, `lease at step ${step.seq} granted generation ${step.result?.kind === 'generation' ? step.result.generation : 'none'}, but the replay grants ${this.generation}`);
+    }
+    this.grant(step, this.generation);
+    return { ...NONE, applied: true };
+  }
+
+  private grant(step: CallStep, generation: number): void {
+    this.generation = Math.max(this.generation, generation);
+    // Only a caller that heard the answer knows its generation.
+    if (step.outcome.kind === 'ok') this.generations.set(actorKey(step.actor), generation);
+  }
+
+  private effect(ref: EventRef, payload: string, bound: string): EffectFact {
+    const key = refKey(ref);
+    const on = this.handoffs.get(key) ?? bound;
+    const seen = this.delivered.get(key) ?? 0;
+    const fact: EffectFact = {
+      ref: { id: ref.id, version: ref.version },
+      payload,
+      seen,
+      served: this.served.get(on)?.has(key) ?? false,
+      faithful: this.servedPayloads.get(key)?.has(payload) ?? false,
+    };
+    this.delivered.set(key, seen + 1);
+    this.outcomes.add(key);
+    return fact;
+  }
+}
