@@ -52,7 +52,7 @@ export const SEED_SCENARIOS: readonly NamedScenario[] = [
     name: 'failed-event-holds-watermark',
     rules: ['R6', 'R7', 'R8'],
     seed: 'The effect for 41 commits, the effect for 42 fails, and 43 is not handled. The durable watermark becomes 41 ... A retry replays from after 41 ... and attempts 42 again.',
-    plan: plan(E41_43, [{ call: 'emit', nth: 1, kind: 'error' }]),
+    plan: plan(E41_43, [{ call: 'effect', nth: 1, kind: 'error' }]),
   },
   {
     name: 'snapshot-proves-hole',
@@ -67,7 +67,7 @@ export const SEED_SCENARIOS: readonly NamedScenario[] = [
     name: 'crash-before-first-effect',
     rules: ['R3', 'R4', 'R6'],
     seed: 'Test the target implementation with failures before the first effect',
-    plan: plan(E41_43, [{ call: 'emit', nth: 0, kind: 'crash-before' }], TWO_PAGES),
+    plan: plan(E41_43, [{ call: 'effect', nth: 0, kind: 'crash-before' }], TWO_PAGES),
   },
   {
     name: 'crash-between-effect-and-completion',
@@ -156,7 +156,7 @@ export const ADVERSITY_SCENARIOS: readonly NamedScenario[] = [
     plan: plan([ev(41), ev(43), ev(45), ev(50)], [], {
       source: { pageSize: 2, resumes: [], contract: { kind: 'none' } },
       // Before the effect for 50: 41 and 43 are done, and past them a careless watermark.
-      mutations: [{ before: { call: 'emit', nth: 3 }, kind: 'insert', target: 0, back: 8 }],
+      mutations: [{ before: { call: 'effect', nth: 3 }, kind: 'insert', target: 0, back: 8 }],
     }),
   },
   {
@@ -166,7 +166,7 @@ export const ADVERSITY_SCENARIOS: readonly NamedScenario[] = [
     // A new version of e45 moves 3 behind the head, inside the window of 4.
     plan: plan([ev(41), ev(43), ev(45), ev(50)], [], {
       source: { pageSize: 2, resumes: [], contract: { kind: 'replay-window', window: 4 } },
-      mutations: [{ before: { call: 'emit', nth: 3 }, kind: 'move', target: 2, back: 3 }],
+      mutations: [{ before: { call: 'effect', nth: 3 }, kind: 'move', target: 2, back: 3 }],
     }),
   },
   {

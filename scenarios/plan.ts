@@ -48,8 +48,15 @@ export interface Placement {
   readonly after?: string;
 }
 
-export type PlaceableCall = Exclude<CallKind, 'malformed'>;
-export const PLACEABLE_CALLS: readonly PlaceableCall[] = ['fetch', 'load', 'completed', 'commit', 'emit', 'lease', 'claim'];
+/**
+ * `effect` names whichever call makes an event's effect durable: an emit, or a commit that
+ * carries an effect or an outbox handoff. A named scenario about "the first effect" uses it,
+ * so that its adversity lands on a transactional consumer's commit as surely as on an
+ * emitting consumer's emit. The generators address concrete calls only.
+ */
+export type EffectCall = 'effect';
+export type PlaceableCall = Exclude<CallKind, 'malformed'> | EffectCall;
+export const PLACEABLE_CALLS: readonly PlaceableCall[] = ['fetch', 'load', 'completed', 'commit', 'emit', 'lease', 'claim', 'effect'];
 
 /**
  * A change to the source, at its placement in the adversity phase. The world turns it
@@ -74,8 +81,9 @@ export interface SourceSpec {
 }
 
 /** Calls that can be faulted. Claims are not: a crash before a claim is a crash after the call before it. */
-export type FaultableCall = Exclude<CallKind, 'claim' | 'malformed'>;
-export const FAULTABLE_CALLS: readonly FaultableCall[] = ['fetch', 'load', 'completed', 'commit', 'emit', 'lease'];
+export type FaultableCall = Exclude<CallKind, 'claim' | 'malformed'> | EffectCall;
+/** The concrete calls the generators fault; a plan may also name `effect`. */
+export const FAULTABLE_CALLS: readonly Exclude<FaultableCall, EffectCall>[] = ['fetch', 'load', 'completed', 'commit', 'emit', 'lease'];
 
 /**
  * One fault at one call boundary: the `nth` (from 0) call of that kind in the run, or after

@@ -46,7 +46,7 @@ export function validatePlan(plan: Plan): Plan {
   }
   need(Array.isArray(plan.faults), 'faults', 'must be an array');
   plan.faults.forEach((f, i) => {
-    need(FAULTABLE_CALLS.includes(f.call), `faults[${i}].call`, `must be one of ${FAULTABLE_CALLS.join(', ')}`);
+    need([...FAULTABLE_CALLS, 'effect'].includes(f.call), `faults[${i}].call`, `must be one of ${[...FAULTABLE_CALLS, 'effect'].join(', ')}`);
     need(Number.isInteger(f.nth) && f.nth >= 0, `faults[${i}].nth`, 'must be a non-negative integer');
     need(FAULT_KINDS.includes(f.kind), `faults[${i}].kind`, `must be one of ${FAULT_KINDS.join(', ')}`);
     need(!isPageQuirk(f.kind) || f.call === 'fetch', `faults[${i}].kind`, `is a page quirk, so its call must be fetch, not ${f.call}`);

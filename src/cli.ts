@@ -6,7 +6,7 @@ import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
 import { PlanError } from '../scenarios/validate.js';
 import { loadAdapter, AdapterLoadError } from './adapter.js';
 import { processConsumer } from './process/bridge.js';
-import { checkProperty, SEARCHES } from './conformance.js';
+import { checkProperty, scenarioStatus, SEARCHES } from './conformance.js';
 import type { AnyConsumer } from './consumer.js';
 import { readRegressions, RegressionFileError, REGRESSIONS_FILE, sameEntry, writeRegressions } from './regressions.js';
 import { renderJUnit } from './report/junit.js';
@@ -255,23 +255,27 @@ async function check(args: readonly string[], io: Io): Promise<number> {
       if (r.status !== 'pass' && r.execution) show(r.execution, replayOf(t, r.entry.kind, r.entry.kind === 'scenario' ? r.entry.scenario : `${r.entry.seed}|${r.entry.path}`));
     }
   }
-  const ran = result.scenarios.filter((s) => s.execution);
-  io.out(`scenarios: ${ran.filter((s) => s.execution?.result.verdict.status === 'pass').length} of ${ran.length} passed${ran.length < result.scenarios.length ? `, ${result.scenarios.length - ran.length} skipped` : ''}`);
+  const statuses = result.scenarios.map(scenarioStatus);
+  const counted = (x: string): number => statuses.filter((v) => v === x).length;
+  const ran = result.scenarios.filter((s) => s.execution).length;
+  io.out(
+    `scenarios: ${counted('pass')} of ${ran} passed${counted('untested') > 0 ? `, ${counted('untested')} untested (their adversity never fired)` : ''}${counted('skipped') > 0 ? `, ${counted('skipped')} skipped` : ''}`,
+  );
   for (const s of result.scenarios) {
+    const v = scenarioStatus(s);
     if (s.execution === undefined) {
-      io.out(`  ${'skipped'.padEnd(7)} ${s.scenario.name}: ${s.skipped}`);
+      io.out(`  ${v.padEnd(8)} ${s.scenario.name}: ${s.skipped}`);
       continue;
     }
-    const v = s.execution.result.verdict.status;
-    io.out(`  ${v.padEnd(7)} ${s.scenario.name} (${s.scenario.rules.join(' ')})`);
-    if (v !== 'pass') show(s.execution, replayOf(t, 'scenario', s.scenario.name));
+    io.out(`  ${v.padEnd(8)} ${s.scenario.name} (${s.scenario.rules.join(' ')})${s.untested === undefined ? '' : `: ${s.untested}`}`);
+    if (v !== 'pass' && v !== 'untested') show(s.execution, replayOf(t, 'scenario', s.scenario.name));
   }
   const p = result.property;
   if (p) {
     io.out(`generated worlds: ${p.status} after ${p.runs} worlds (${p.calls} world calls), seed ${p.seed}`);
     if (p.counterexample) show(p.counterexample, replayOf(t, 'world', `${p.seed}|${p.path}`), `minimal world, found after ${p.runs} worlds; the smallest of ${p.searches} shrunk failures`);
   }
-  for (const c of result.checks) if (c.skipped !== null) io.out(`check ${c.anomaly}: skipped, ${c.skipped}`);
+  for (const c of result.checks) if (c.status === 'untested') io.out(`check ${c.anomaly}: untested, ${c.reason}`);
 
   const found = newRegressions(result).filter((e) => !stored.entries.some((x) => sameEntry(x, e)));
   if (found.length > 0) {
@@ -313,8 +317,9 @@ function summarize(result: SuiteResult, t: Target): unknown {
     scenarios: result.scenarios.map((s) => ({
       name: s.scenario.name,
       rules: s.scenario.rules,
-      status: s.execution?.result.verdict.status ?? 'skipped',
+      status: scenarioStatus(s),
       ...(s.skipped ? { skipped: s.skipped } : {}),
+      ...(s.untested ? { untested: s.untested } : {}),
       ...(s.execution && s.execution.result.verdict.status !== 'pass' ? { replay: replayOf(t, 'scenario', s.scenario.name), failure: failure(s.execution) } : {}),
     })),
     worlds: result.property && {

@@ -3,6 +3,8 @@ import fc from 'fast-check';
 import { planArb, type PlanOptions } from '../scenarios/arbitraries.js';
 import { ALL_SCENARIOS, type NamedScenario } from '../scenarios/named.js';
 import { ANOMALY_KINDS, type AnomalyKind } from '../model/anomalies.js';
+import type { CheckResult } from '../model/checker.js';
+import { missedAdversity } from './exercised.js';
 import type { AnyConsumer } from './consumer.js';
 import { execute, type Execution } from './execute.js';
 import type { Plan } from '../scenarios/plan.js';
@@ -42,6 +44,8 @@ export interface PropertyOptions {
   readonly progress?: (worlds: number) => void;
   /** Searches to shrink a failure from; see SEARCHES. */
   readonly searches?: number;
+  /** Told each executed world's per-check results, so a run can say which checks it exercised. */
+  readonly tally?: CheckTally;
 }
 
 /**
@@ -88,6 +92,7 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
         return known;
       }
       const run = await execute(plan, consumer);
+      options.tally?.add(run.result);
       calls += run.history.steps.length;
       options.progress?.(++worlds);
       const passed = run.result.verdict.status === 'pass';
@@ -152,19 +157,39 @@ function better(a: Execution, b: Execution): boolean {
   return isSmaller(sizeOf(a), sizeOf(b));
 }
 
+/**
+ * A named scenario's outcome. `skipped`: it does not apply to this consumer (never run).
+ * `untested`: it ran and the consumer broke no rule, but the adversity it exists for never
+ * fired (see missedAdversity), so it proves nothing either way: never reported as a pass.
+ */
 export type ScenarioOutcome =
-  | { readonly scenario: NamedScenario; readonly execution: Execution; readonly skipped?: undefined }
-  | { readonly scenario: NamedScenario; readonly execution?: undefined; readonly skipped: string };
+  | { readonly scenario: NamedScenario; readonly execution: Execution; readonly skipped?: undefined; readonly untested?: string }
+  | { readonly scenario: NamedScenario; readonly execution?: undefined; readonly skipped: string; readonly untested?: undefined };
+
+export type ScenarioStatus = SuiteStatus | 'untested' | 'skipped';
+
+export function scenarioStatus(s: ScenarioOutcome): ScenarioStatus {
+  if (s.execution === undefined) return 'skipped';
+  return s.untested !== undefined ? 'untested' : s.execution.result.verdict.status;
+}
 
 /**
  * Runs every named scenario once: they are deterministic, one run each is the whole test.
  * A scenario whose source contract the consumer does not support is skipped, with the reason.
  */
-export async function checkScenarios(consumer: AnyConsumer, scenarios = ALL_SCENARIOS): Promise<ScenarioOutcome[]> {
+export async function checkScenarios(consumer: AnyConsumer, scenarios = ALL_SCENARIOS, onScenario?: (outcome: ScenarioOutcome) => void): Promise<ScenarioOutcome[]> {
   const out: ScenarioOutcome[] = [];
   for (const scenario of scenarios) {
     const skipped = whyNot(consumer, scenario);
-    out.push(skipped === null ? { scenario, execution: await execute(scenario.plan, consumer) } : { scenario, skipped });
+    let outcome: ScenarioOutcome;
+    if (skipped !== null) outcome = { scenario, skipped };
+    else {
+      const execution = await execute(scenario.plan, consumer);
+      const missed = execution.result.verdict.status === 'pass' ? missedAdversity(scenario.plan, execution.history) : [];
+      outcome = missed.length > 0 ? { scenario, execution, untested: missed.join('; ') } : { scenario, execution };
+    }
+    out.push(outcome);
+    onScenario?.(outcome);
   }
   return out;
 }
@@ -175,10 +200,36 @@ export function whyNot(consumer: AnyConsumer, scenario: NamedScenario): string |
   return supported === undefined || supported.includes(kind) ? null : `the consumer does not support ${kind} sources`;
 }
 
-/** Each check of the model, and whether it applies to this consumer; one that does not is skipped, never passed. */
-export function applicableChecks(consumer: AnyConsumer): { readonly anomaly: AnomalyKind; readonly skipped: string | null }[] {
-  return ANOMALY_KINDS.map((anomaly) => ({
-    anomaly,
-    skipped: anomaly === 'duplicate-effect' && consumer.capabilities.delivery !== 'exactly-once' ? 'the consumer claims at-least-once delivery, so duplicates are allowed' : null,
-  }));
+/** One check of the model over a whole run: failed where its anomaly was found, passed only where it ran, else untested. */
+export interface CheckSummary {
+  readonly anomaly: AnomalyKind;
+  readonly status: 'pass' | 'fail' | 'untested';
+  /** Why no world of the run exercised it (untested). */
+  readonly reason?: string;
+}
+
+/**
+ * Gathers each checker's own results over the executions of a run. A check fails when any
+ * execution found its anomaly, passes when at least one exercised it and none found it, and
+ * is untested, with the first reason given, when none exercised it.
+ */
+export class CheckTally {
+  private readonly found = new Set<AnomalyKind>();
+  private readonly exercised = new Set<AnomalyKind>();
+  private readonly reasons = new Map<AnomalyKind, string>();
+
+  add(result: CheckResult): void {
+    for (const kind of ANOMALY_KINDS) {
+      const r = result.results[kind];
+      if (r.status === 'fail') this.found.add(kind);
+      if (r.status !== 'untested') this.exercised.add(kind);
+      else if (!this.reasons.has(kind)) this.reasons.set(kind, r.reason);
+    }
+  }
+
+  summary(): CheckSummary[] {
+    return ANOMALY_KINDS.map((anomaly) =>
+      this.found.has(anomaly) ? { anomaly, status: 'fail' } : this.exercised.has(anomaly) ? { anomaly, status: 'pass' } : { anomaly, status: 'untested', reason: this.reasons.get(anomaly) ?? 'no world was judged' },
+    );
+  }
 }

@@ -1,6 +1,6 @@
 import type { AnomalyKind } from '../model/anomalies.js';
 import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
-import { applicableChecks, checkProperty, checkScenarios, type PropertyOutcome, type ScenarioOutcome, type SuiteStatus } from './conformance.js';
+import { CheckTally, checkProperty, checkScenarios, type CheckSummary, type PropertyOutcome, type ScenarioOutcome, type SuiteStatus } from './conformance.js';
 import type { AnyConsumer } from './consumer.js';
 import { execute, type Execution } from './execute.js';
 import type { RegressionEntry } from './regressions.js';
@@ -23,7 +23,8 @@ export interface SuiteResult {
   readonly regressions: readonly RegressionOutcome[];
   readonly scenarios: readonly ScenarioOutcome[];
   readonly property: PropertyOutcome | null;
-  readonly checks: readonly { readonly anomaly: AnomalyKind; readonly skipped: string | null }[];
+  /** Each check of the model over the whole run (see CheckTally). */
+  readonly checks: readonly CheckSummary[];
 }
 
 export interface SuiteOptions {
@@ -36,6 +37,8 @@ export interface SuiteOptions {
   readonly scenario?: string;
   readonly regressions?: readonly RegressionEntry[];
   readonly progress?: (worlds: number) => void;
+  /** Told each scenario's outcome as it finishes, so a CLI can stream it. */
+  readonly onScenario?: (outcome: ScenarioOutcome) => void;
 }
 
 export class UnknownScenarioError extends Error {
@@ -45,15 +48,17 @@ export class UnknownScenarioError extends Error {
 /** Runs the conformance suite for one consumer: its regressions first, then the scenarios, then generated worlds. */
 export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Promise<SuiteResult> {
   const regressions: RegressionOutcome[] = [];
+  const tally = new CheckTally();
   for (const entry of options.regressions ?? []) {
     if (entry.adapter !== options.adapter) continue;
     if (entry.kind === 'scenario') {
       const scenario = findScenario(entry.scenario);
       if (!scenario) continue;
       const execution = await execute(scenario.plan, consumer);
+      tally.add(execution.result);
       regressions.push({ entry, status: execution.result.verdict.status, execution });
     } else {
-      const outcome = await checkProperty(consumer, { seed: entry.seed, path: entry.path });
+      const outcome = await checkProperty(consumer, { seed: entry.seed, path: entry.path, tally });
       regressions.push({ entry, status: outcome.status, execution: outcome.counterexample });
     }
   }
@@ -63,10 +68,11 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     if (!one) throw new UnknownScenarioError(`no scenario named '${options.scenario}'; see 'tidemark scenarios'`);
     scenarios = [one];
   }
-  const outcomes = await checkScenarios(consumer, scenarios);
+  const outcomes = await checkScenarios(consumer, scenarios, options.onScenario);
+  for (const o of outcomes) if (o.execution) tally.add(o.execution.result);
   const property =
     options.scenario === undefined
-      ? await checkProperty(consumer, { runs: options.runs, seed: options.seed, ...(options.searches === undefined ? {} : { searches: options.searches }), ...(options.progress ? { progress: options.progress } : {}) })
+      ? await checkProperty(consumer, { runs: options.runs, seed: options.seed, tally, ...(options.searches === undefined ? {} : { searches: options.searches }), ...(options.progress ? { progress: options.progress } : {}) })
       : null;
   const statuses: SuiteStatus[] = [
     ...regressions.map((r) => r.status),
@@ -83,7 +89,7 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     regressions,
     scenarios: outcomes,
     property,
-    checks: applicableChecks(consumer),
+    checks: tally.summary(),
   };
 }
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ALL_SCENARIOS } from '../scenarios/named.js';
-import { applicableChecks, checkProperty, whyNot } from './conformance.js';
+import { ANOMALIES } from '../model/anomalies.js';
+import { CheckTally, checkProperty, whyNot } from './conformance.js';
+import { missedAdversity } from './exercised.js';
 import type { AnyConsumer } from './consumer.js';
 import { execute } from './execute.js';
 import { renderFailure } from './report/failure.js';
@@ -16,8 +18,9 @@ export interface ConformanceOptions {
 
 /**
  * Registers the conformance suite as ordinary vitest tests inside a `describe`: one test
- * per named scenario, named with its rule ids, one for the generated worlds, and the model's
- * checks that do not apply to this consumer as skipped tests whose names say why. A failing
+ * per named scenario, named with its rule ids (skipped at run time, with the reason, when its
+ * adversity never fired), one for the generated worlds, and one per check of the model, last:
+ * failed when its anomaly was found, skipped with the reason when no world exercised it. A failing
  * test's message is the failure text: the rule, the timeline and the replay command.
  *
  * ```ts
@@ -29,6 +32,7 @@ export interface ConformanceOptions {
 export function registerConformance(consumer: AnyConsumer, options: ConformanceOptions = {}): void {
   const flag = options.replayFlag ?? `--adapter <your adapter module>`;
   describe(`tidemark conformance: ${consumer.name}`, () => {
+    const tally = new CheckTally();
     for (const scenario of ALL_SCENARIOS) {
       const name = `${scenario.rules.join(' ')} ${scenario.name}`;
       const skipped = whyNot(consumer, scenario);
@@ -36,16 +40,20 @@ export function registerConformance(consumer: AnyConsumer, options: ConformanceO
         it.skip(`${name} (skipped: ${skipped})`, () => {});
         continue;
       }
-      it(name, async () => {
+      it(name, async (context) => {
         const execution = await execute(scenario.plan, consumer);
+        tally.add(execution.result);
         if (execution.result.verdict.status !== 'pass') {
           expect.fail(renderFailure({ consumer: consumer.name, execution, replay: `npx tidemark replay ${flag} --scenario ${scenario.name}` }));
         }
+        // Nothing broke, but the adversity the scenario exists for never fired: no pass.
+        const missed = missedAdversity(scenario.plan, execution.history);
+        if (missed.length > 0) context.skip(`untested: ${missed.join('; ')}`);
       });
     }
     it('R1-R10 generated worlds', async () => {
       const seed = options.seed ?? Math.floor(Math.random() * 0x7fffffff);
-      const outcome = await checkProperty(consumer, { runs: options.runs ?? 200, seed });
+      const outcome = await checkProperty(consumer, { runs: options.runs ?? 200, seed, tally });
       if (outcome.counterexample) {
         expect.fail(
           renderFailure({
@@ -57,6 +65,13 @@ export function registerConformance(consumer: AnyConsumer, options: ConformanceO
         );
       }
     }, 600_000);
-    for (const c of applicableChecks(consumer)) if (c.skipped !== null) it.skip(`check ${c.anomaly} (skipped: ${c.skipped})`, () => {});
+    // Tests in a describe run in order: by now every world of this suite has been judged.
+    for (const [i, anomaly] of Object.keys(ANOMALIES).entries()) {
+      it(`check ${anomaly}`, (context) => {
+        const c = tally.summary()[i];
+        if (c?.status === 'untested') context.skip(`untested: ${c.reason ?? ''}`);
+        expect(c?.status, `${anomaly} was found in this suite; see the failing test above`).toBe('pass');
+      });
+    }
   });
 }

@@ -1,3 +1,4 @@
+import { ANOMALIES } from '../../model/anomalies.js';
 import type { SuiteResult } from '../suite.js';
 import { renderFailure } from './failure.js';
 
@@ -24,6 +25,7 @@ export function renderJUnit(result: SuiteResult, replay: (kind: 'scenario' | 'wo
   for (const s of result.scenarios) {
     const name = `${s.scenario.rules.join(' ')} ${s.scenario.name}`;
     if (s.execution === undefined) cases.push(skipped(name, 'tidemark.scenarios', s.skipped));
+    else if (s.untested !== undefined) cases.push(skipped(name, 'tidemark.scenarios', `untested: ${s.untested}`));
     else if (s.execution.result.verdict.status === 'pass') cases.push(passed(name, 'tidemark.scenarios'));
     else cases.push(failure(name, 'tidemark.scenarios', renderFailure({ consumer: result.consumer, execution: s.execution, replay: replay('scenario', s.scenario.name) }), headline(s.execution), s.execution.result.verdict.status));
   }
@@ -33,7 +35,14 @@ export function renderJUnit(result: SuiteResult, replay: (kind: 'scenario' | 'wo
     if (p.counterexample === null) cases.push(passed(name, 'tidemark.worlds'));
     else cases.push(failure(name, 'tidemark.worlds', renderFailure({ consumer: result.consumer, execution: p.counterexample, replay: replay('world', `${p.seed}|${p.path}`) }), headline(p.counterexample), p.status));
   }
-  for (const c of result.checks) cases.push(c.skipped === null ? passed(`check ${c.anomaly}`, 'tidemark.checks') : skipped(`check ${c.anomaly}`, 'tidemark.checks', c.skipped));
+  // A check's case fails exactly when its anomaly was found in this run, passes only when
+  // some world exercised it, and is skipped with the reason when none did.
+  for (const c of result.checks) {
+    const name = `check ${c.anomaly}`;
+    if (c.status === 'fail') cases.push(failure(name, 'tidemark.checks', `${c.anomaly} was found in this run: ${ANOMALIES[c.anomaly].means}; see the failing cases above`, `${c.anomaly} found`, 'fail'));
+    else if (c.status === 'pass') cases.push(passed(name, 'tidemark.checks'));
+    else cases.push(skipped(name, 'tidemark.checks', `untested: ${c.reason ?? ''}`));
+  }
   const count = (tag: string): number => cases.filter((c) => c.includes(`<${tag}`)).length;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',

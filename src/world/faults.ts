@@ -22,6 +22,16 @@ export function eventsOf(call: Call): readonly string[] | null {
   }
 }
 
+/** The events whose effect a call makes durable, or null when it makes none durable. */
+function effectsOf(call: Call): readonly string[] | null {
+  if (call.kind === 'emit') return [call.event.id];
+  if (call.kind !== 'commit') return null;
+  const ids = call.ops.flatMap((op) => (op.op === 'effect' || op.op === 'outbox' ? [op.event.id] : []));
+  return ids.length === 0 ? null : ids;
+}
+
+type Counted = CallKind | 'effect';
+
 /**
  * Counts calls per kind and says whether a call is the one an address names. Addresses count
  * per kind rather than by global step so that they stay at the same boundary when shrinking
@@ -30,29 +40,34 @@ export function eventsOf(call: Call): readonly string[] | null {
  * commits about that event, and any other call only from the first fetch that returned it.
  */
 export class CallCounter {
-  private readonly total = new Map<CallKind, number>();
+  private readonly total = new Map<Counted, number>();
   /** For each event delivered so far, the counts as they stood when a fetch first returned it. */
-  private readonly since = new Map<string, ReadonlyMap<CallKind, number>>();
+  private readonly since = new Map<string, ReadonlyMap<Counted, number>>();
   /** For each event, how many calls of each kind were about it. */
-  private readonly about = new Map<string, Map<CallKind, number>>();
+  private readonly about = new Map<string, Map<Counted, number>>();
 
   /** Counts one call and returns the test for addresses naming it. */
   count(call: Call): (address: Addressed) => boolean {
-    const { kind } = call;
+    const concrete = this.tally(call.kind, eventsOf(call));
+    // The same call may also be an effect call: it counts under that name too, for the events whose effect it carries.
+    const effects = effectsOf(call);
+    const effect = effects === null ? null : this.tally('effect', effects);
+    return (a) => (a.call === 'effect' ? effect !== null && effect(a) : a.call === call.kind && concrete(a));
+  }
+
+  private tally(kind: Counted, ids: readonly string[] | null): (address: Addressed) => boolean {
     const nth = this.total.get(kind) ?? 0;
     this.total.set(kind, nth + 1);
-    const ids = eventsOf(call);
     // Each event's count of calls of this kind about it, before this one; only calls about events carry one.
     const nths = ids === null ? null : new Map<string, number>();
     for (const id of new Set(ids)) {
-      const counts = this.about.get(id) ?? new Map<CallKind, number>();
+      const counts = this.about.get(id) ?? new Map<Counted, number>();
       const n = counts.get(kind) ?? 0;
       nths?.set(id, n);
       counts.set(kind, n + 1);
       this.about.set(id, counts);
     }
     return (a) => {
-      if (a.call !== kind) return false;
       if (a.after === undefined) return a.nth === nth;
       if (nths !== null) return nths.get(a.after) === a.nth;
       const base = this.since.get(a.after);
