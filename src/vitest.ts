@@ -1,16 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { ALL_SCENARIOS } from '../scenarios/named.js';
-import { applicableChecks, checkProperty, whyNot } from './conformance.js';
+import { conformanceCases, defaultReplayFlag, isProcessTarget, resolveTarget, type CaseOptions, type ConformanceCase, type ProcessTarget } from './conformance-tests.js';
 import type { AnyConsumer } from './consumer.js';
-import { execute } from './execute.js';
-import { renderFailure } from './report/failure.js';
 
-export interface ConformanceOptions {
+export type { ProcessTarget } from './conformance-tests.js';
+
+export interface ConformanceOptions extends CaseOptions {
   /** Generated worlds (default 200: a test suite runs often; `tidemark check` runs 1,000). */
   readonly runs?: number;
   /** fast-check seed; a fresh one by default, printed with any failure. */
   readonly seed?: number;
-  /** How replay commands name this consumer, e.g. `--adapter ./src/consumer.adapter.ts`. */
+  /**
+   * How replay commands name this consumer, e.g. `--adapter ./src/consumer.adapter.ts`.
+   * For a process, `--command '<its command>'` by default.
+   */
   readonly replayFlag?: string;
 }
 
@@ -20,43 +22,56 @@ export interface ConformanceOptions {
  * checks that do not apply to this consumer as skipped tests whose names say why. A failing
  * test's message is the failure text: the rule, the timeline and the replay command.
  *
+ * The consumer is an in-process consumer object, or a process in any language speaking
+ * docs/protocol.md, given by its command (as `tidemark check --command` takes it):
+ *
  * ```ts
  * import { registerConformance } from 'tidemark/vitest';
  * import { myConsumer } from './my-consumer.js';
  * registerConformance(myConsumer);
+ * registerConformance({ command: 'python3 my_consumer.py' });
  * ```
+ *
+ * A process is started once while vitest collects the tests, to read its hello (name and
+ * capabilities decide what is skipped); a process that cannot say hello is one failing test,
+ * `the consumer process starts and says hello`, with the reason.
  */
-export function registerConformance(consumer: AnyConsumer, options: ConformanceOptions = {}): void {
-  const flag = options.replayFlag ?? `--adapter <your adapter module>`;
-  describe(`tidemark conformance: ${consumer.name}`, () => {
-    for (const scenario of ALL_SCENARIOS) {
-      const name = `${scenario.rules.join(' ')} ${scenario.name}`;
-      const skipped = whyNot(consumer, scenario);
-      if (skipped !== null) {
-        it.skip(`${name} (skipped: ${skipped})`, () => {});
-        continue;
-      }
-      it(name, async () => {
-        const execution = await execute(scenario.plan, consumer);
-        if (execution.result.verdict.status !== 'pass') {
-          expect.fail(renderFailure({ consumer: consumer.name, execution, replay: `npx tidemark replay ${flag} --scenario ${scenario.name}` }));
-        }
+export function registerConformance(target: AnyConsumer | ProcessTarget, options: ConformanceOptions = {}): void {
+  const replayFlag = options.replayFlag ?? defaultReplayFlag(target);
+  if (!isProcessTarget(target)) {
+    describe(`tidemark conformance: ${target.name}`, () => register(conformanceCases(target, { ...options, replayFlag })));
+    return;
+  }
+  // vitest awaits an async describe while it collects, so the hello is read before any test is registered.
+  describe(`tidemark conformance: ${target.command}`, async () => {
+    let consumer: AnyConsumer;
+    try {
+      consumer = await resolveTarget(target);
+    } catch (error) {
+      // One failing test with the reason, rather than a file that fails to collect: the
+      // rest of the file still runs, and the report names what went wrong.
+      it('the consumer process starts and says hello', () => {
+        throw error;
       });
+      return;
     }
-    it('R1-R10 generated worlds', async () => {
-      const seed = options.seed ?? Math.floor(Math.random() * 0x7fffffff);
-      const outcome = await checkProperty(consumer, { runs: options.runs ?? 200, seed });
-      if (outcome.counterexample) {
-        expect.fail(
-          renderFailure({
-            consumer: consumer.name,
-            execution: outcome.counterexample,
-            replay: `npx tidemark replay ${flag} --seed ${outcome.seed} --path "${outcome.path}"`,
-            provenance: `minimal world, found after ${outcome.runs} worlds; the smallest of ${outcome.searches} shrunk failures`,
-          }),
-        );
-      }
-    }, 600_000);
-    for (const c of applicableChecks(consumer)) if (c.skipped !== null) it.skip(`check ${c.anomaly} (skipped: ${c.skipped})`, () => {});
+    register(conformanceCases(consumer, { ...options, replayFlag, process: true }));
   });
+}
+
+function register(cases: readonly ConformanceCase[]): void {
+  for (const c of cases) {
+    if (c.skipped !== null) {
+      it.skip(`${c.name} (skipped: ${c.skipped})`, () => {});
+      continue;
+    }
+    it(
+      c.name,
+      async () => {
+        const failure = await c.run();
+        if (failure !== null) expect.fail(failure);
+      },
+      c.timeoutMs,
+    );
+  }
 }
