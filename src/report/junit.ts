@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Execution } from '../execute.js';
 import type { SuiteResult } from '../suite.js';
 import { renderFailure } from './failure.js';
 
@@ -106,11 +107,17 @@ function renderCase(c: Case): string {
   return body.length === 0 ? `${open}/>` : [`${open}>`, ...body, '    </testcase>'].join('\n');
 }
 
-/** A judged execution that did not pass: a failure with its first anomaly, or an error when it could not be judged. */
-function judged(e: { result: { verdict: { status: string; anomalies: readonly { kind: string; explanation: string }[] } } }, text: string): Case['result'] {
-  const a = e.result.verdict.anomalies[0];
-  if (e.result.verdict.status === 'unknown') return { kind: 'error', message: 'unknown: the run could not be judged', type: 'unknown', text };
-  return { kind: 'failure', message: a ? `${a.kind}: ${a.explanation}` : e.result.verdict.status, type: a?.kind ?? e.result.verdict.status, text };
+/**
+ * A judged execution that did not pass: a failure with its first anomaly; an error when it
+ * could not be judged (unknown) or the world contradicted its own ground truth (a harness
+ * error, never the consumer's fault).
+ */
+function judged(e: Execution, text: string): Case['result'] {
+  const v = e.result.verdict;
+  if (v.status === 'error') return { kind: 'error', message: `harness error: ${v.reason}`, type: 'harness-error', text };
+  if (v.status === 'unknown') return { kind: 'error', message: `unknown: ${v.reason}`, type: 'unknown', text };
+  const a = v.anomalies[0];
+  return { kind: 'failure', message: a ? `${a.kind}: ${a.explanation}` : v.status, type: a?.kind ?? v.status, text };
 }
 
 /** Seconds with millisecond precision, as Surefire writes them. */

@@ -153,7 +153,7 @@ describe('JUnit of a consumer whose stderr carries escape codes', () => {
   });
 
   it('a consumer that stalls: an error case quoting its stderr, cleaned', { timeout: 30_000 }, async () => {
-    const consumer = await processConsumer(`${fixture} stall`, { stallMs: 300 });
+    const consumer = await processConsumer(`${fixture} stall`, { stallMs: 1000 });
     const result = await runSuite(consumer, { adapter: `command:${fixture} stall`, seed: 1, runs: 1, scenario: 'failed-event-holds-watermark' });
     expect(result.status).toBe('unknown');
     const xml = renderJUnit(result, replay);
@@ -161,6 +161,7 @@ describe('JUnit of a consumer whose stderr carries escape codes', () => {
     const root = read(xml);
     const error = child(element(root, 'testcase', (e) => e.attributes.get('classname') === 'tidemark.scenarios'), 'error')!;
     expect(error.attributes.get('type')).toBe('unknown');
+    expect(error.attributes.get('message')).toMatch(/^unknown: incarnation w1#1 stopped calling the world and never returned .*stderr tail: ERROR disk almost full nul \ufffdlone warn$/);
     // The lone surrogate crossed the pipe as UTF-8 bytes, so it arrives as U+FFFD, which XML allows.
     expect(textOf(error)).toContain('stderr tail: ERROR disk almost full nul \ufffdlone warn');
   });
