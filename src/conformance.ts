@@ -92,7 +92,9 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
         return known;
       }
       const run = await execute(plan, consumer);
-      options.tally?.add(run.result);
+      // Passing worlds say what the run exercised; of the failing ones, only the reported
+      // counterexample counts (below): a check fails on evidence a reader can see.
+      if (run.result.verdict.status === 'pass') options.tally?.add(run.result);
       calls += run.history.steps.length;
       options.progress?.(++worlds);
       const passed = run.result.verdict.status === 'pass';
@@ -123,6 +125,7 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
     if (better(next.found, best.found as Execution)) best = next;
   }
   const found = best.found as Execution;
+  options.tally?.add(found.result);
   return {
     status: found.result.verdict.status === 'pass' ? 'fail' : found.result.verdict.status,
     runs: first.runs,

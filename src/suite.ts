@@ -10,6 +10,8 @@ export interface RegressionOutcome {
   readonly entry: RegressionEntry;
   readonly status: SuiteStatus;
   readonly execution: Execution | null;
+  /** How long it took, in milliseconds of wall time: for reports, never for the simulation. */
+  readonly ms?: number;
 }
 
 /** Everything one `check` found, in the order it ran: regressions, scenarios, generated worlds. */
@@ -21,8 +23,9 @@ export interface SuiteResult {
   readonly runs: number;
   readonly status: SuiteStatus;
   readonly regressions: readonly RegressionOutcome[];
-  readonly scenarios: readonly ScenarioOutcome[];
-  readonly property: PropertyOutcome | null;
+  /** Each with the milliseconds it took, as regressions have. */
+  readonly scenarios: readonly (ScenarioOutcome & { readonly ms?: number })[];
+  readonly property: (PropertyOutcome & { readonly ms?: number }) | null;
   /** Each check of the model over the whole run (see CheckTally). */
   readonly checks: readonly CheckSummary[];
 }
@@ -51,15 +54,16 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
   const tally = new CheckTally();
   for (const entry of options.regressions ?? []) {
     if (entry.adapter !== options.adapter) continue;
+    const start = performance.now();
     if (entry.kind === 'scenario') {
       const scenario = findScenario(entry.scenario);
       if (!scenario) continue;
       const execution = await execute(scenario.plan, consumer);
       tally.add(execution.result);
-      regressions.push({ entry, status: execution.result.verdict.status, execution });
+      regressions.push({ entry, status: execution.result.verdict.status, execution, ms: performance.now() - start });
     } else {
       const outcome = await checkProperty(consumer, { seed: entry.seed, path: entry.path, tally });
-      regressions.push({ entry, status: outcome.status, execution: outcome.counterexample });
+      regressions.push({ entry, status: outcome.status, execution: outcome.counterexample, ms: performance.now() - start });
     }
   }
   let scenarios = ALL_SCENARIOS;
@@ -68,11 +72,20 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     if (!one) throw new UnknownScenarioError(`no scenario named '${options.scenario}'; see 'tidemark scenarios'`);
     scenarios = [one];
   }
-  const outcomes = await checkScenarios(consumer, scenarios, options.onScenario);
-  for (const o of outcomes) if (o.execution) tally.add(o.execution.result);
+  // One scenario at a time, so that each is timed on its own for the reports.
+  const outcomes: (ScenarioOutcome & { ms: number })[] = [];
+  for (const scenario of scenarios) {
+    const start = performance.now();
+    const [outcome] = await checkScenarios(consumer, [scenario]);
+    const timed = { ...(outcome as ScenarioOutcome), ms: performance.now() - start };
+    if (timed.execution) tally.add(timed.execution.result);
+    outcomes.push(timed);
+    options.onScenario?.(timed);
+  }
+  const start = performance.now();
   const property =
     options.scenario === undefined
-      ? await checkProperty(consumer, { runs: options.runs, seed: options.seed, tally, ...(options.searches === undefined ? {} : { searches: options.searches }), ...(options.progress ? { progress: options.progress } : {}) })
+      ? { ...(await checkProperty(consumer, { runs: options.runs, seed: options.seed, tally, ...(options.searches === undefined ? {} : { searches: options.searches }), ...(options.progress ? { progress: options.progress } : {}) })), ms: performance.now() - start }
       : null;
   const statuses: SuiteStatus[] = [
     ...regressions.map((r) => r.status),
