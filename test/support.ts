@@ -22,11 +22,20 @@ export function committedWatermarks(history: History): { seq: number; value: unk
 
 /** Applied effects (sink or store) per event id. */
 export function effectsById(history: History): Map<string, number> {
+  return effectsBy(history, (e) => e.id);
+}
+
+/** Effects per event version (`id@version`): a mutable record's new version is owed an effect of its own. */
+export function effectsByVersion(history: History): Map<string, number> {
+  return effectsBy(history, (e) => `${e.id}@${e.version}`);
+}
+
+function effectsBy(history: History, key: (e: { id: string; version: number }) => string): Map<string, number> {
   const out = new Map<string, number>();
   for (const s of calls(history)) {
     if (!s.applied) continue;
-    const ids = s.call.kind === 'emit' ? [s.call.event.id] : s.call.kind === 'commit' ? s.call.ops.flatMap((o) => (o.op === 'effect' ? [o.event.id] : [])) : [];
-    for (const id of ids) out.set(id, (out.get(id) ?? 0) + 1);
+    const refs = s.call.kind === 'emit' ? [s.call.event] : s.call.kind === 'commit' ? s.call.ops.flatMap((o) => (o.op === 'effect' ? [o.event] : [])) : [];
+    for (const r of refs) out.set(key(r), (out.get(key(r)) ?? 0) + 1);
   }
   return out;
 }

@@ -32,6 +32,10 @@ export function renderFailure(ctx: FailureContext): string {
     out.push(`UNKNOWN  ${ctx.consumer}: the run could not be judged: ${verdict.reason}`);
   } else if (verdict.status === 'pass') {
     out.push(`PASS  ${ctx.consumer}`);
+  } else if (verdict.status === 'error') {
+    out.push(`HARNESS ERROR  ${ctx.consumer}: the world contradicted its own ground truth. This is a bug in tidemark, not in the consumer; please report it with the replay command below.`);
+    for (const p of verdict.problems.slice(0, SHOWN)) out.push(`  step ${p.seq}: ${p.what}`);
+    if (verdict.problems.length > SHOWN) out.push(`  (+${verdict.problems.length - SHOWN} more)`);
   } else {
     const first = verdict.anomalies[0] as Anomaly;
     out.push(`FAIL  ${ctx.consumer}: ${first.kind} (${first.rules.join(' ')}): ${ANOMALIES[first.kind].means}`);
@@ -43,7 +47,7 @@ export function renderFailure(ctx: FailureContext): string {
   out.push(...describePlan(execution.plan).map((l) => `  ${l}`));
   out.push('');
   out.push('Timeline (» marks the witness):');
-  const marked = new Set(verdict.anomalies.flatMap((a) => a.steps));
+  const marked = new Set(verdict.status === 'error' ? verdict.problems.map((p) => p.seq) : verdict.anomalies.flatMap((a) => a.steps));
   out.push(...renderTimeline(execution.history.steps, marked));
   out.push('');
   if (verdict.status === 'fail') {

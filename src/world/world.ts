@@ -1,9 +1,10 @@
 import { fingerprint, type Binding } from '../../model/binding.js';
-import type { EventRef } from '../../model/event.js';
+import type { EventRef, SourceEvent } from '../../model/event.js';
 import type { Actor, Call, CallResult, CallStep, History, LifeStep, Outcome, Page, Phase, Step, StoreOp } from '../../model/history.js';
 import { isPageQuirk, type Plan } from '../../scenarios/plan.js';
 import { canonicalJson } from '../../model/binding.js';
 import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../consumer.js';
+import { worldBug } from './bugs.js';
 import { WorldError } from './errors.js';
 import { CallCounter, FaultPlan } from './faults.js';
 import { Lease } from './lease.js';
@@ -61,6 +62,8 @@ export class World {
   private wake: (() => void) | null = null;
   /** How many waits of STALL_WAIT_MS a consumer working outside may take between calls. */
   private readonly stallWaits: number;
+  /** A lie for tidemark's own tests of the oracle (see bugs.ts); null in every real run. */
+  private readonly bug = worldBug();
 
   constructor(
     private readonly plan: Plan,
@@ -204,7 +207,8 @@ export class World {
     for (const spec of this.plan.mutations) {
       if (!here(spec.before)) continue;
       const { event, mutation } = this.source.mutate(spec, this.binding);
-      this.steps.push({ kind: 'mutation', seq: this.steps.length, phase: this.phase, event, mutation });
+      const recorded = this.bug === 'contract' ? { ...event, key: event.key.map(() => -1) } : event;
+      this.steps.push({ kind: 'mutation', seq: this.steps.length, phase: this.phase, event: recorded, mutation });
     }
     const rebind = this.plan.rebind;
     if (rebind === null || !here(rebind.before)) return false;
@@ -313,8 +317,9 @@ export class World {
     const record = (outcome: Outcome, applied: boolean, result?: CallResult): void => {
       // A quirk fired only if the source found something to act on; a call fault always fires.
       const fired = kind !== undefined && (!isPageQuirk(kind) || this.source.quirked) ? kind : undefined;
-      const step: CallStep = { kind: 'call', seq: this.steps.length, phase: this.phase, actor: p.life.actor, call: p.call, outcome, applied };
-      this.steps.push({ ...step, ...(fired === undefined ? {} : { fault: fired }), ...(result === undefined ? {} : { result }) });
+      const lie = this.bug === 'applied' && p.call.kind === 'commit' && outcome.kind === 'ok';
+      const step: CallStep = { kind: 'call', seq: this.steps.length, phase: this.phase, actor: p.life.actor, call: p.call, outcome, applied: applied && !lie };
+      this.steps.push({ ...step, ...(fired === undefined ? {} : { fault: fired }), ...(result === undefined ? {} : { result: this.misreport(result) }) });
     };
     if (kind === 'crash-before') {
       record({ kind: 'crash-before' }, false);
@@ -357,6 +362,16 @@ export class World {
     if (p.call.kind === 'claim') return 'claimed';
     p.resolve(answer.value);
     return 'done';
+  }
+
+  /** What a buggy world would record (see bugs.ts); the truth otherwise. */
+  private misreport(result: CallResult): CallResult {
+    if (this.bug === 'lease' && result.kind === 'generation') return { kind: 'generation', generation: result.generation + 1 };
+    if (this.bug === 'page' && result.kind === 'page' && result.page.events.length > 0) {
+      const [first, ...rest] = result.page.events;
+      return { kind: 'page', page: { ...result.page, events: [{ ...(first as SourceEvent), payload: `${(first as SourceEvent).payload}~` }, ...rest] } };
+    }
+    return result;
   }
 
   private submit<T>(life: Life, call: Call, execute: (fault: ReturnType<FaultPlan['next']>) => { value: T; result?: CallResult }): Promise<T> {
