@@ -21,6 +21,7 @@ import { DEFAULT_JOBS, killMatrix } from './search-pool.js';
 import { formatKillRow, formatReferenceRow, KILL_HEADER } from './report/kill-table.js';
 import { referenceConsumer } from './consumers/reference.js';
 import { renderFailure } from './report/failure.js';
+import { replayWorld } from './replay.js';
 
 /** Exit codes: the verdict first, then the harness's own trouble. */
 export const EXIT = { pass: 0, fail: 1, unknown: 2, usage: 3, error: 4 } as const;
@@ -251,7 +252,8 @@ async function check(args: readonly string[], io: Io): Promise<number> {
     io.out(`regressions (${file}): ${result.regressions.length} replayed first, ${failing.length} still failing`);
     for (const r of result.regressions) {
       const what = r.entry.kind === 'scenario' ? `scenario ${r.entry.scenario}` : `world seed ${r.entry.seed} path ${r.entry.path}`;
-      io.out(`  ${r.status.padEnd(7)} ${what}${r.status === 'pass' ? ' (fixed: prune it with tidemark regressions --prune)' : ''}`);
+      const why = r.execution?.result.verdict.status === 'unknown' ? `: ${r.execution.result.verdict.reason}` : '';
+      io.out(`  ${r.status.padEnd(7)} ${what}${r.status === 'pass' ? ' (fixed: prune it with tidemark regressions --prune)' : why}${r.note ? ` (${r.note})` : ''}`);
       if (r.status !== 'pass' && r.execution) show(r.execution, replayOf(t, r.entry.kind, r.entry.kind === 'scenario' ? r.entry.scenario : `${r.entry.seed}|${r.entry.path}`));
     }
   }
@@ -341,19 +343,21 @@ async function replay(args: readonly string[], io: Io): Promise<number> {
   if (o.scenario !== undefined) {
     const scenario = findScenario(o.scenario);
     if (!scenario) throw new UsageError(`no scenario named '${o.scenario}'; see 'tidemark scenarios'`);
-    execution = await execute(scenario.plan, t.consumer);
+    execution = (await replayWorld(t.consumer, { plan: scenario.plan }))?.execution ?? null;
     replayed = replayOf(t, 'scenario', scenario.name);
   } else {
     if (o.seed === undefined || o.path === undefined) throw new UsageError('replay needs --seed and --path, or --scenario');
     if (!/^\d+(:\d+)*$/.test(o.path)) throw new UsageError(`--path must look like 12:0:3, got '${o.path}'`);
     const seed = integer(o.seed, '--seed', 0, 0);
-    execution = (await checkProperty(t.consumer, { seed, path: o.path })).counterexample;
+    // Twice, and compared: a consumer that is not deterministic gets unknown, never a PASS.
+    execution = (await replayWorld(t.consumer, { seed, path: o.path }))?.execution ?? null;
     replayed = replayOf(t, 'world', `${seed}|${o.path}`);
-    if (!execution) {
+    if (execution?.result.verdict.status === 'pass') {
       io.out(`PASS  ${t.consumer.name}: the world at seed ${seed}, path ${o.path} passes`);
       return EXIT.pass;
     }
   }
+  if (execution === null) throw new UsageError('the seed and path lead to no world');
   io.out(renderFailure({ consumer: t.consumer.name, execution, replay: replayed }));
   if (o.timeline !== undefined) writeFileSync(o.timeline, renderPicture(execution, { consumer: t.consumer.name, replay: replayed }));
   return EXIT[execution.result.verdict.status];

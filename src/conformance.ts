@@ -31,6 +31,8 @@ export interface PropertyOutcome {
   readonly calls: number;
   /** Searches that found a failure and shrank it; the smallest counterexample among them is reported. */
   readonly searches: number;
+  /** With a path: the world at that path, executed, whether it passed or not. */
+  readonly replayed?: Execution;
 }
 
 export interface PropertyOptions {
@@ -82,6 +84,7 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
   // kept: holding every failing history would cost far more memory than re-running the one
   // counterexample that is finally reported.
   const memo = new Map<string, boolean>();
+  let replayed: Execution | undefined;
   const search = async (seed: number, path?: string): Promise<Search> => {
     let last: { readonly plan: Plan; execution: Execution | null } | null = null;
     const property = fc.asyncProperty(arb, async (plan) => {
@@ -92,6 +95,7 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
         return known;
       }
       const run = await execute(plan, consumer);
+      if (path !== undefined && replayed === undefined) replayed = run;
       // Passing worlds say what the run exercised; of the failing ones, only the reported
       // counterexample counts (below): a check fails on evidence a reader can see.
       if (run.result.verdict.status === 'pass') options.tally?.add(run.result);
@@ -113,7 +117,7 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
   };
   const first = await search(options.seed, options.path);
   if (first.found === null) {
-    return { status: 'pass', runs: first.runs, seed: first.seed, path: null, shrinks: 0, counterexample: null, calls, searches: 0 };
+    return { status: 'pass', runs: first.runs, seed: first.seed, path: null, shrinks: 0, counterexample: null, calls, searches: 0, ...(replayed ? { replayed } : {}) };
   }
   let best = first;
   let searches = 1;
@@ -135,6 +139,7 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
     counterexample: found,
     calls,
     searches,
+    ...(replayed ? { replayed } : {}),
   };
 }
 

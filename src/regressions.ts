@@ -9,9 +9,13 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 export const REGRESSIONS_FILE = 'tidemark-regressions.json';
 const VERSION = 1;
 
+/**
+ * `hash` is the sha256 of the failing history when it was recorded: a replay that differs
+ * from it says so, and one that differs from itself is a consumer that is not deterministic.
+ */
 export type RegressionEntry =
-  | { readonly adapter: string; readonly kind: 'world'; readonly seed: number; readonly path: string; readonly anomaly: string }
-  | { readonly adapter: string; readonly kind: 'scenario'; readonly scenario: string; readonly anomaly: string };
+  | { readonly adapter: string; readonly kind: 'world'; readonly seed: number; readonly path: string; readonly anomaly: string; readonly hash?: string }
+  | { readonly adapter: string; readonly kind: 'scenario'; readonly scenario: string; readonly anomaly: string; readonly hash?: string };
 
 export interface RegressionFile {
   readonly version: 1;

@@ -2,8 +2,9 @@ import type { AnomalyKind } from '../model/anomalies.js';
 import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
 import { CheckTally, checkProperty, checkScenarios, type CheckSummary, type PropertyOutcome, type ScenarioOutcome, type SuiteStatus } from './conformance.js';
 import type { AnyConsumer } from './consumer.js';
-import { execute, type Execution } from './execute.js';
+import type { Execution } from './execute.js';
 import type { RegressionEntry } from './regressions.js';
+import { replayWorld } from './replay.js';
 
 /** One replayed regression and what it does now. */
 export interface RegressionOutcome {
@@ -12,6 +13,8 @@ export interface RegressionOutcome {
   readonly execution: Execution | null;
   /** How long it took, in milliseconds of wall time: for reports, never for the simulation. */
   readonly ms?: number;
+  /** Something to know about this replay: its history is not the one recorded, say. */
+  readonly note?: string;
 }
 
 /** Everything one `check` found, in the order it ran: regressions, scenarios, generated worlds. */
@@ -55,16 +58,25 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
   for (const entry of options.regressions ?? []) {
     if (entry.adapter !== options.adapter) continue;
     const start = performance.now();
-    if (entry.kind === 'scenario') {
-      const scenario = findScenario(entry.scenario);
-      if (!scenario) continue;
-      const execution = await execute(scenario.plan, consumer);
-      tally.add(execution.result);
-      regressions.push({ entry, status: execution.result.verdict.status, execution, ms: performance.now() - start });
-    } else {
-      const outcome = await checkProperty(consumer, { seed: entry.seed, path: entry.path, tally });
-      regressions.push({ entry, status: outcome.status, execution: outcome.counterexample, ms: performance.now() - start });
+    const scenario = entry.kind === 'scenario' ? findScenario(entry.scenario) : undefined;
+    if (entry.kind === 'scenario' && !scenario) continue;
+    // Each entry is replayed twice and compared: a consumer that is not deterministic is
+    // unknown, never a pass that `--prune` would delete.
+    const replayed = await replayWorld(consumer, scenario ? { plan: scenario.plan } : { seed: (entry as { seed: number }).seed, path: (entry as { path: string }).path });
+    if (replayed === null) {
+      regressions.push({ entry, status: 'unknown', execution: null, note: 'the seed and path lead to no world', ms: performance.now() - start });
+      continue;
     }
+    const { execution } = replayed;
+    tally.add(execution.result);
+    const changed = replayed.nondeterministic === null && entry.hash !== undefined && entry.hash !== execution.hash;
+    regressions.push({
+      entry,
+      status: execution.result.verdict.status,
+      execution,
+      ...(changed ? { note: 'its history differs from the one recorded: the consumer (or tidemark) changed since' } : {}),
+      ms: performance.now() - start,
+    });
   }
   let scenarios = ALL_SCENARIOS;
   if (options.scenario !== undefined) {
@@ -111,11 +123,11 @@ export function newRegressions(result: SuiteResult): RegressionEntry[] {
   const out: RegressionEntry[] = [];
   for (const s of result.scenarios) {
     const v = s.execution?.result.verdict;
-    if (v && v.status !== 'pass') out.push({ adapter: result.adapter, kind: 'scenario', scenario: s.scenario.name, anomaly: v.anomalies[0]?.kind ?? v.status });
+    if (v && v.status !== 'pass' && s.execution) out.push({ adapter: result.adapter, kind: 'scenario', scenario: s.scenario.name, anomaly: v.anomalies[0]?.kind ?? v.status, hash: s.execution.hash });
   }
   const p = result.property;
   if (p?.counterexample && p.path !== null) {
-    out.push({ adapter: result.adapter, kind: 'world', seed: p.seed, path: p.path, anomaly: p.counterexample.result.verdict.anomalies[0]?.kind ?? p.status });
+    out.push({ adapter: result.adapter, kind: 'world', seed: p.seed, path: p.path, anomaly: p.counterexample.result.verdict.anomalies[0]?.kind ?? p.status, hash: p.counterexample.hash });
   }
   return out;
 }

@@ -1,0 +1,48 @@
+/**
+ * Replay trusts determinism, so it checks it: a consumer that reads Math.random replays to
+ * another history, and that is reported as unknown (exit 2), never as a pass; a regression
+ * entry of such a consumer survives `regressions --prune`.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../src/cli.js';
+import { findMutant } from '../src/consumers/mutants.js';
+import { firstDifference, replayWorld } from '../src/replay.js';
+import { findScenario } from '../scenarios/named.js';
+import { cli } from './support.js';
+
+const ADAPTER = 'test/fixtures/random-consumer.ts';
+
+describe('a consumer that is not deterministic', () => {
+  it('replays to unknown, exit 2, naming the first step where the two histories part', async () => {
+    const r = await cli('replay', '--adapter', ADAPTER, '--scenario', 'failed-event-holds-watermark');
+    expect(r.code).toBe(EXIT.unknown);
+    expect(r.out).toMatch(/UNKNOWN {2}random-loads: the run could not be judged: the consumer is not deterministic: two replays of the same world gave different histories \(from step \d+: /);
+  });
+
+  it('keeps its regression entries: they are unknown, and --prune never deletes them', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'tidemark-nondet-')), 'regressions.json');
+    const first = await cli('check', '--adapter', ADAPTER, '--runs', '30', '--seed', '1', '--searches', '1', '--regressions', file);
+    expect(first.code).toBe(EXIT.fail);
+    const recorded = JSON.parse(readFileSync(file, 'utf8')) as { entries: { hash?: string }[] };
+    expect(recorded.entries.length).toBeGreaterThan(1);
+    expect(recorded.entries.every((e) => typeof e.hash === 'string' && e.hash.length === 64)).toBe(true);
+    const pruned = await cli('regressions', '--file', file, '--prune');
+    expect(pruned.code).toBe(EXIT.pass);
+    expect(pruned.out).toContain(`pruned 0 passing entries; ${recorded.entries.length} kept`);
+    expect((JSON.parse(readFileSync(file, 'utf8')) as { entries: unknown[] }).entries).toHaveLength(recorded.entries.length);
+    const again = await cli('check', '--adapter', ADAPTER, '--scenario', 'snapshot-proves-hole', '--regressions', file);
+    expect(again.out).toMatch(/unknown +scenario failed-event-holds-watermark: the consumer is not deterministic/);
+  });
+
+  it('a deterministic consumer replays to the same history, and a fixed one is noted as changed', async () => {
+    const consumer = findMutant('skips-failed-event')!.consumer;
+    const replayed = await replayWorld(consumer, { plan: findScenario('failed-event-holds-watermark')!.plan });
+    expect(replayed?.nondeterministic).toBeNull();
+    expect(replayed?.execution.result.verdict.status).toBe('fail');
+    const other = await replayWorld(consumer, { plan: findScenario('repeated-page')!.plan });
+    expect(firstDifference(replayed!.execution.history, other!.execution.history)).toMatch(/^their headers differ|^from step \d+/);
+  });
+});
