@@ -35,6 +35,8 @@ export interface Facts {
   readonly watermarks: readonly unknown[];
   /** A load that read a watermark written under another binding. */
   readonly foreign: { readonly value: unknown } | null;
+  /** Event versions that got a durable outcome at this step: effects, outbox handoffs, poison parked. */
+  readonly outcomes: readonly EventRef[];
 }
 
 export interface EffectFact {
@@ -48,7 +50,7 @@ export interface EffectFact {
   readonly faithful: boolean;
 }
 
-const NONE: Facts = { applied: false, effects: [], watermarks: [], foreign: null };
+const NONE: Facts = { applied: false, effects: [], watermarks: [], foreign: null, outcomes: [] };
 
 export const actorKey = (a: Actor): string => `${a.worker}#${a.incarnation}`;
 
@@ -159,7 +161,7 @@ export class Truth {
         return NONE;
       case 'observed': {
         const effects = step.effects.map((e) => this.effect(e.event, e.payload, this.bound));
-        return { applied: true, effects, watermarks: step.watermark ? [step.watermark.value] : [], foreign: null };
+        return { applied: true, effects, watermarks: step.watermark ? [step.watermark.value] : [], foreign: null, outcomes: effects.map((e) => e.ref) };
       }
       case 'call':
         return this.call(step);
@@ -271,7 +273,8 @@ export class Truth {
           return NONE;
         }
         this.expect(step, null);
-        return { ...NONE, applied: true, effects: [this.effect(call.event, call.payload, this.bound)] };
+        const fact = this.effect(call.event, call.payload, this.bound);
+        return { ...NONE, applied: true, effects: [fact], outcomes: [fact.ref] };
       }
       case 'lease':
         return this.lease(step);
@@ -394,11 +397,13 @@ export class Truth {
     // A transaction applies all at once: its outcomes count before its watermark.
     const effects: EffectFact[] = [];
     const watermarks: unknown[] = [];
+    const outcomes: EventRef[] = [];
     for (const op of ops) {
       const key = 'event' in op ? refKey(op.event) : '';
       switch (op.op) {
         case 'effect':
           effects.push(this.effect(op.event, op.payload, this.bound));
+          outcomes.push(op.event);
           break;
         case 'complete':
           this.completions.add(key);
@@ -406,6 +411,7 @@ export class Truth {
         case 'outbox':
           this.outbox.set(key, { event: op.event, payload: op.payload });
           this.outcomes.add(key);
+          outcomes.push(op.event);
           this.handoffs.set(key, this.bound);
           break;
         case 'outbox-done':
@@ -416,6 +422,7 @@ export class Truth {
           if (this.poison.has(op.event.id)) {
             this.outcomes.add(key);
             this.parked.add(key);
+            outcomes.push(op.event);
           }
           break;
         case 'watermark':
@@ -429,7 +436,7 @@ export class Truth {
           break;
       }
     }
-    return { applied: true, effects, watermarks, foreign: null };
+    return { applied: true, effects, watermarks, foreign: null, outcomes };
   }
 
   private lease(step: CallStep): Facts {

@@ -1,4 +1,3 @@
-import type { AnomalyKind } from '../model/anomalies.js';
 import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
 import { CheckTally, checkProperty, checkScenarios, type CheckSummary, type PropertyOutcome, type ScenarioOutcome, type SuiteStatus } from './conformance.js';
 import type { AnyConsumer } from './consumer.js';

@@ -1,8 +1,10 @@
 import { ANOMALIES, type Anomaly } from '../../model/anomalies.js';
-import { isEligible, type Binding } from '../../model/binding.js';
-import { formatRef, positionOf, refKey, type EventRef, type SourceEvent } from '../../model/event.js';
+import { isEligible } from '../../model/binding.js';
+import { covers, readCut } from '../../model/cut.js';
+import { Truth } from '../../model/truth.js';
+import { formatRef, positionOf, refKey, type SourceEvent } from '../../model/event.js';
 import type { CallStep, LifeStep, MutationStep, Phase, RebindStep, Step } from '../../model/history.js';
-import { comparePositions, isPosition, type Position } from '../../model/order.js';
+import { comparePositions, type Position } from '../../model/order.js';
 import { isPageQuirk, type FaultKind } from '../../scenarios/plan.js';
 import type { Execution } from '../execute.js';
 import { describePlan } from './failure.js';
@@ -157,6 +159,8 @@ interface Frame {
   /** The watermark slot was written under a binding that is no longer the current one. */
   readonly foreign: boolean;
   readonly shade: 'premature' | 'behind' | null;
+  /** A watermark was written at this step: a commit's, or a blackbox store's observed one. */
+  readonly committed?: boolean;
 }
 
 interface Row {
@@ -425,8 +429,11 @@ class Picture {
   }
 
   /**
-   * Replays the history against ground truth: which events exist, which are eligible under
+   * Frames from ground truth: the model's replay of the history (model/truth.ts), the same
+   * one the checkers judge from, step by step: which events exist, which are eligible under
    * the current binding, which have a durable outcome, where the committed watermark stands.
+   * Blackbox `observed` steps count like commits: their effects are outcomes, their
+   * watermark is the consumer's.
    */
   private simulate(): {
     frames: Frame[];
@@ -435,26 +442,17 @@ class Picture {
     outcomes: { seq: number; row: number; repeat: boolean }[];
     rowSegments: { row: number; from: number | null; to: number | null; state: RowState }[];
   } {
-    const { header } = this.execution.history;
-    const truth = new Map<string, SourceEvent>();
-    for (const e of header.initial) truth.set(e.id, e);
-    let binding: Binding = header.binding;
-    const poison = new Set(header.poison);
-    const outcomes = new Set<string>();
-    let eligible: SourceEvent[] = [];
-    const resort = (): void => {
-      eligible = [...truth.values()].filter((e) => isEligible(binding, e)).sort((a, b) => comparePositions(positionOf(a), positionOf(b)));
-    };
-    resort();
+    const truth = new Truth(this.execution.history.header);
+    const handled = new Set<string>();
     const prefixNow = (): number => {
-      const gap = eligible.find((e) => !outcomes.has(refKey(e)));
+      const gap = truth.firstWithoutOutcome();
       return gap === undefined ? this.rows.length - 1 : (this.rowOf.get(posKey(positionOf(gap))) as number) - 1;
     };
     const rowStates = (): RowState[] =>
       this.rows.map((row) => {
-        const current = truth.get(row.position.id);
+        const current = truth.event(row.position.id);
         if (current === undefined || posKey(positionOf(current)) !== row.key) return 'gone';
-        return isEligible(binding, current) ? 'eligible' : 'ineligible';
+        return isEligible(truth.binding, current) ? 'eligible' : 'ineligible';
       });
     const rowSegments: { row: number; from: number | null; to: number | null; state: RowState }[] = [];
     const open: { from: number | null; state: RowState }[] = rowStates().map((state) => ({ from: null, state }));
@@ -473,54 +471,43 @@ class Picture {
     let premature = false;
     const levelOf = (value: unknown): Level => {
       if (!written || value === null || value === undefined) return -1;
-      if (!isPosition(value)) return 'off';
-      return this.rowOf.get(posKey(value)) ?? 'off';
+      const reading = readCut(value, truth.binding.ordering.length);
+      if ('notAPoint' in reading) return 'off';
+      // The highest row the cut covers: a cut between positions stands just below the next one.
+      let level = -1;
+      for (const [i, row] of this.rows.entries()) if (covers(reading.cut, row.position)) level = i;
+      return level;
     };
     const initial: Frame = { seq: this.first - 1, prefix: prefixNow(), watermark: -1, foreign: false, shade: null };
     const frames: Frame[] = [];
     const served: { seq: number; row: number }[] = [];
     const outcomeMarks: { seq: number; row: number; repeat: boolean }[] = [];
-    const outcome = (seq: number, ref: EventRef): void => {
-      const key = refKey(ref);
-      const row = this.refRow.get(key);
-      if (row !== undefined) outcomeMarks.push({ seq, row, repeat: outcomes.has(key) });
-      outcomes.add(key);
-    };
 
     for (const step of this.steps) {
+      const facts = truth.advance(step);
       let committed = false;
-      if (step.kind === 'mutation') {
-        truth.set(step.event.id, step.event);
-        resort();
-        restate(step.seq);
-      } else if (step.kind === 'rebind') {
-        binding = step.binding;
-        resort();
+      if (step.kind === 'mutation') restate(step.seq);
+      else if (step.kind === 'rebind') {
         restate(step.seq);
         if (written) foreign = true;
-      } else if (step.kind === 'call') {
-        const { call, result } = step;
-        if (call.kind === 'fetch' && step.outcome.kind === 'ok' && result?.kind === 'page') {
-          for (const e of result.page.events) {
-            const row = this.refRow.get(refKey(e)) ?? this.rowOf.get(posKey(positionOf(e)));
-            if (row !== undefined) served.push({ seq: step.seq, row });
-          }
+      } else if (step.kind === 'call' && step.call.kind === 'fetch' && step.outcome.kind === 'ok' && step.result?.kind === 'page') {
+        for (const e of step.result.page.events) {
+          const row = this.refRow.get(refKey(e)) ?? this.rowOf.get(posKey(positionOf(e)));
+          if (row !== undefined) served.push({ seq: step.seq, row });
         }
-        if (step.applied && call.kind === 'emit') outcome(step.seq, call.event);
-        if (step.applied && call.kind === 'commit') {
-          // A transaction applies at once: its outcomes count before its watermark.
-          for (const op of call.ops) {
-            if (op.op === 'effect' || op.op === 'outbox') outcome(step.seq, op.event);
-            if (op.op === 'dead-letter' && poison.has(op.event.id)) outcome(step.seq, op.event);
-          }
-          for (const op of call.ops) {
-            if (op.op !== 'watermark') continue;
-            watermark = op.value;
-            written = true;
-            committed = true;
-            foreign = false;
-          }
-        }
+      }
+      for (const ref of facts.outcomes) {
+        const row = this.refRow.get(refKey(ref));
+        if (row !== undefined) outcomeMarks.push({ seq: step.seq, row, repeat: handled.has(refKey(ref)) });
+        handled.add(refKey(ref));
+      }
+      for (const value of facts.watermarks) {
+        // A blackbox store with nothing yet for a new binding has written nothing.
+        if (step.kind === 'observed' && value === null) continue;
+        watermark = value;
+        written = true;
+        committed = true;
+        foreign = false;
       }
       const prefix = prefixNow();
       const level = levelOf(watermark);
@@ -528,7 +515,7 @@ class Picture {
       const above = typeof level === 'number' && level > prefix && !foreign;
       if (committed) premature = above;
       else if (!above) premature = false;
-      frames.push({ seq: step.seq, prefix, watermark: level, foreign, shade: above ? (premature ? 'premature' : 'behind') : null });
+      frames.push({ seq: step.seq, prefix, watermark: level, foreign, shade: above ? (premature ? 'premature' : 'behind') : null, ...(committed ? { committed } : {}) });
     }
     open.forEach((o, row) => rowSegments.push({ row, from: o.from, to: null, state: o.state }));
     return { frames, initial, served, outcomes: outcomeMarks, rowSegments };
@@ -645,9 +632,7 @@ class Picture {
     }
     // Each watermark commit gets a dot on the line.
     for (const f of frames) {
-      const step = this.bySeq.get(f.seq);
-      if (step === undefined || step.kind !== 'call' || step.call.kind !== 'commit' || !step.applied || typeof f.watermark !== 'number') continue;
-      if (!step.call.ops.some((op) => op.op === 'watermark')) continue;
+      if (!f.committed || typeof f.watermark !== 'number') continue;
       out.push(`<circle class="watermark-commit" cx="${n(this.x(f.seq))}" cy="${n(level(f.watermark))}" r="3.2" fill="${COLOR.watermark}" />`);
     }
     return out;
@@ -655,6 +640,7 @@ class Picture {
 
   private watermarkValueAt(seq: number): string {
     const step = this.bySeq.get(seq);
+    if (step?.kind === 'observed') return step.watermark ? describeValue(step.watermark.value) : '';
     if (step === undefined || step.kind !== 'call' || step.call.kind !== 'commit') return '';
     let value: unknown = null;
     for (const op of step.call.ops) if (op.op === 'watermark') value = op.value;

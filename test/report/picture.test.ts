@@ -270,3 +270,39 @@ describe('the picture of one executed world', () => {
     await expect(html).toMatchFileSnapshot('__snapshots__/picture-max-position-fetched.html');
   });
 });
+
+describe('the picture draws from ground truth, blackbox consumers included', () => {
+  it('the blackbox example on repeated-page: outcome marks and a watermark line from its observed store', async () => {
+    const { default: blackbox } = await import('../../examples/blackbox-consumer.js');
+    const execution = await execute(findScenario('repeated-page')!.plan, blackbox);
+    expect(execution.history.steps.some((s) => s.kind === 'observed')).toBe(true);
+    const html = renderPicture(execution, { consumer: blackbox.name, replay: 'x' });
+    // Five events, each booked in the consumer's own store: a mark each, at least.
+    expect(count(html, '<circle class="outcome"')).toBeGreaterThanOrEqual(5);
+    expect(count(html, '<circle class="watermark-commit"')).toBeGreaterThan(0);
+    expect(html).not.toContain('data-shade=');
+  });
+
+  it('the red band sits exactly where the checker finds the premature watermark, for a blackbox consumer too', async () => {
+    const { default: blackbox } = await import('../../examples/blackbox-consumer.js');
+    // The same store, but its watermark is moved to the page's end before anything is booked.
+    const careless: typeof blackbox = {
+      ...blackbox,
+      name: 'careless-blackbox',
+      run: async (world, db) => {
+        const page = await world.fetch({ resume: { kind: 'start' }, limit: world.source.pageSize });
+        const last = page.events.at(-1);
+        if (last) db.progress = { binding: world.fingerprint, position: { key: last.key, id: last.id }, anchor: null };
+        await world.fetch({ resume: { kind: 'start' }, limit: 1 });
+        await blackbox.run(world, db);
+      },
+    };
+    const execution = await execute(findScenario('failed-event-holds-watermark')!.plan, careless);
+    const premature = execution.result.verdict.anomalies.find((a) => a.kind === 'premature-watermark');
+    expect(premature).toBeDefined();
+    const html = renderPicture(execution, { consumer: careless.name, replay: 'x' });
+    const shadeX = /<rect class="premature" data-shade="premature" x="([\d.]+)"/.exec(html)![1];
+    const witnessX = new RegExp(`<g class="witness" data-witness="${premature!.steps[0]}">.*?<line x1="([\\d.]+)"`).exec(html)![1];
+    expect(shadeX).toBe(witnessX);
+  });
+});
