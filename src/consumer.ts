@@ -72,8 +72,18 @@ export interface Consumer {
 
 /** What a blackbox consumer's own store holds durably, as its inspection hook reports it. */
 export interface Inspection {
-  /** The durable watermark, exactly as stored (a position `{ key, id }` if the consumer is right). */
+  /**
+   * The durable watermark, exactly as stored: any point of the bound order (see
+   * docs/adapters.md for the forms), or null for none yet.
+   */
   readonly watermark: unknown;
+  /**
+   * For a consumer that keeps state per binding (one bookmark per stream, as Singer taps do):
+   * its watermark under each binding fingerprint. When present, the harness reads the
+   * current binding's entry and ignores `watermark`; an absent or null entry means "none yet
+   * for this binding", so a rebind to a fresh stream is not a watermark written as null.
+   */
+  readonly watermarks?: Readonly<Record<string, unknown>>;
   /**
    * The durable effects in its own store, oldest first, duplicates included: an append-only
    * log. Effects sent to the harness's sink with `emit` are seen directly and need not be listed.

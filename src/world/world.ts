@@ -115,7 +115,9 @@ export class World {
     const box = this.box;
     if (!box) return;
     const seen = checkInspection(await box.consumer.inspect(box.store));
-    const watermark = canonicalJson(seen.watermark ?? null);
+    // State kept per binding: the current binding's entry is the watermark, none yet when absent.
+    const current = seen.watermarks === undefined ? (seen.watermark ?? null) : (seen.watermarks[fingerprint(this.binding)] ?? null);
+    const watermark = canonicalJson(current);
     const fresh = seen.effects.slice(box.effects);
     if (watermark === box.watermark && fresh.length === 0) return;
     this.steps.push({
@@ -123,7 +125,7 @@ export class World {
       seq: this.steps.length,
       phase: this.phase,
       actor: life.actor,
-      ...(watermark === box.watermark ? {} : { watermark: { value: seen.watermark ?? null } }),
+      ...(watermark === box.watermark ? {} : { watermark: { value: current } }),
       effects: fresh.map((e) => ({ event: { id: e.event.id, version: e.event.version }, payload: e.payload })),
     });
     box.watermark = watermark;
@@ -528,10 +530,10 @@ function checkInspection(value: unknown): Inspection {
   const ok =
     typeof v === 'object' &&
     v !== null &&
-    'watermark' in v &&
+    ('watermark' in v || (typeof v.watermarks === 'object' && v.watermarks !== null && !Array.isArray(v.watermarks))) &&
     Array.isArray(v.effects) &&
     v.effects.every((e) => typeof e?.payload === 'string' && typeof e.event?.id === 'string' && Number.isInteger(e.event.version));
-  if (!ok) throw new AdapterError(`inspect() must return { watermark, effects: [{ event: { id, version }, payload }] }, got ${JSON.stringify(value)?.slice(0, 200)}`);
+  if (!ok) throw new AdapterError(`inspect() must return { watermark (or watermarks by binding fingerprint), effects: [{ event: { id, version }, payload }] }, got ${JSON.stringify(value)?.slice(0, 200)}`);
   return v as Inspection;
 }
 
