@@ -353,7 +353,8 @@ export class Truth {
       const after = last ?? before;
       if (after !== undefined) this.tokens.set(page.next, { after, bound: this.bound });
     }
-    this.lastPage.set(this.bound, page);
+    // A repeat serves the previous page that carried events (an empty page is not repeated).
+    if (step.fault !== 'empty') this.lastPage.set(this.bound, page);
     return { ...NONE, applied: true };
   }
 

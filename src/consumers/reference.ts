@@ -18,16 +18,23 @@ export interface ReferenceOptions {
   readonly delivery?: Delivery | 'outbox';
   /** Events of one page in flight at once; the watermark still advances only through the prefix. */
   readonly concurrency?: number;
+  /**
+   * `cursor`: the bookmark is a cursor value, `{ key, id: '' }`, the point just before every
+   * event at the key of the last event passed, as many incremental syncs keep it. Every event
+   * at that key is read again after a restart and skipped through its completion record.
+   */
+  readonly bookmark?: 'position' | 'cursor';
   readonly name?: string;
 }
 
 export function referenceConsumer(options: ReferenceOptions = {}): Consumer {
   const mode = options.delivery ?? 'at-least-once';
   const concurrency = Math.max(1, options.concurrency ?? 1);
+  const bookmark = options.bookmark ?? 'position';
   return {
-    name: options.name ?? `reference(${mode}${concurrency > 1 ? `, ${concurrency} in flight` : ''})`,
+    name: options.name ?? `reference(${mode}${concurrency > 1 ? `, ${concurrency} in flight` : ''}${bookmark === 'cursor' ? ', cursor bookmark' : ''})`,
     capabilities: { delivery: mode === 'exactly-once' ? 'exactly-once' : 'at-least-once' },
-    run: (world) => new Incarnation(world, { delivery: mode, concurrency }).run(),
+    run: (world) => (bookmark === 'cursor' ? new CursorIncarnation(world, { delivery: mode, concurrency }) : new Incarnation(world, { delivery: mode, concurrency })).run(),
   };
 }
 
@@ -292,4 +299,15 @@ export function isWorldError(error: unknown): error is Error & { code: string; d
 
 function samePosition(a: unknown, b: Position): boolean {
   return isPosition(a) && comparePositions(a, b) === 0;
+}
+
+/**
+ * The reference with a cursor-value bookmark: it commits `{ key, id: '' }`, which covers every
+ * event with a smaller key and none at the key itself, and resumes after it, so the events
+ * at that key are read again and their completion records skip the ones already handled.
+ */
+class CursorIncarnation extends Incarnation {
+  protected override async advance(to: Position, token: string | null): Promise<void> {
+    await super.advance({ key: to.key, id: '' }, token);
+  }
 }

@@ -11,6 +11,7 @@ export const BUILT_IN: ReadonlyMap<string, () => Consumer> = new Map<string, () 
   ['reference-exactly-once', () => referenceConsumer({ name: 'reference-exactly-once', delivery: 'exactly-once' })],
   ['reference-concurrent', () => referenceConsumer({ name: 'reference-concurrent', concurrency: 3 })],
   ['reference-outbox', () => referenceConsumer({ name: 'reference-outbox', delivery: 'outbox' })],
+  ['reference-cursor', () => referenceConsumer({ name: 'reference-cursor', bookmark: 'cursor' })],
   ...MUTANTS.map((m) => [m.name, () => m.consumer] as const),
 ]);
 

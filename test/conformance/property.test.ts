@@ -9,6 +9,9 @@ describe('the reference consumer over generated worlds', () => {
     referenceConsumer({ name: 'exactly-once', delivery: 'exactly-once' }),
     referenceConsumer({ name: 'concurrent', concurrency: 3 }),
     referenceConsumer({ name: 'outbox', delivery: 'outbox' }),
+    // A cursor-value bookmark, { key, id: '' }, re-read inclusively and deduplicated: a point
+    // of the order that covers what is done, though no event ever held it.
+    referenceConsumer({ name: 'cursor bookmark', bookmark: 'cursor' }),
   ])('R1-R10 $name passes 1,000 generated worlds', async (consumer) => {
     const outcome = await checkProperty(consumer, { runs: 1000, seed: SEED });
     expect({ status: outcome.status, seed: outcome.seed, path: outcome.path }).toEqual({ status: 'pass', seed: SEED, path: null });
