@@ -8,6 +8,7 @@ import { worldBug } from './bugs.js';
 import { WorldError } from './errors.js';
 import { CallCounter, FaultPlan } from './faults.js';
 import { Lease } from './lease.js';
+import { PendingCalls } from './pending.js';
 import { Source } from './source.js';
 import { Store } from './store.js';
 
@@ -47,7 +48,7 @@ export class World {
   readonly store = new Store();
   private readonly lease: Lease;
   private readonly steps: Step[] = [];
-  private readonly pending: Pending[] = [];
+  private readonly pending = new PendingCalls<Pending>();
   private binding: Binding;
   private readonly faults: FaultPlan;
   private phase: Phase = 'adversity';
@@ -167,7 +168,7 @@ export class World {
       if (writer) await this.observe(writer);
       writer = null;
       if ([...this.lives.values()].some((l) => l.alive && l.settled !== null)) continue;
-      if (this.pending.length === 0) {
+      if (this.pending.size === 0) {
         // One turn drains every promise chain, which is all a deterministic consumer needs.
         // A consumer doing real I/O of its own (a blackbox one with a database) gets a grace
         // of short timer waits; still silent after that, and still running, it waits on
@@ -225,15 +226,11 @@ export class World {
    * of the first worker, so shrinking a schedule makes it calmer.
    */
   private pick(): Pending {
-    let index = 0;
-    if (this.pending.length > 1) {
-      const c = this.plan.schedule[this.choice++] ?? 0;
-      const workers = [...new Set(this.pending.map((p) => p.life.actor.worker))].sort();
-      const worker = workers[c % workers.length];
-      const mine = this.pending.flatMap((p, i) => (p.life.actor.worker === worker ? [i] : []));
-      index = mine[Math.floor(c / workers.length) % mine.length] as number;
-    }
-    return this.pending.splice(index, 1)[0] as Pending;
+    const workers = this.pending.workers();
+    if (this.pending.size === 1) return this.pending.take(workers[0] as string, 0);
+    const c = this.plan.schedule[this.choice++] ?? 0;
+    const worker = workers[c % workers.length] as string;
+    return this.pending.take(worker, Math.floor(c / workers.length) % this.pending.sizeOf(worker));
   }
 
   private start(worker: string): void {
@@ -268,7 +265,7 @@ export class World {
       this.kill(life);
       if (event) this.life(life, event);
     }
-    this.pending.length = 0;
+    this.pending.clear();
   }
 
   /** The incarnation dies: its calls are dropped, and whatever it runs outside is told to stop. */
@@ -378,7 +375,7 @@ export class World {
     return new Promise<T>((resolve, reject) => {
       // A dead incarnation's calls are dropped: its promises never settle, like a killed process.
       if (!life.alive) return;
-      this.pending.push({ life, call, execute, resolve: resolve as (v: unknown) => void, reject });
+      this.pending.push(life.actor.worker, { life, call, execute, resolve: resolve as (v: unknown) => void, reject });
     });
   }
 
