@@ -4,6 +4,7 @@ import type { Actor, Call, CallResult, CallStep, History, LifeStep, Outcome, Pag
 import { isPageQuirk, type Plan } from '../../scenarios/plan.js';
 import { canonicalJson } from '../../model/binding.js';
 import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../consumer.js';
+import { isKey, jsonProblem, shown } from './arguments.js';
 import { worldBug } from './bugs.js';
 import { WorldError } from './errors.js';
 import { CallCounter, FaultPlan } from './faults.js';
@@ -61,6 +62,8 @@ export class World {
   /** A blackbox consumer's own store, and what its last inspection showed. */
   private box: { consumer: BlackboxConsumer<unknown>; store: unknown; watermark: string; effects: number } | null = null;
   private wake: (() => void) | null = null;
+  /** Set when an incarnation found the consumer cannot be run at all: the run stops at the next turn. */
+  private unrunnable: ConsumerUnrunnableError | null = null;
   /** How many waits of STALL_WAIT_MS a consumer working outside may take between calls. */
   private readonly stallWaits: number;
   /** A lie for tidemark's own tests of the oracle (see bugs.ts); null in every real run. */
@@ -102,6 +105,9 @@ export class World {
       const adversity = await this.runPhase('adversity', workers, this.plan.budget.adversity);
       if (adversity !== 'hung') await this.runPhase('drain', workers.slice(0, 1), this.plan.budget.drain);
     } finally {
+      // Also when the run stopped on an error: every incarnation still alive is told to stop,
+      // so a consumer process is killed rather than left waiting for a reply that never comes.
+      this.stopAll(null);
       if (blackbox && this.box) await blackbox.close?.(this.box.store);
     }
     return this.history();
@@ -145,6 +151,7 @@ export class World {
     let writer: Life | null = null;
     for (;;) {
       await turn();
+      if (this.unrunnable) throw this.unrunnable;
       for (const life of [...this.lives.values()]) {
         if (!life.alive || life.settled === null) continue;
         this.kill(life);
@@ -252,6 +259,7 @@ export class World {
           this.poke();
         },
         (error: unknown) => {
+          if (error instanceof ConsumerUnrunnableError) this.unrunnable ??= error;
           life.settled = { threw: describe(error) };
           this.poke();
         },
@@ -397,19 +405,32 @@ export class World {
   /** The calls one incarnation may make; each one only queues, the scheduler runs it. */
   private api(life: Life, binding: Binding): WorkerWorld {
     const raw = this.rawApi(life, binding);
+    // Arguments that are not JSON data (a cycle, a BigInt) are refused first: everything
+    // after, the history included, assumes JSON.
     return {
       ...raw,
       fetch: (request) => {
-        const problem = badRequest(request);
+        const problem = jsonProblem(request, 'request') ?? badRequest(request);
         return problem ? this.malformed(life, 'fetch', problem) : raw.fetch(request);
       },
-      completed: (events) => (Array.isArray(events) && events.every(isRef) ? raw.completed(events) : this.malformed(life, 'completed', 'expects an array of { id, version }')),
+      completed: (events) => {
+        const problem = jsonProblem(events, 'events') ?? (Array.isArray(events) && events.every(isRef) ? null : 'expects an array of { id, version }');
+        return problem ? this.malformed(life, 'completed', problem) : raw.completed(events);
+      },
       commit: (ops, options) => {
-        const problem = badOps(ops) ?? (options?.fence !== undefined && !Number.isInteger(options.fence) ? 'fence must be an integer generation' : null);
+        const problem =
+          jsonProblem(ops, 'ops') ??
+          jsonProblem(options, 'options') ??
+          badOps(ops) ??
+          (options?.fence !== undefined && !Number.isInteger(options.fence) ? 'fence must be an integer generation' : null);
         return problem ? this.malformed(life, 'commit', problem) : raw.commit(ops, options);
       },
-      emit: (event, payload) => (isRef(event) && typeof payload === 'string' ? raw.emit(event, payload) : this.malformed(life, 'emit', 'expects ({ id, version }, payload string)')),
-      fail: (reason) => raw.fail(typeof reason === 'string' ? reason : JSON.stringify(reason) ?? String(reason)),
+      emit: (event, payload) => {
+        const problem = jsonProblem(event, 'event') ?? (isRef(event) && typeof payload === 'string' ? null : 'expects ({ id, version }, payload string)');
+        return problem ? this.malformed(life, 'emit', problem) : raw.emit(event, payload);
+      },
+      // A claim cannot be malformed: a reason that is not a string is recorded as readable text.
+      fail: (reason) => raw.fail(typeof reason === 'string' ? reason : shown(reason, Number.POSITIVE_INFINITY)),
     };
   }
 
@@ -498,6 +519,9 @@ function badRequest(request: unknown): string | null {
   const r = request as { resume?: { kind?: unknown }; limit?: unknown } | null;
   if (typeof r !== 'object' || r === null) return 'expects { resume, limit }';
   if (typeof r.resume !== 'object' || r.resume === null || !RESUME_KINDS.includes(r.resume.kind as string)) return `resume.kind must be one of ${RESUME_KINDS.join(', ')}`;
+  // A key resume without a key is the natural first page of `{ key: watermark?.key }`.
+  const key = (r.resume as { key?: unknown }).key;
+  if ((r.resume.kind === 'key-gt' || r.resume.kind === 'key-gte') && !isKey(key)) return `resume.key must be an array of finite numbers for ${r.resume.kind}, got ${shown(key)}`;
   return null;
 }
 
@@ -513,6 +537,15 @@ function badOps(ops: unknown): string | null {
     if ((o.op === 'watermark' || o.op === 'anchor') && typeof o.binding !== 'string') return `ops[${i}].binding must be a string`;
   }
   return null;
+}
+
+/**
+ * What a consumer's run() rejects with to stop the whole run instead of ending one
+ * incarnation: the consumer cannot be run at all (a process that dies on start every time,
+ * say), so no world can be judged. The world stops every incarnation and rethrows it.
+ */
+export class ConsumerUnrunnableError extends Error {
+  override name = 'ConsumerUnrunnableError';
 }
 
 /** An adapter error: the consumer's harness-facing code is broken, not its ingestion logic. */
