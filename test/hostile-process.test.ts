@@ -8,7 +8,7 @@ import { findScenario } from '../scenarios/named.js';
 import type { Plan } from '../scenarios/plan.js';
 import { AdapterLoadError } from '../src/adapter.js';
 import { execute } from '../src/execute.js';
-import { CRASH_LOOP_LIMIT, CrashLoopError, processConsumer } from '../src/process/bridge.js';
+import { CRASH_LOOP_LIMIT, CrashLoopError, killAllConsumers, processConsumer } from '../src/process/bridge.js';
 import { renderFailure } from '../src/report/failure.js';
 
 /**
@@ -129,6 +129,27 @@ describe('hostile consumer processes', () => {
     expect(claim?.call).toEqual({ kind: 'claim', claim: { kind: 'failed', reason: 'bad-request: fetch: resume.key must be an array of finite numbers for key-gt, got undefined' } });
     expect(renderFailure({ consumer: 'key-without-key', execution: run, replay: '-' })).toContain('MALFORMED fetch: resume.key must be an array');
     expect(await gone(pidsIn(pids))).toEqual([]);
+  });
+
+  it('killAllConsumers, as a signal handler calls it, kills every consumer process group and removes the blackbox stores', async () => {
+    const pids = pidFile();
+    const consumer = await processConsumer(`python3 ${HOSTILE}/sleeps.py ${pids}`, { stallMs: 3000 });
+    const world = execute(small('failed-event-holds-watermark'), consumer).then(
+      (run) => run.result.verdict.status,
+      (error: unknown) => error,
+    );
+    for (let i = 0; i < 200 && !/^store /m.test(existsSync(pids) ? readFileSync(pids, 'utf8') : ''); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    const first = readFileSync(pids, 'utf8');
+    const store = /^store (.+)$/m.exec(first)![1]!;
+    expect(existsSync(store)).toBe(true);
+    const started = process.hrtime.bigint();
+    expect(killAllConsumers()).toBeGreaterThan(0);
+    expect(await gone(pidsIn(pids).filter(Number.isInteger))).toEqual([]);
+    expect(existsSync(store)).toBe(false);
+    expect(seconds(started)).toBeLessThan(3);
+    // The world itself goes on to its end (a real handler exits instead); nothing of it is left.
+    expect(await world).toBe('unknown');
+    expect(await gone(pidsIn(pids).filter(Number.isInteger))).toEqual([]);
   });
 
   it('grandchildren holding the pipes do not keep the harness alive after the verdict; those in its group are killed', async () => {
