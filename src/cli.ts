@@ -8,7 +8,7 @@ import { loadAdapter, AdapterLoadError } from './adapter.js';
 import { processConsumer } from './process/bridge.js';
 import { scenarioStatus, SEARCHES } from './conformance.js';
 import type { AnyConsumer } from './consumer.js';
-import { readRegressions, RegressionFileError, REGRESSIONS_FILE, sameEntry, writeRegressions } from './regressions.js';
+import { isBuiltIn, pruneRegressions, readRegressions, recordRegressions, RegressionFileError, REGRESSIONS_FILE, versionWarning, type RegressionEntry } from './regressions.js';
 import { renderJUnit } from './report/junit.js';
 import { renderPicture } from './report/picture.js';
 import { newRegressions, runSuite, UnknownScenarioError, type SuiteResult } from './suite.js';
@@ -254,6 +254,8 @@ async function check(args: readonly string[], io: Io): Promise<number> {
       const what = r.entry.kind === 'scenario' ? `scenario ${r.entry.scenario}` : `world seed ${r.entry.seed} path ${r.entry.path}`;
       const why = r.execution?.result.verdict.status === 'unknown' ? `: ${r.execution.result.verdict.reason}` : '';
       io.out(`  ${r.status.padEnd(7)} ${what}${r.status === 'pass' ? ' (fixed: prune it with tidemark regressions --prune)' : why}${r.note ? ` (${r.note})` : ''}`);
+      const warning = versionWarning(r.entry);
+      if (warning) io.out(`          warning: ${warning}`);
       if (r.status !== 'pass' && r.execution) show(r.execution, replayOf(t, r.entry.kind, r.entry.kind === 'scenario' ? r.entry.scenario : `${r.entry.seed}|${r.entry.path}`));
     }
   }
@@ -279,11 +281,9 @@ async function check(args: readonly string[], io: Io): Promise<number> {
   }
   for (const c of result.checks) if (c.status === 'untested') io.out(`check ${c.anomaly}: untested, ${c.reason}`);
 
-  const found = newRegressions(result).filter((e) => !stored.entries.some((x) => sameEntry(x, e)));
-  if (found.length > 0) {
-    writeRegressions(file, { version: 1, entries: [...stored.entries, ...found] });
-    io.out(`recorded ${found.length} new failure(s) in ${file}; they are replayed first from now on`);
-  }
+  // Merged into the file as it is now, under its lock: other checks may have written since.
+  const found = recordRegressions(file, newRegressions(result));
+  if (found.length > 0) io.out(`recorded ${found.length} new failure(s) in ${file}; they are replayed first from now on`);
   if (o.json !== undefined) writeFileSync(o.json, `${JSON.stringify(summarize(result, t), null, 2)}\n`);
   if (o.junit !== undefined) writeFileSync(o.junit, renderJUnit(result, (kind, what) => replayOf(t, kind, what)));
   if (o.timeline !== undefined) {
@@ -372,8 +372,13 @@ async function regressions(args: readonly string[], io: Io): Promise<number> {
     for (const e of stored.entries) io.out(`  ${e.adapter}: ${e.kind === 'scenario' ? `scenario ${e.scenario}` : `world seed ${e.seed} path ${e.path}`} (${e.anomaly})`);
     return EXIT.pass;
   }
-  const keep = [];
+  const passing: RegressionEntry[] = [];
   for (const entry of stored.entries) {
+    if (isBuiltIn(entry)) {
+      io.out(`  prune ${entry.adapter}: ${entry.kind === 'scenario' ? `scenario ${entry.scenario}` : `world seed ${entry.seed} path ${entry.path}`} (a built-in consumer, not yours)`);
+      passing.push(entry);
+      continue;
+    }
     const t = await target(
       entry.adapter.startsWith('builtin:') ? { consumer: entry.adapter.slice('builtin:'.length) }
       : entry.adapter.startsWith('command:') ? { command: entry.adapter.slice('command:'.length) }
@@ -382,10 +387,11 @@ async function regressions(args: readonly string[], io: Io): Promise<number> {
     const result = await runSuite(t.consumer, { adapter: entry.adapter, seed: 0, runs: 1, scenario: ALL_SCENARIOS[0]!.name, regressions: [entry] });
     const still = result.regressions[0]?.status !== 'pass';
     io.out(`  ${still ? 'keep ' : 'prune'} ${entry.adapter}: ${entry.kind === 'scenario' ? `scenario ${entry.scenario}` : `world seed ${entry.seed} path ${entry.path}`}`);
-    if (still) keep.push(entry);
+    if (!still) passing.push(entry);
   }
-  writeRegressions(file, { version: 1, entries: keep });
-  io.out(`pruned ${stored.entries.length - keep.length} passing entr${stored.entries.length - keep.length === 1 ? 'y' : 'ies'}; ${keep.length} kept`);
+  // Removed from the file as it is now: entries recorded while these replayed stay.
+  const { removed, kept } = pruneRegressions(file, passing);
+  io.out(`pruned ${removed} passing entr${removed === 1 ? 'y' : 'ies'}; ${kept} kept`);
   return EXIT.pass;
 }
 

@@ -21,4 +21,16 @@ export { checkProperty, checkScenarios, type PropertyOutcome, type ScenarioOutco
 export { execute, type Execution } from './execute.js';
 export { renderFailure } from './report/failure.js';
 export { loadAdapter, AdapterLoadError } from './adapter.js';
+export {
+  processConsumer,
+  killAllConsumers,
+  CrashLoopError,
+  CRASH_LOOP_LIMIT,
+  PROTOCOL,
+  type ProcessConsumerOptions,
+  type ProcessOptions,
+  type Hello,
+} from './process/bridge.js';
+export { protocolProblem, protocolSchema } from './process/schema.js';
+export { ConsumerUnrunnableError } from './world/world.js';
 export { ALL_SCENARIOS, type NamedScenario } from '../scenarios/named.js';

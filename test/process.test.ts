@@ -58,7 +58,9 @@ describe.concurrent('correct consumers pass through the process bridge', () => {
     expect(r.err).toBe('');
     expect(r.code, r.out).toBe(EXIT.pass);
     expect(r.out).toContain(`consumer ${name} (--command '${command}'), seed 1, 30 generated worlds`);
-    expect(r.out).toContain('scenarios: 17 of 17 passed');
+    // A blackbox consumer makes its effects in its own store, so the scenarios whose faults
+    // sit on effect or commit calls have nothing to land on: untested, never passed.
+    expect(r.out).toMatch(delivery === 'exactly-once' ? /scenarios: \d+ of 17 passed, \d+ untested \(their adversity never fired\)/ : /scenarios: 17 of 17 passed$/m);
     expect(r.out).toContain('generated worlds: pass after 30 worlds');
     // The SQLite ledger books effect and completion record in one transaction: exactly-once
     // is claimed, so the duplicate check runs instead of being skipped.
@@ -102,7 +104,7 @@ describe.concurrent('buggy consumers fail, and the printed replay reproduces the
     const r = await cli('check', '--command', command, '--runs', '20', '--seed', '1');
     expect(r.code, r.out).toBe(EXIT.fail);
     expect(r.out).toContain(`FAIL  ${name}: premature-watermark (R6 R7`);
-    expect(r.out).toContain('fail    failed-event-holds-watermark');
+    expect(r.out).toContain('fail     failed-event-holds-watermark');
     const replays = printedReplays(r.out);
     expect(replays.length).toBeGreaterThan(0);
     for (const { hash, replay } of replays) {

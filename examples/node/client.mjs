@@ -1,4 +1,5 @@
-// A minimal tidemark protocol client for Node, standard library only (docs/protocol.md).
+// A minimal tidemark protocol client for Node, standard library only (docs/protocol.md;
+// every message is described by schema/protocol.schema.json).
 // It says hello, waits for start, and gives the consumer a `world` whose methods send calls
 // and resolve with the replies. A blackbox consumer answers inspection requests with
 // `inspect(message, start)`: what its own store durably holds, read from the `start.store`
@@ -36,6 +37,7 @@ export function serve({ name, capabilities, kind = 'whitebox', run, inspect }) {
       die(`not JSON from the harness: ${line.slice(0, 200)}`);
     }
     if (message.type === 'start') {
+      if (message.protocol !== 1) die(`the harness speaks protocol ${message.protocol}; this client speaks protocol 1`);
       start = message;
       const world = {
         ...message,
@@ -64,6 +66,8 @@ export function serve({ name, capabilities, kind = 'whitebox', run, inspect }) {
     } else if (message.type === 'inspect') {
       if (start === null) early.push(message);
       else await answer(message);
+    } else {
+      die(`an unknown message from the harness: ${line.slice(0, 200)}`);
     }
   });
   send({ type: 'hello', protocol: 1, name, capabilities, kind });

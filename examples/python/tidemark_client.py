@@ -1,6 +1,8 @@
 """A small synchronous tidemark protocol client (protocol 1), standard library only.
 
-See docs/protocol.md. The harness starts the consumer as a child process and talks to it
+See docs/protocol.md; every message is described by schema/protocol.schema.json (JSON
+Schema), which a consumer's own tests can validate against. The harness starts the consumer
+as a child process and talks to it
 in JSON lines: stdout is the protocol, so log to stderr. The client says hello, waits for
 `start`, and then each `call(method, *args)` writes one call and reads lines until its
 reply, answering any `inspect` request that arrives meanwhile through a callback.
@@ -89,6 +91,8 @@ class Client:
         while True:
             message = self.receive()
             if message.get("type") == "start":
+                if message.get("protocol") != PROTOCOL:
+                    raise ProtocolError(f"the harness speaks protocol {message.get('protocol')}; this client speaks protocol {PROTOCOL}")
                 self.start_message = message
                 for waiting in self.deferred:
                     self.answer_inspect(waiting)

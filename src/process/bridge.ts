@@ -2,20 +2,39 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { createInterface, type Interface } from 'node:readline';
 import type { AnyConsumer, BlackboxConsumer, Capabilities, Consumer, Inspection, WorkerWorld } from '../consumer.js';
 import { AdapterLoadError, validateConsumer } from '../adapter.js';
-import { AdapterError } from '../world/world.js';
+import { AdapterError, ConsumerUnrunnableError } from '../world/world.js';
+import { protocolProblem } from './schema.js';
 
 /**
  * The process bridge: the same world, offered over newline-delimited JSON on stdin and
- * stdout (docs/protocol.md), so a consumer in any language can be tested. Every
- * incarnation is a new process; a crash is a real SIGKILL of its process group, at the call
- * boundary the plan chose: before the world applies the call, or after it applied it and
- * before the reply is written. The harness decides when each reply is sent, so several
- * worker processes interleave as deterministically as in-process consumers do.
+ * stdout (docs/protocol.md, schema/protocol.schema.json), so a consumer in any language can
+ * be tested. Every incarnation is a new process; a crash is a real SIGKILL of its process
+ * group, at the call boundary the plan chose: before the world applies the call, or after
+ * it applied it and before the reply is written. The harness decides when each reply is
+ * sent, so several worker processes interleave as deterministically as in-process
+ * consumers do.
  */
 export const PROTOCOL = 1;
+
+/**
+ * Incarnations in a row that end on their own before their first world call, after which
+ * the consumer is declared crash-looping and the run stops. Five: a process that cannot
+ * start five times running will not start the sixth, and stopping there costs five
+ * interpreter start-ups, not the thousands a world's step budget would allow. An
+ * incarnation the harness kills (a crash the plan chose, the end of a phase) does not
+ * count; one that makes a world call resets the count.
+ */
+export const CRASH_LOOP_LIMIT = 5;
+
+/**
+ * How long the harness keeps reading a process's pipes after it exited. Its last words
+ * arrive within milliseconds; a pipe still open after this is held by a process it left
+ * behind outside its group (a `setsid` grandchild), and is dropped rather than waited on.
+ */
+const EXIT_GRACE_MS = 200;
 
 /** What a consumer process says first: who it is and what it claims. */
 export interface Hello {
@@ -26,18 +45,56 @@ export interface Hello {
   readonly kind?: 'whitebox' | 'blackbox';
 }
 
-const METHODS = ['fetch', 'load', 'completed', 'commit', 'emit', 'lease', 'caughtUp', 'fail'] as const;
-type Method = (typeof METHODS)[number];
+type Method = 'fetch' | 'load' | 'completed' | 'commit' | 'emit' | 'lease' | 'caughtUp' | 'fail';
 
 /** How much of a process's stderr a failure quotes. */
 const TAIL = 2000;
 
 export interface ProcessOptions {
   readonly cwd?: string;
-  /** How long a process may work between calls before it is declared stalled. */
+  /** How long a process may work between calls before it is declared stalled. Default 10,000 ms. */
   readonly stallMs?: number;
-  /** How long a process may take to say hello. */
+  /** How long a process may take to say hello. Default 10,000 ms. */
   readonly helloMs?: number;
+}
+
+/** The options of processConsumer, under the name the documentation uses. */
+export type ProcessConsumerOptions = ProcessOptions;
+
+/**
+ * The consumer process keeps dying before it makes a single world call: every world would
+ * only respawn it. The run stops once, with the last incarnation's exit and stderr tail.
+ */
+export class CrashLoopError extends ConsumerUnrunnableError {
+  override name = 'CrashLoopError';
+  constructor(
+    readonly command: string,
+    readonly last: string,
+  ) {
+    super(`the consumer process \`${command}\` is crash-looping: ${CRASH_LOOP_LIMIT} incarnations in a row ended before their first world call, so no world can be judged. The last one: ${last}`);
+  }
+}
+
+/** Every consumer process this harness has running, across every consumer and world. */
+const running = new Set<Incarnation>();
+/** Every blackbox store directory not yet removed. */
+const stores = new Set<string>();
+
+/**
+ * Kills every consumer process group the bridge started and is still running, and removes
+ * every blackbox store directory it made. Synchronous, so a signal handler can call it
+ * right before the process exits. Returns how many processes it killed.
+ */
+export function killAllConsumers(): number {
+  let killed = 0;
+  for (const incarnation of [...running]) {
+    if (incarnation.kill()) killed++;
+    incarnation.drop();
+  }
+  running.clear();
+  for (const dir of stores) rmSync(dir, { recursive: true, force: true });
+  stores.clear();
+  return killed;
 }
 
 /**
@@ -45,7 +102,11 @@ export interface ProcessOptions {
  * incarnation as a fresh process of the same command.
  */
 export async function processConsumer(command: string, options: ProcessOptions = {}): Promise<AnyConsumer> {
-  const probe = new Incarnation(command, options);
+  for (const key of ['stallMs', 'helloMs'] as const) {
+    const value = options[key];
+    if (value !== undefined && !(Number.isFinite(value) && value > 0)) throw new RangeError(`processConsumer: ${key} must be a positive number of milliseconds, got ${String(value)}`);
+  }
+  const probe = new Incarnation(command, options, new CrashLoop(command));
   let hello: Hello;
   try {
     hello = await probe.hello();
@@ -56,23 +117,49 @@ export async function processConsumer(command: string, options: ProcessOptions =
   }
   validateConsumer({ ...hello, run: () => undefined, open: () => undefined, inspect: () => undefined }, command);
   const base = { name: hello.name, capabilities: hello.capabilities, stallMs: options.stallMs ?? 10_000 };
+  // One count for the whole consumer: a crash loop spans worlds as well as incarnations.
+  const loop = new CrashLoop(command);
   if (hello.kind === 'blackbox') {
     const blackbox: BlackboxConsumer<Store> = {
       ...base,
       kind: 'blackbox',
-      open: () => ({ dir: mkdtempSync(join(tmpdir(), 'tidemark-store-')), live: new Set(), last: { watermark: null, effects: [] } }),
-      run: (world, store) => new Incarnation(command, options).run(world, store),
+      open: () => {
+        const dir = mkdtempSync(join(tmpdir(), 'tidemark-store-'));
+        stores.add(dir);
+        return { dir, live: new Set(), last: { watermark: null, effects: [] } };
+      },
+      run: (world, store) => new Incarnation(command, options, loop).run(world, store),
       inspect: (store) => inspect(store, base.stallMs),
       close: (store) => {
         // Also when the world stopped on an error: no process of it may outlive it.
         for (const incarnation of store.live) incarnation.kill();
         rmSync(store.dir, { recursive: true, force: true });
+        stores.delete(store.dir);
       },
     };
     return blackbox;
   }
-  const whitebox: Consumer = { ...base, run: (world) => new Incarnation(command, options).run(world, null) };
+  const whitebox: Consumer = { ...base, run: (world) => new Incarnation(command, options, loop).run(world, null) };
   return whitebox;
+}
+
+/** Counts incarnations in a row that ended on their own before their first world call. */
+class CrashLoop {
+  private inARow = 0;
+  /** Once tripped, every later incarnation fails at once with the same error, without a process. */
+  tripped: CrashLoopError | null = null;
+
+  constructor(private readonly command: string) {}
+
+  called(): void {
+    this.inARow = 0;
+  }
+
+  /** Counts one; returns the error once the limit is reached. */
+  died(last: string): CrashLoopError | null {
+    if (++this.inARow >= CRASH_LOOP_LIMIT) this.tripped ??= new CrashLoopError(this.command, last);
+    return this.tripped;
+  }
 }
 
 /** A blackbox process consumer's durable store: a directory its processes keep their database in. */
@@ -103,8 +190,12 @@ async function inspect(store: Store, stallMs: number): Promise<Inspection> {
 /** One consumer process, from spawn to exit or SIGKILL. */
 class Incarnation {
   private child: ChildProcess | null = null;
+  private lines: Interface | null = null;
   private stderr = '';
   private lastCall = 'none yet';
+  private called = false;
+  /** The process group was signalled, or found empty: it is never signalled again. */
+  private groupDone = false;
   private readonly inspections = new Map<string, (value: Inspection) => void>();
   private nextInspection = 0;
   private onHello: ((hello: Hello) => void) | null = null;
@@ -115,23 +206,29 @@ class Incarnation {
   constructor(
     private readonly command: string,
     private readonly options: ProcessOptions,
+    private readonly loop: CrashLoop,
   ) {}
 
   /** Spawns the process and resolves with its hello. */
   hello(): Promise<Hello> {
     return new Promise<Hello>((resolve, reject) => {
-      this.fail = reject;
-      this.onHello = resolve;
+      const limit = this.options.helloMs ?? 10_000;
+      const timer = setTimeout(() => reject(new Error(`no hello within ${limit} ms${this.tail()}`)), limit);
+      const settle = <T>(f: (value: T) => void) => (value: T) => {
+        clearTimeout(timer);
+        f(value);
+      };
+      this.fail = settle(reject);
+      this.onHello = settle(resolve);
       // A process that dies before its hello fails the load at once, not after the timeout.
-      this.onExit = (code, signal) => reject(new Error(`it exited with ${signal ?? `code ${code}`} before saying hello${this.tail()}`));
+      this.onExit = (code, signal) => this.fail(new Error(`it exited with ${signal ?? `code ${code}`} before saying hello${this.tail()}`));
       this.spawn();
-      const timer = setTimeout(() => reject(new Error(`no hello within ${this.options.helloMs ?? 10_000} ms${this.tail()}`)), this.options.helloMs ?? 10_000);
-      timer.unref();
     });
   }
 
   /** One incarnation: start, serve its calls until it claims, exits, or is killed. */
   run(world: WorkerWorld, store: Store | null): Promise<void> {
+    if (this.loop.tripped) return Promise.reject(this.loop.tripped);
     // Started and stopped in the same step (a restart the step budget cut short): no
     // process, or nothing would ever kill it.
     if (world.signal.aborted) return Promise.resolve();
@@ -140,21 +237,28 @@ class Incarnation {
       // world: the world waits for it, so interleaving and inspections never race it.
       const hold = (): (() => void) => world.hold(() => this.note());
       let release = hold();
+      let settled = false;
       const die = (error: Error | null): void => {
+        if (settled) return;
+        settled = true;
         store?.live.delete(this);
         release();
         this.kill();
+        if (!this.called && !world.signal.aborted) {
+          const loop = this.loop.died(error?.message ?? `exited with code 0 before its first world call${this.tail()}`);
+          if (loop) return reject(loop);
+        }
         if (error) reject(error);
         else resolve();
       };
       this.fail = (error) => die(error);
       world.signal.addEventListener('abort', () => {
         // The world crashed this incarnation: kill it for real, and never settle.
+        settled = true;
         store?.live.delete(this);
         this.kill();
       });
-      this.onHello = (hello) => {
-        if (hello.protocol !== PROTOCOL) return die(new Error(`speaks protocol ${hello.protocol}; this harness speaks ${PROTOCOL}`));
+      this.onHello = () => {
         this.send({
           type: 'start',
           protocol: PROTOCOL,
@@ -169,16 +273,25 @@ class Incarnation {
       };
       this.onCall = (id, method, args) => {
         this.lastCall = `${method} (id ${id})`;
+        if (!this.called) {
+          this.called = true;
+          this.loop.called();
+        }
         release();
-        const call = (world[method] as (...a: unknown[]) => Promise<unknown>).apply(world, args);
+        let call: Promise<unknown>;
+        try {
+          call = (world[method] as (...a: unknown[]) => Promise<unknown>).apply(world, args);
+        } catch (error) {
+          call = Promise.reject(error);
+        }
         call.then(
           (value) => {
-            if (world.signal.aborted) return;
+            if (world.signal.aborted || settled) return;
             release = hold();
             this.send({ type: 'reply', id, ok: true, value: value ?? null });
           },
           (error: unknown) => {
-            if (world.signal.aborted) return;
+            if (world.signal.aborted || settled) return;
             release = hold();
             const e = error as { code?: string; definite?: boolean; message?: string };
             this.send({ type: 'reply', id, ok: false, error: { code: e.code ?? 'bad-request', definite: e.definite ?? true, message: e.message ?? String(error) } });
@@ -187,8 +300,9 @@ class Incarnation {
       };
       this.onExit = (code, signal) => {
         if (world.signal.aborted) return;
+        const when = this.called ? `after ${this.lastCall}` : 'before its first world call';
         if (code === 0) die(null);
-        else die(new Error(`the consumer process exited with ${signal ?? `code ${code}`} after ${this.lastCall}${this.tail()}`));
+        else die(new Error(`the consumer process exited with ${signal ?? `code ${code}`} ${when}${this.tail()}`));
       };
       store?.live.add(this);
       this.spawn();
@@ -219,14 +333,44 @@ class Incarnation {
     });
   }
 
-  kill(): void {
+  /**
+   * SIGKILL to the process's whole group: the shell and everything it started die
+   * together. Returns whether a running process was signalled.
+   */
+  kill(): boolean {
     const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    try {
-      // The command runs in its own process group: the shell and everything it started die together.
-      process.kill(-(child.pid as number), 'SIGKILL');
-    } catch {
+    if (!child) return false;
+    const alive = child.exitCode === null && child.signalCode === null;
+    this.killGroup();
+    if (alive) {
+      // A group that could not be signalled: at least the process itself.
       child.kill('SIGKILL');
+    }
+    return alive;
+  }
+
+  /** Stops reading its pipes and forgets it: what is left of it can no longer keep the harness alive. */
+  drop(): void {
+    this.lines?.close();
+    this.child?.stdin?.destroy();
+    this.child?.stdout?.destroy();
+    this.child?.stderr?.destroy();
+    running.delete(this);
+  }
+
+  /**
+   * Signals the group once. After the process has exited, the group's id stays reserved
+   * only while a member lives, so the group is signalled right when the exit is seen, and
+   * never later: a later signal could reach an unrelated group that reused the id.
+   */
+  private killGroup(): void {
+    const pid = this.child?.pid;
+    if (this.groupDone || pid === undefined) return;
+    this.groupDone = true;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // The group is empty: nothing left to kill.
     }
   }
 
@@ -238,15 +382,34 @@ class Incarnation {
   private spawn(): void {
     const child = spawn(this.command, { shell: true, detached: true, cwd: this.options.cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, TIDEMARK_PROTOCOL: String(PROTOCOL) } });
     this.child = child;
+    running.add(this);
     child.stderr?.on('data', (chunk: Buffer) => {
       this.stderr = (this.stderr + chunk.toString()).slice(-TAIL);
     });
-    child.on('error', (error) => this.fail(new Error(`cannot run \`${this.command}\`: ${error.message}`)));
-    // 'close' rather than 'exit': by then stderr has been read to the end, so the tail a
-    // failure quotes includes the process's last words.
-    child.on('close', (code, signal) => this.onExit(code, signal));
+    child.on('error', (error) => {
+      this.drop();
+      this.fail(new Error(`cannot run \`${this.command}\`: ${error.message}`));
+    });
+    child.on('exit', (code, signal) => {
+      // What the process left running in its group dies with it, as after a crash.
+      this.killGroup();
+      // Its last lines and stderr are read until its pipes close, which is at once unless
+      // a process outside its group (a `setsid` grandchild) holds them: then they are
+      // dropped after a short grace, so that process cannot keep the harness waiting.
+      let done = false;
+      const finish = (): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(grace);
+        this.drop();
+        this.onExit(code, signal);
+      };
+      const grace = setTimeout(finish, EXIT_GRACE_MS);
+      child.once('close', finish);
+    });
     child.stdin?.on('error', () => {});
     const lines = createInterface({ input: child.stdout! });
+    this.lines = lines;
     lines.on('line', (line) => this.receive(line));
   }
 
@@ -258,29 +421,29 @@ class Incarnation {
     } catch {
       return this.fail(new Error(`protocol error: not JSON on stdout: ${JSON.stringify(line.slice(0, 200))}${this.tail()}`));
     }
+    // The version first: a consumer of another version may shape every message differently.
+    if (typeof message === 'object' && message !== null && message.type === 'hello' && typeof message.protocol === 'number' && message.protocol !== PROTOCOL) {
+      return this.fail(new Error(`it speaks protocol ${message.protocol}; this tidemark speaks protocol ${PROTOCOL}${this.tail()}`));
+    }
+    const problem = protocolProblem('fromConsumer', message);
+    if (problem !== null) return this.fail(new Error(`protocol error: ${problem} (schema/protocol.schema.json): ${line.slice(0, 200)}${this.tail()}`));
     switch (message.type) {
       case 'hello':
         return this.onHello?.(message as unknown as Hello);
-      case 'call': {
-        const { id, method, args } = message;
-        if ((typeof id !== 'number' && typeof id !== 'string') || !METHODS.includes(method as Method) || !Array.isArray(args)) {
-          return this.fail(new Error(`protocol error: a call needs { id, method: one of ${METHODS.join(', ')}, args: [...] }, got ${line.slice(0, 200)}${this.tail()}`));
-        }
-        return this.onCall(id, method as Method, args);
-      }
-      case 'inspection': {
+      case 'call':
+        return this.onCall(message.id as number | string, message.method as Method, message.args as unknown[]);
+      default: {
         const resolve = this.inspections.get(String(message.id));
         if (!resolve) return this.fail(new Error(`protocol error: an inspection answers unknown id ${JSON.stringify(message.id)}${this.tail()}`));
         this.inspections.delete(String(message.id));
         return resolve({ watermark: message.watermark ?? null, effects: (message.effects ?? []) as Inspection['effects'] });
       }
-      default:
-        return this.fail(new Error(`protocol error: unknown message type ${JSON.stringify(message.type)}: ${line.slice(0, 200)}${this.tail()}`));
     }
   }
 
   private send(message: unknown): void {
-    this.child?.stdin?.write(`${JSON.stringify(message)}\n`);
+    const stdin = this.child?.stdin;
+    if (stdin && !stdin.destroyed) stdin.write(`${JSON.stringify(message)}\n`);
   }
 
   private note(): string {

@@ -7,26 +7,96 @@ import type { Binding } from '../../model/binding.js';
  * The history as a timeline a person can read at 2 a.m.: one line per step, the worker
  * incarnation first, then what it asked and what became of it. Steps in `marked` get a »
  * so the witness of an anomaly stands out.
+ *
+ * Repetition is folded: a run of identical lines becomes one line with a count, and a
+ * block of lines that comes back again and again with only the incarnation changing (a
+ * consumer that dies on start, or returns without claiming, until the budget runs out) is
+ * printed once, followed by one line saying how often it repeats. A marked step is never
+ * folded away.
  */
 export function renderTimeline(steps: readonly Step[], marked: ReadonlySet<number> = new Set()): string[] {
-  let phase = '';
+  const texts = steps.map(describeStep);
+  const shapes = steps.map((step, i) => shapeOf(step, texts[i] as string));
   const lines: string[] = [];
-  for (let i = 0; i < steps.length; i++) {
+  let phase = '';
+  const line = (from: number, to: number, text: string): void => {
+    const first = steps[from] as Step;
+    const mark = marked.has(first.seq) ? '»' : ' ';
+    const seq = to > from ? `${first.seq}-${(steps[to] as Step).seq}` : String(first.seq);
+    lines.push(`${mark} ${seq.padStart(7)}  ${text}`);
+  };
+  /** Whether the block of `period` steps from `at` comes back once more after `count` copies. */
+  const repeats = (at: number, period: number, count: number, identical: boolean): boolean => {
+    const from = at + period * count;
+    if (from + period > steps.length) return false;
+    for (let k = 0; k < period; k++) {
+      const step = steps[from + k] as Step;
+      if (step.phase !== (steps[at] as Step).phase || marked.has(step.seq)) return false;
+      if ((identical ? texts : shapes)[from + k] !== (identical ? texts : shapes)[at + k]) return false;
+    }
+    return true;
+  };
+  for (let i = 0; i < steps.length; ) {
     const step = steps[i] as Step;
     if (step.phase !== phase) {
       phase = step.phase;
       lines.push(`  -- ${phase} phase${phase === 'drain' ? ' (faults off)' : ''} --`);
     }
-    const text = describeStep(step);
-    // A worker waiting for a lease repeats itself; one line with a count says the same.
-    let j = i;
-    while (j + 1 < steps.length && !marked.has(step.seq) && !marked.has((steps[j + 1] as Step).seq) && describeStep(steps[j + 1] as Step) === text) j++;
-    const mark = marked.has(step.seq) ? '»' : ' ';
-    const seq = j > i ? `${step.seq}-${(steps[j] as Step).seq}` : String(step.seq);
-    lines.push(`${mark} ${seq.padStart(7)}  ${text}${j > i ? ` (x${j - i + 1})` : ''}`);
-    i = j;
+    // A worker waiting for a lease repeats itself: one line with a count says the same.
+    let same = 1;
+    if (!marked.has(step.seq)) while (repeats(i, 1, same, true)) same++;
+    // The longest stretch a repeating block covers, the shortest block on a tie.
+    let best = { period: 1, count: 1 };
+    for (let period = 1; period <= MAX_PERIOD && i + 3 * period <= steps.length; period++) {
+      if (steps.slice(i, i + period).some((s) => s.phase !== step.phase)) break;
+      let count = 1;
+      while (repeats(i, period, count, false)) count++;
+      if (count >= 3 && period * count > best.period * best.count) best = { period, count };
+    }
+    if (same >= 2 && same >= best.period * best.count) {
+      line(i, i + same - 1, `${texts[i]} × ${count(same)}`);
+      i += same;
+      continue;
+    }
+    if (best.count === 1) {
+      line(i, i, texts[i] as string);
+      i++;
+      continue;
+    }
+    const { period } = best;
+    for (let k = 0; k < period; k++) line(i + k, i + k, texts[i + k] as string);
+    const from = i + period;
+    const to = i + period * best.count - 1;
+    const [first, last] = [who(steps[from] as Step), who(steps[to] as Step)];
+    const lives = first !== null && last !== null && first !== last ? ` for ${first} to ${last}` : '';
+    line(from, to, `... the ${period === 1 ? 'line' : `${period} lines`} above again${lives} (× ${count(best.count)} in all)`);
+    i = to + 1;
   }
   return lines;
+}
+
+/** The longest block of steps looked for as a repeating unit. */
+const MAX_PERIOD = 16;
+
+function count(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+function who(step: Step): string | null {
+  return 'actor' in step ? `${step.actor.worker}#${step.actor.incarnation}` : null;
+}
+
+/**
+ * A step's line without the numbers that only count lives: incarnations (its own and any it
+ * names), lease generations and the step a lease runs to. The same thing done by the next
+ * life looks the same; anything else that differs (an event, a position, a token) does not.
+ */
+function shapeOf(step: Step, text: string): string {
+  if (!('actor' in step)) return text;
+  return text
+    .replace(/^(\S+#)\d+ */, '$1 ')
+    .replace(/\b(w\d+#)\d+/g, '$1')
+    .replace(/\b(generation|step) \d+/g, '$1 #');
 }
 
 export function describeStep(step: Step): string {

@@ -4,10 +4,12 @@ import type { Actor, Call, CallResult, CallStep, History, LifeStep, Outcome, Pag
 import { isPageQuirk, type Plan } from '../../scenarios/plan.js';
 import { canonicalJson } from '../../model/binding.js';
 import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../consumer.js';
+import { isKey, jsonProblem, shown } from './arguments.js';
 import { worldBug } from './bugs.js';
 import { WorldError } from './errors.js';
 import { CallCounter, FaultPlan } from './faults.js';
 import { Lease } from './lease.js';
+import { PendingCalls } from './pending.js';
 import { Source } from './source.js';
 import { Store } from './store.js';
 
@@ -47,7 +49,7 @@ export class World {
   readonly store = new Store();
   private readonly lease: Lease;
   private readonly steps: Step[] = [];
-  private readonly pending: Pending[] = [];
+  private readonly pending = new PendingCalls<Pending>();
   private binding: Binding;
   private readonly faults: FaultPlan;
   private phase: Phase = 'adversity';
@@ -60,6 +62,8 @@ export class World {
   /** A blackbox consumer's own store, and what its last inspection showed. */
   private box: { consumer: BlackboxConsumer<unknown>; store: unknown; watermark: string; effects: number } | null = null;
   private wake: (() => void) | null = null;
+  /** Set when an incarnation found the consumer cannot be run at all: the run stops at the next turn. */
+  private unrunnable: ConsumerUnrunnableError | null = null;
   /** How many waits of STALL_WAIT_MS a consumer working outside may take between calls. */
   private readonly stallWaits: number;
   /** A lie for tidemark's own tests of the oracle (see bugs.ts); null in every real run. */
@@ -101,6 +105,9 @@ export class World {
       const adversity = await this.runPhase('adversity', workers, this.plan.budget.adversity);
       if (adversity !== 'hung') await this.runPhase('drain', workers.slice(0, 1), this.plan.budget.drain);
     } finally {
+      // Also when the run stopped on an error: every incarnation still alive is told to stop,
+      // so a consumer process is killed rather than left waiting for a reply that never comes.
+      this.stopAll(null);
       if (blackbox && this.box) await blackbox.close?.(this.box.store);
     }
     return this.history();
@@ -146,6 +153,7 @@ export class World {
     let writer: Life | null = null;
     for (;;) {
       await turn();
+      if (this.unrunnable) throw this.unrunnable;
       for (const life of [...this.lives.values()]) {
         if (!life.alive || life.settled === null) continue;
         this.kill(life);
@@ -169,7 +177,7 @@ export class World {
       if (writer) await this.observe(writer);
       writer = null;
       if ([...this.lives.values()].some((l) => l.alive && l.settled !== null)) continue;
-      if (this.pending.length === 0) {
+      if (this.pending.size === 0) {
         // One turn drains every promise chain, which is all a deterministic consumer needs.
         // A consumer doing real I/O of its own (a blackbox one with a database) gets a grace
         // of short timer waits; still silent after that, and still running, it waits on
@@ -227,15 +235,11 @@ export class World {
    * of the first worker, so shrinking a schedule makes it calmer.
    */
   private pick(): Pending {
-    let index = 0;
-    if (this.pending.length > 1) {
-      const c = this.plan.schedule[this.choice++] ?? 0;
-      const workers = [...new Set(this.pending.map((p) => p.life.actor.worker))].sort();
-      const worker = workers[c % workers.length];
-      const mine = this.pending.flatMap((p, i) => (p.life.actor.worker === worker ? [i] : []));
-      index = mine[Math.floor(c / workers.length) % mine.length] as number;
-    }
-    return this.pending.splice(index, 1)[0] as Pending;
+    const workers = this.pending.workers();
+    if (this.pending.size === 1) return this.pending.take(workers[0] as string, 0);
+    const c = this.plan.schedule[this.choice++] ?? 0;
+    const worker = workers[c % workers.length] as string;
+    return this.pending.take(worker, Math.floor(c / workers.length) % this.pending.sizeOf(worker));
   }
 
   private start(worker: string): void {
@@ -257,6 +261,7 @@ export class World {
           this.poke();
         },
         (error: unknown) => {
+          if (error instanceof ConsumerUnrunnableError) this.unrunnable ??= error;
           life.settled = { threw: describe(error) };
           this.poke();
         },
@@ -270,7 +275,7 @@ export class World {
       this.kill(life);
       if (event) this.life(life, event);
     }
-    this.pending.length = 0;
+    this.pending.clear();
   }
 
   /** The incarnation dies: its calls are dropped, and whatever it runs outside is told to stop. */
@@ -380,7 +385,7 @@ export class World {
     return new Promise<T>((resolve, reject) => {
       // A dead incarnation's calls are dropped: its promises never settle, like a killed process.
       if (!life.alive) return;
-      this.pending.push({ life, call, execute, resolve: resolve as (v: unknown) => void, reject });
+      this.pending.push(life.actor.worker, { life, call, execute, resolve: resolve as (v: unknown) => void, reject });
     });
   }
 
@@ -402,19 +407,32 @@ export class World {
   /** The calls one incarnation may make; each one only queues, the scheduler runs it. */
   private api(life: Life, binding: Binding): WorkerWorld {
     const raw = this.rawApi(life, binding);
+    // Arguments that are not JSON data (a cycle, a BigInt) are refused first: everything
+    // after, the history included, assumes JSON.
     return {
       ...raw,
       fetch: (request) => {
-        const problem = badRequest(request);
+        const problem = jsonProblem(request, 'request') ?? badRequest(request);
         return problem ? this.malformed(life, 'fetch', problem) : raw.fetch(request);
       },
-      completed: (events) => (Array.isArray(events) && events.every(isRef) ? raw.completed(events) : this.malformed(life, 'completed', 'expects an array of { id, version }')),
+      completed: (events) => {
+        const problem = jsonProblem(events, 'events') ?? (Array.isArray(events) && events.every(isRef) ? null : 'expects an array of { id, version }');
+        return problem ? this.malformed(life, 'completed', problem) : raw.completed(events);
+      },
       commit: (ops, options) => {
-        const problem = badOps(ops) ?? (options?.fence !== undefined && !Number.isInteger(options.fence) ? 'fence must be an integer generation' : null);
+        const problem =
+          jsonProblem(ops, 'ops') ??
+          jsonProblem(options, 'options') ??
+          badOps(ops) ??
+          (options?.fence !== undefined && !Number.isInteger(options.fence) ? 'fence must be an integer generation' : null);
         return problem ? this.malformed(life, 'commit', problem) : raw.commit(ops, options);
       },
-      emit: (event, payload) => (isRef(event) && typeof payload === 'string' ? raw.emit(event, payload) : this.malformed(life, 'emit', 'expects ({ id, version }, payload string)')),
-      fail: (reason) => raw.fail(typeof reason === 'string' ? reason : JSON.stringify(reason) ?? String(reason)),
+      emit: (event, payload) => {
+        const problem = jsonProblem(event, 'event') ?? (isRef(event) && typeof payload === 'string' ? null : 'expects ({ id, version }, payload string)');
+        return problem ? this.malformed(life, 'emit', problem) : raw.emit(event, payload);
+      },
+      // A claim cannot be malformed: a reason that is not a string is recorded as readable text.
+      fail: (reason) => raw.fail(typeof reason === 'string' ? reason : shown(reason, Number.POSITIVE_INFINITY)),
     };
   }
 
@@ -503,6 +521,9 @@ function badRequest(request: unknown): string | null {
   const r = request as { resume?: { kind?: unknown }; limit?: unknown } | null;
   if (typeof r !== 'object' || r === null) return 'expects { resume, limit }';
   if (typeof r.resume !== 'object' || r.resume === null || !RESUME_KINDS.includes(r.resume.kind as string)) return `resume.kind must be one of ${RESUME_KINDS.join(', ')}`;
+  // A key resume without a key is the natural first page of `{ key: watermark?.key }`.
+  const key = (r.resume as { key?: unknown }).key;
+  if ((r.resume.kind === 'key-gt' || r.resume.kind === 'key-gte') && !isKey(key)) return `resume.key must be an array of finite numbers for ${r.resume.kind}, got ${shown(key)}`;
   return null;
 }
 
@@ -518,6 +539,15 @@ function badOps(ops: unknown): string | null {
     if ((o.op === 'watermark' || o.op === 'anchor') && typeof o.binding !== 'string') return `ops[${i}].binding must be a string`;
   }
   return null;
+}
+
+/**
+ * What a consumer's run() rejects with to stop the whole run instead of ending one
+ * incarnation: the consumer cannot be run at all (a process that dies on start every time,
+ * say), so no world can be judged. The world stops every incarnation and rethrows it.
+ */
+export class ConsumerUnrunnableError extends Error {
+  override name = 'ConsumerUnrunnableError';
 }
 
 /** An adapter error: the consumer's harness-facing code is broken, not its ingestion logic. */

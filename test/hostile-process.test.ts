@@ -1,0 +1,191 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { CallStep } from '../model/history.js';
+import { findScenario } from '../scenarios/named.js';
+import type { Plan } from '../scenarios/plan.js';
+import { AdapterLoadError } from '../src/adapter.js';
+import { execute } from '../src/execute.js';
+import { CRASH_LOOP_LIMIT, CrashLoopError, killAllConsumers, processConsumer } from '../src/process/bridge.js';
+import { renderFailure } from '../src/report/failure.js';
+
+/**
+ * Consumer processes written to break the harness (test/fixtures/hostile/process/): each
+ * must end in a clear error or verdict within a bound, and leave no process behind, checked
+ * by pid.
+ */
+const HOSTILE = 'test/fixtures/hostile/process';
+const scratch = mkdtempSync(join(tmpdir(), 'tidemark-hostile-'));
+let files = 0;
+const pidFile = (): string => join(scratch, `pids-${files++}`);
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The pids in a fixture's pid file (the last number of each line). */
+function pidsIn(file: string): number[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => Number(l.split(' ').at(-1)));
+}
+
+/** Waits until none of these processes runs; returns those still running after 2 s. */
+async function gone(pids: readonly number[]): Promise<number[]> {
+  let left = [...pids];
+  for (let i = 0; i < 40 && left.length > 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    left = left.filter(alive);
+  }
+  return left;
+}
+
+const seconds = (since: bigint): number => Number(process.hrtime.bigint() - since) / 1e9;
+
+function small(name: string): Plan {
+  return { ...findScenario(name)!.plan, budget: { adversity: 8, drain: 8 } };
+}
+
+/** Processes a fixture deliberately leaves outside the harness's reach, killed after the tests. */
+const strays: number[] = [];
+afterAll(() => {
+  for (const pid of strays) if (alive(pid)) process.kill(pid, 'SIGKILL');
+});
+
+describe('hostile consumer processes', () => {
+  it(`a consumer that dies at start every time stops the run after ${CRASH_LOOP_LIMIT} incarnations, once, quoting its stderr`, async () => {
+    const pids = pidFile();
+    const consumer = await processConsumer(`python3 ${HOSTILE}/crash-on-start.py ${pids}`);
+    const started = process.hrtime.bigint();
+    const error = await execute(findScenario('failed-event-holds-watermark')!.plan, consumer).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CrashLoopError);
+    expect((error as Error).message).toContain(`is crash-looping: ${CRASH_LOOP_LIMIT} incarnations in a row ended before their first world call`);
+    expect((error as Error).message).toContain(
+      'The last one: the consumer process exited with code 1 before its first world call; stderr tail: crash-on-start: cannot open /etc/ledger/config.toml',
+    );
+    // The probe and five incarnations, not thousands.
+    expect(pidsIn(pids)).toHaveLength(1 + CRASH_LOOP_LIMIT);
+    expect(seconds(started)).toBeLessThan(10);
+    // The run is over for this consumer: the next world fails at once, without a process.
+    await expect(execute(small('failed-event-holds-watermark'), consumer)).rejects.toBe(error);
+    expect(pidsIn(pids)).toHaveLength(1 + CRASH_LOOP_LIMIT);
+    expect(await gone(pidsIn(pids))).toEqual([]);
+  });
+
+  it('a crash loop in one worker stops the run, and kills the live process of the other worker', async () => {
+    const pids = pidFile();
+    const consumer = await processConsumer(`python3 ${HOSTILE}/one-worker-crash-loops.py ${pids}`);
+    const plan = findScenario('stale-generation-cannot-advance')!.plan;
+    expect(plan.workers).toBe(2);
+    const started = process.hrtime.bigint();
+    await expect(execute(plan, consumer)).rejects.toThrow(/crash-looping: .*stderr tail: w2: cannot bind port 9000: address in use/);
+    expect(seconds(started)).toBeLessThan(10);
+    const lines = readFileSync(pids, 'utf8');
+    expect(lines).toMatch(/^w1 \d+$/m);
+    expect(await gone(pidsIn(pids))).toEqual([]);
+  });
+
+  it('a consumer printing null, or any JSON value that is not an object, gets a protocol error naming it, not a harness crash', async () => {
+    const pids = pidFile();
+    const consumer = await processConsumer(`python3 ${HOSTILE}/prints-value.py ${pids}`);
+    const started = process.hrtime.bigint();
+    // Five incarnations (a start and a lease each), one value each, and the start of a sixth; no drain phase to speak of.
+    const run = await execute({ ...small('failed-event-holds-watermark'), budget: { adversity: 11, drain: 1 } }, consumer);
+    expect(seconds(started)).toBeLessThan(15);
+    const threw = run.history.steps.flatMap((s) => (s.kind === 'life' && s.event.kind === 'threw' ? [s.event.message] : []));
+    expect(threw).toHaveLength(5);
+    ['null', '5', '"text"', '[1,2]', 'true'].forEach((shown, i) => expect(threw[i]).toContain(`protocol error: message must be an object, got ${shown}`));
+    expect(await gone(pidsIn(pids))).toEqual([]);
+  });
+
+  it('a consumer speaking another protocol version is refused at load, naming both versions', async () => {
+    const started = process.hrtime.bigint();
+    const error = await processConsumer(`python3 ${HOSTILE}/old-protocol.py`).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AdapterLoadError);
+    expect((error as Error).message).toContain('it speaks protocol 2; this tidemark speaks protocol 1');
+    expect(seconds(started)).toBeLessThan(5);
+  });
+
+  it('a key resume without a key over the bridge is a bad-request naming the field, recorded as MALFORMED, no deadlock', async () => {
+    const pids = pidFile();
+    const consumer = await processConsumer(`python3 ${HOSTILE}/key-without-key.py ${pids}`);
+    const started = process.hrtime.bigint();
+    const run = await execute(small('failed-event-holds-watermark'), consumer);
+    expect(seconds(started)).toBeLessThan(10);
+    const malformed = run.history.steps.find((s): s is CallStep => s.kind === 'call' && s.call.kind === 'malformed');
+    expect(malformed?.call).toEqual({ kind: 'malformed', method: 'fetch', problem: 'resume.key must be an array of finite numbers for key-gt, got undefined' });
+    expect(malformed?.outcome).toEqual({ kind: 'error', code: 'bad-request' });
+    // The consumer got the error as a reply, and said so.
+    const claim = run.history.steps.find((s): s is CallStep => s.kind === 'call' && s.call.kind === 'claim');
+    expect(claim?.call).toEqual({ kind: 'claim', claim: { kind: 'failed', reason: 'bad-request: fetch: resume.key must be an array of finite numbers for key-gt, got undefined' } });
+    expect(renderFailure({ consumer: 'key-without-key', execution: run, replay: '-' })).toContain('MALFORMED fetch: resume.key must be an array');
+    expect(await gone(pidsIn(pids))).toEqual([]);
+  });
+
+  it('killAllConsumers, as a signal handler calls it, kills every consumer process group and removes the blackbox stores', async () => {
+    const pids = pidFile();
+    const consumer = await processConsumer(`python3 ${HOSTILE}/sleeps.py ${pids}`, { stallMs: 3000 });
+    const world = execute(small('failed-event-holds-watermark'), consumer).then(
+      (run) => run.result.verdict.status,
+      (error: unknown) => error,
+    );
+    for (let i = 0; i < 200 && !/^store /m.test(existsSync(pids) ? readFileSync(pids, 'utf8') : ''); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    const first = readFileSync(pids, 'utf8');
+    const store = /^store (.+)$/m.exec(first)![1]!;
+    expect(existsSync(store)).toBe(true);
+    const started = process.hrtime.bigint();
+    expect(killAllConsumers()).toBeGreaterThan(0);
+    expect(await gone(pidsIn(pids).filter(Number.isInteger))).toEqual([]);
+    expect(existsSync(store)).toBe(false);
+    expect(seconds(started)).toBeLessThan(3);
+    // The world itself goes on to its end (a real handler exits instead); nothing of it is left.
+    expect(await world).toBe('unknown');
+    expect(await gone(pidsIn(pids).filter(Number.isInteger))).toEqual([]);
+  });
+
+  it('grandchildren holding the pipes do not keep the harness alive after the verdict; those in its group are killed', async () => {
+    const pids = pidFile();
+    const regressions = join(scratch, 'grandchildren.json');
+    const started = process.hrtime.bigint();
+    const cli = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli.ts', 'check', '--command', `python3 ${HOSTILE}/grandchildren.py ${pids}`, '--scenario', 'failed-event-holds-watermark', '--regressions', regressions],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    cli.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    cli.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => {
+        cli.kill('SIGKILL');
+        resolve(null);
+      }, 20_000);
+      cli.on('exit', (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
+    });
+    const lines = existsSync(pids) ? readFileSync(pids, 'utf8') : '';
+    const escaped = [...lines.matchAll(/^setsid (\d+)$/gm)].map((m) => Number(m[1]));
+    strays.push(...escaped);
+    // The grandchildren sleep 30 s; the harness is done long before.
+    expect(code, out).not.toBeNull();
+    expect(out).toMatch(/verdict: \w+/);
+    expect(seconds(started)).toBeLessThan(20);
+    const grouped = [...lines.matchAll(/^group (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(grouped.length).toBeGreaterThan(0);
+    expect(await gone(grouped)).toEqual([]);
+    // What setsid escapes (docs/protocol.md): the group's SIGKILL. Only its pipes were let go.
+    expect(escaped.length).toBeGreaterThan(0);
+    expect(escaped.some(alive)).toBe(true);
+  }, 30_000);
+});

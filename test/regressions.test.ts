@@ -1,0 +1,97 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { pruneRegressions, readRegressions, recordRegressions, TIDEMARK_VERSION, versionWarning, writeRegressions, type RegressionEntry } from '../src/regressions.js';
+
+/**
+ * The regression file under the conditions CI gives it: checks running at once against one
+ * file, and checks killed in the middle of a write. Writers run as real processes.
+ */
+const WRITER = 'test/fixtures/hostile/regressions-writer.ts';
+const scratch = mkdtempSync(join(tmpdir(), 'tidemark-regressions-'));
+const seconds = (since: bigint): number => Number(process.hrtime.bigint() - since) / 1e9;
+const entry = (adapter: string, scenario: string): RegressionEntry => ({ adapter, kind: 'scenario', scenario, anomaly: 'omission' });
+
+function writer(...args: string[]): { done: Promise<number | null>; started: Promise<void>; kill: () => void; stderr: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', WRITER, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const started = new Promise<void>((resolve) => child.stdout.on('data', () => resolve()));
+  const done = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { done, started, kill: () => child.kill('SIGKILL'), stderr: () => err };
+}
+
+describe('the regression file', () => {
+  it('five checks recording at once into one file keep every entry', async () => {
+    const file = join(scratch, 'concurrent.json');
+    const started = process.hrtime.bigint();
+    const writers = Array.from({ length: 5 }, (_, id) => writer('record', file, String(id), '20'));
+    const codes = await Promise.all(writers.map((w) => w.done));
+    expect(codes, writers.map((w) => w.stderr()).join('\n')).toEqual([0, 0, 0, 0, 0]);
+    const entries = readRegressions(file).entries;
+    expect(entries).toHaveLength(100);
+    for (let id = 0; id < 5; id++) for (let k = 0; k < 20; k++) expect(entries.some((e) => e.adapter === `writer-${id}.ts` && e.kind === 'scenario' && e.scenario === `scenario-${k}`)).toBe(true);
+    expect(readdirSync(scratch).filter((n) => n.startsWith('.concurrent.json') || n.endsWith('.lock'))).toEqual([]);
+    expect(seconds(started)).toBeLessThan(30);
+  }, 60_000);
+
+  it('a check killed in the middle of writing leaves the old file, and does not stop the next check', async () => {
+    const file = join(scratch, 'killed.json');
+    const n = 2000;
+    writeRegressions(file, { version: 1, entries: Array.from({ length: n }, (_, k) => entry('big.ts', `scenario-${k}`)) });
+    const before = readFileSync(file, 'utf8');
+    const w = writer('die-mid-write', file, String(n));
+    expect(await w.done, w.stderr()).toBeNull();
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    // Its lock and its temporary file are left behind: the next check takes over the lock of a
+    // process that is gone, and removes the temporary file, at once.
+    expect(readdirSync(scratch).filter((name) => name.startsWith('.killed.json') || name === 'killed.json.lock').length).toBeGreaterThan(0);
+    const started = process.hrtime.bigint();
+    expect(recordRegressions(file, [entry('after.ts', 'stale-token')])).toHaveLength(1);
+    expect(seconds(started)).toBeLessThan(1);
+    expect(readRegressions(file).entries).toHaveLength(n + 1);
+    expect(readdirSync(scratch).filter((name) => name.startsWith('.killed.json') || name === 'killed.json.lock')).toEqual([]);
+  });
+
+  it('entries note the tidemark version; one from another version gets a warning', () => {
+    const file = join(scratch, 'version.json');
+    const [added] = recordRegressions(file, [entry('mine.ts', 'stale-token')]);
+    expect(added?.tidemark).toBe(TIDEMARK_VERSION);
+    expect(JSON.parse(readFileSync(file, 'utf8')).entries[0].tidemark).toBe(TIDEMARK_VERSION);
+    expect(versionWarning(added!)).toBeNull();
+    expect(versionWarning({ ...added!, tidemark: '0.0.1' })).toBe(
+      `recorded by tidemark 0.0.1, replayed by tidemark ${TIDEMARK_VERSION}: the world it names may have changed. If it no longer fails, check that the bug is fixed before pruning it.`,
+    );
+    expect(versionWarning(entry('old.ts', 'stale-token'))).toContain('recorded by a tidemark that did not note its version');
+  });
+
+  it("built-in consumers' failures are kept out; recording what is already there adds nothing", () => {
+    const file = join(scratch, 'builtin.json');
+    expect(recordRegressions(file, [entry('builtin:token-as-watermark', 'stale-token')])).toEqual([]);
+    expect(existsSync(file)).toBe(false);
+    recordRegressions(file, [entry('mine.ts', 'stale-token')]);
+    expect(recordRegressions(file, [entry('mine.ts', 'stale-token')])).toEqual([]);
+    expect(readRegressions(file).entries).toHaveLength(1);
+  });
+
+  it('pruning removes only the given entries from the file as it is now', () => {
+    const file = join(scratch, 'prune.json');
+    recordRegressions(file, [entry('a.ts', 'one'), entry('a.ts', 'two')]);
+    // Another check records while this one replays the file's entries.
+    recordRegressions(file, [entry('b.ts', 'three')]);
+    expect(pruneRegressions(file, [entry('a.ts', 'one')])).toEqual({ removed: 1, kept: 2 });
+    expect(readRegressions(file).entries.map((e) => (e.kind === 'scenario' ? e.scenario : ''))).toEqual(['two', 'three']);
+  });
+
+  it('a lock left by a process that is gone is taken over', () => {
+    const file = join(scratch, 'stale-lock.json');
+    // A pid that is not running: the lock's holder was killed.
+    writeFileSync(`${file}.lock`, 'pid 2147483646 since 2020-01-01T00:00:00.000Z\n');
+    const started = process.hrtime.bigint();
+    expect(recordRegressions(file, [entry('a.ts', 'one')])).toHaveLength(1);
+    expect(seconds(started)).toBeLessThan(1);
+    expect(existsSync(`${file}.lock`)).toBe(false);
+  });
+});
