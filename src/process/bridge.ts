@@ -32,6 +32,17 @@ type Method = (typeof METHODS)[number];
 /** How much of a process's stderr a failure quotes. */
 const TAIL = 2000;
 
+const liveGroups = new Set<number>();
+const liveStores = new Set<string>();
+
+/**
+ * The process groups of consumer processes still running and the blackbox stores not yet
+ * removed: what a harness that is interrupted, or ends abruptly, must still clean up.
+ */
+export function liveResources(): { readonly groups: readonly number[]; readonly stores: readonly string[] } {
+  return { groups: [...liveGroups], stores: [...liveStores] };
+}
+
 export interface ProcessOptions {
   readonly cwd?: string;
   /** How long a process may work between calls before it is declared stalled. */
@@ -60,13 +71,18 @@ export async function processConsumer(command: string, options: ProcessOptions =
     const blackbox: BlackboxConsumer<Store> = {
       ...base,
       kind: 'blackbox',
-      open: () => ({ dir: mkdtempSync(join(tmpdir(), 'tidemark-store-')), live: new Set(), last: { watermark: null, effects: [] } }),
+      open: () => {
+        const dir = mkdtempSync(join(tmpdir(), 'tidemark-store-'));
+        liveStores.add(dir);
+        return { dir, live: new Set(), last: { watermark: null, effects: [] } };
+      },
       run: (world, store) => new Incarnation(command, options).run(world, store),
       inspect: (store) => inspect(store, base.stallMs),
       close: (store) => {
         // Also when the world stopped on an error: no process of it may outlive it.
         for (const incarnation of store.live) incarnation.kill();
         rmSync(store.dir, { recursive: true, force: true });
+        liveStores.delete(store.dir);
       },
     };
     return blackbox;
@@ -238,13 +254,18 @@ class Incarnation {
   private spawn(): void {
     const child = spawn(this.command, { shell: true, detached: true, cwd: this.options.cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, TIDEMARK_PROTOCOL: String(PROTOCOL) } });
     this.child = child;
+    const group = child.pid;
+    if (group !== undefined) liveGroups.add(group);
     child.stderr?.on('data', (chunk: Buffer) => {
       this.stderr = (this.stderr + chunk.toString()).slice(-TAIL);
     });
     child.on('error', (error) => this.fail(new Error(`cannot run \`${this.command}\`: ${error.message}`)));
     // 'close' rather than 'exit': by then stderr has been read to the end, so the tail a
     // failure quotes includes the process's last words.
-    child.on('close', (code, signal) => this.onExit(code, signal));
+    child.on('close', (code, signal) => {
+      if (group !== undefined) liveGroups.delete(group);
+      this.onExit(code, signal);
+    });
     child.stdin?.on('error', () => {});
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => this.receive(line));
