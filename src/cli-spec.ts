@@ -303,7 +303,9 @@ function readNumber(flag: Flag, text: string): number {
     if (text.trim() === '' || !Number.isInteger(n) || n < SEED_MIN || n > SEED_MAX) {
       throw new UsageError(`--${flag.name} must be an integer from ${SEED_MIN} to ${SEED_MAX} (a 32-bit seed), got '${text}'`);
     }
-    return n;
+    // As fast-check reads it: 2147483648 and above are the negative seeds with the same 32 bits,
+    // and printed as such, so every seed printed later is the one given.
+    return n | 0;
   }
   const whole = flag.type !== 'seconds';
   const min = flag.min ?? 0;

@@ -50,7 +50,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       return EXIT.pass;
     }
     if (command === 'help') {
-      const [topic, ...extra] = rest;
+      const [asked, ...extra] = rest;
+      const topic = asked === '--help' || asked === '-h' ? 'help' : asked;
       if (extra.length > 0) throw new UsageError(`help takes one command name, got ${rest.join(' ')}`);
       if (topic === undefined) {
         io.out(globalHelp());
