@@ -61,9 +61,12 @@ const TARGET: readonly Flag[] = [
   { name: 'consumer', type: 'text', value: 'NAME', description: "a built-in consumer: reference, or a mutant (see 'tidemark consumers')" },
 ];
 
+/** A process consumer's hello and stall limits when no flag says otherwise (the bridge's own defaults). */
+export const PROCESS_LIMIT_MS = 10_000;
+
 const PROCESS: readonly Flag[] = [
-  { name: 'hello-ms', type: 'ms', value: 'MS', description: 'with --command: how long a process may take to say hello', default: 10_000, min: 1 },
-  { name: 'stall-ms', type: 'ms', value: 'MS', description: 'with --command: how long a process may work between world calls before it is declared stalled', default: 10_000, min: 1 },
+  { name: 'hello-ms', type: 'ms', value: 'MS', description: 'with --command: how long a process may take to say hello', default: PROCESS_LIMIT_MS, min: 1 },
+  { name: 'stall-ms', type: 'ms', value: 'MS', description: 'with --command: how long a process may work between world calls before it is declared stalled', default: PROCESS_LIMIT_MS, min: 1 },
 ];
 
 const WATCHDOG: Flag = {

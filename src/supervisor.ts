@@ -1,6 +1,7 @@
 import { fork } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { PROCESS_LIMIT_MS } from './cli-spec.js';
 import { describeActivity, readCounters, type Counters, type Stage } from './activity.js';
 import { cleanUp, REPORT_FD, SUPERVISED, type ToChild, type ToSupervisor } from './supervised.js';
 
@@ -44,8 +45,9 @@ export function watchdogMs(argv: readonly string[], env: NodeJS.ProcessEnv): num
   const seconds = flag('watchdog') ?? (fromEnv !== undefined && Number.isFinite(fromEnv) && fromEnv >= 0 ? fromEnv : WATCHDOG_S);
   if (seconds === 0) return 0;
   // A process consumer may legitimately be silent for its stall or hello limit; the watchdog waits longer.
-  const floor = Math.max(flag('stall-ms') ?? 0, flag('hello-ms') ?? 0) + WATCHDOG_MARGIN_MS;
-  return Math.max(seconds * 1000, floor > WATCHDOG_MARGIN_MS ? floor : 0);
+  if (!argv.some((a) => a === '--command' || a.startsWith('--command='))) return seconds * 1000;
+  const floor = Math.max(flag('stall-ms') ?? PROCESS_LIMIT_MS, flag('hello-ms') ?? PROCESS_LIMIT_MS) + WATCHDOG_MARGIN_MS;
+  return Math.max(seconds * 1000, floor);
 }
 
 export function supervise(entry: string, argv: readonly string[]): void {

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { watchdogMs } from '../src/supervisor.js';
 
 /**
  * The `tidemark` command as CI runs it, a real process, against adapters that misbehave the
@@ -106,6 +107,16 @@ describe.concurrent('a hostile adapter cannot make `tidemark check` lie, hang or
     expect(left).toEqual([]);
   });
 
+  it("a blackbox store whose open() never settles: unknown (exit 2) at once, naming open()", async () => {
+    const r = await tidemark(check('open-never-settles.ts'), 20_000);
+    const left = await leftOver(r.pids);
+    expect(r.code, r.err).toBe(2);
+    expect(r.err).toContain("waits on a promise that nothing is left to settle, during scenario failed-event-holds-watermark of adapter 'test/fixtures/hostile/open-never-settles.ts', inside the adapter's open()");
+    expect(r.out).toMatch(/verdict: unknown\n$/);
+    expect(r.ms).toBeLessThan(15_000);
+    expect(left).toEqual([]);
+  });
+
   it('an adapter that calls process.exit(0): unknown (exit 2), naming where it was called', async () => {
     const r = await tidemark(check('exits-zero.ts'), 20_000);
     const left = await leftOver(r.pids);
@@ -196,5 +207,16 @@ describe.concurrent('an interrupted check leaves nothing behind', () => {
     expect(ended).toBeLessThan(5_000);
     expect(left).toEqual([]);
     expect(existsSync(store)).toBe(false);
+  });
+});
+
+describe('the watchdog limit', () => {
+  it('comes from --watchdog, else TIDEMARK_WATCHDOG, else 60 s; never below a process consumer\'s own limits plus 10 s', () => {
+    expect(watchdogMs(['check', '--adapter', 'x.ts'], {})).toBe(60_000);
+    expect(watchdogMs(['check', '--adapter', 'x.ts'], { TIDEMARK_WATCHDOG: '5' })).toBe(5_000);
+    expect(watchdogMs(['check', '--adapter', 'x.ts', '--watchdog', '2.5'], { TIDEMARK_WATCHDOG: '5' })).toBe(2_500);
+    expect(watchdogMs(['check', '--adapter', 'x.ts', '--watchdog=0'], {})).toBe(0);
+    expect(watchdogMs(['check', '--command', 'python3 c.py'], { TIDEMARK_WATCHDOG: '5' })).toBe(20_000);
+    expect(watchdogMs(['check', '--command', 'python3 c.py', '--stall-ms', '90000'], {})).toBe(100_000);
   });
 });
