@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { doing } from './activity.js';
 import type { AnyConsumer } from './consumer.js';
 
 /** The adapter module could not be used; the message names the module and what is wrong. */
@@ -19,6 +20,7 @@ export async function loadAdapter(spec: string, cwd = process.cwd()): Promise<An
   const path = resolve(cwd, spec);
   if (!existsSync(path)) throw new AdapterLoadError(`cannot load adapter '${spec}': no file at ${path}`);
   let module: Record<string, unknown>;
+  doing(`loading adapter '${spec}'`);
   try {
     if (/\.[cm]?tsx?$/.test(path)) {
       const { tsImport } = await import('tsx/esm/api');
@@ -29,11 +31,9 @@ export async function loadAdapter(spec: string, cwd = process.cwd()): Promise<An
   } catch (error) {
     throw new AdapterLoadError(`cannot load adapter '${spec}': the module threw while loading: ${error instanceof Error ? error.message : String(error)}`);
   }
-  // tsx may wrap a module's namespace once more under `default`.
-  const inner = (module.default as Record<string, unknown> | undefined)?.default !== undefined && typeof module.default === 'object' ? (module.default as Record<string, unknown>) : module;
-  let candidate = inner.default ?? inner.consumer ?? inner.adapter;
-  if (candidate === undefined) throw new AdapterLoadError(`cannot load adapter '${spec}': it exports no default, 'consumer' or 'adapter'`);
+  let candidate = exported(module, spec);
   if (typeof candidate === 'function') {
+    doing(`calling the adapter's factory (adapter '${spec}')`);
     try {
       candidate = await (candidate as () => unknown)();
     } catch (error) {
@@ -41,6 +41,39 @@ export async function loadAdapter(spec: string, cwd = process.cwd()): Promise<An
     }
   }
   return validateConsumer(candidate, spec);
+}
+
+/** Whether a value is shaped at least a little like a consumer, rather than a module's exports. */
+function consumerLike(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && ['name', 'capabilities', 'run', 'kind'].some((k) => k in value);
+}
+
+/**
+ * The consumer (or its factory) a module exports. An ES module's namespace has it as
+ * `default`, `consumer` or `adapter`. A CommonJS module (a .cts file, or a .ts file in a
+ * package without "type": "module") arrives as a namespace whose `default` is
+ * `module.exports`, where the named exports live; tsx may wrap that once more. So each layer
+ * of `default` is looked through until one holds the consumer.
+ */
+function exported(module: Record<string, unknown>, spec: string): unknown {
+  const seen: string[] = [];
+  let layer: Record<string, unknown> | null = module;
+  for (let depth = 0; layer !== null && depth < 4; depth++) {
+    const main: unknown = layer.default;
+    const consumer: unknown = layer.consumer;
+    const adapter: unknown = layer.adapter;
+    if (typeof main === 'function' || consumerLike(main)) return main;
+    if (consumer !== undefined) return consumer;
+    if (adapter !== undefined) return adapter;
+    seen.push(...Object.keys(layer).filter((k) => k !== 'default' && k !== '__esModule' && k !== 'module.exports'));
+    // Anything other than an object here is a default export that cannot be a consumer: let validation name it.
+    if (main !== undefined && (typeof main !== 'object' || main === null)) return main;
+    layer = (main as Record<string, unknown> | undefined) ?? null;
+  }
+  const names = [...new Set(seen)];
+  throw new AdapterLoadError(
+    `cannot load adapter '${spec}': ${names.length === 0 ? 'the module exports nothing' : `it exports only ${names.map((n) => `'${n}'`).join(', ')}`}; export your consumer (or a function returning it) as the default export, or as 'consumer' or 'adapter'`,
+  );
 }
 
 /** Checks the shape of a consumer, naming the first field that is wrong. */

@@ -1,127 +1,86 @@
 #!/usr/bin/env node
 import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
 import { PlanError } from '../scenarios/validate.js';
+import { doing, testing, watched } from './activity.js';
 import { loadAdapter, AdapterLoadError } from './adapter.js';
-import { processConsumer } from './process/bridge.js';
+import { commandHelp, findCommand, globalHelp, MAX_RUNS, parseFlags, UsageError, type Flags } from './cli-spec.js';
+import { processConsumer, type ProcessOptions } from './process/bridge.js';
+import { ConsumerUnrunnableError } from './world/world.js';
 import { scenarioStatus, SEARCHES } from './conformance.js';
 import type { AnyConsumer } from './consumer.js';
-import { isBuiltIn, pruneRegressions, readRegressions, recordRegressions, RegressionFileError, REGRESSIONS_FILE, versionWarning, type RegressionEntry } from './regressions.js';
+import type { Io } from './io.js';
+import { guardReport, Outputs, prepareOutput } from './outputs.js';
+import { Progress } from './progress.js';
+import { isBuiltIn, pruneRegressions, readRegressions, recordRegressions, RegressionFileError, versionWarning, type RegressionEntry } from './regressions.js';
 import { renderJUnit } from './report/junit.js';
 import { renderPicture } from './report/picture.js';
 import { newRegressions, runSuite, UnknownScenarioError, type SuiteResult } from './suite.js';
 import { findMutant, MUTANTS } from './consumers/mutants.js';
 import { BUILT_IN, builtInConsumer } from './consumers/registry.js';
 import type { Execution } from './execute.js';
-import { buildReport, REPORT_SEED, rowsOf } from './report/report-md.js';
-import { MUTANT_BUDGET } from './kill-matrix.js';
-import { DEFAULT_JOBS, killMatrix } from './search-pool.js';
+import { replayWorld } from './replay.js';
+import { buildReport, rowsOf } from './report/report-md.js';
+import { killMatrix } from './search-pool.js';
 import { formatKillRow, formatReferenceRow, KILL_HEADER } from './report/kill-table.js';
 import { referenceConsumer } from './consumers/reference.js';
 import { renderFailure } from './report/failure.js';
-import { replayWorld } from './replay.js';
+import { runSupervised, SUPERVISED } from './supervised.js';
+import { supervise } from './supervisor.js';
 
-/** Exit codes: the verdict first, then the harness's own trouble. */
+export type { Io } from './io.js';
+
+/**
+ * Exit codes: the verdict first, then the command line's trouble, then tidemark's own.
+ * 0 is returned only after a passing verdict was printed.
+ */
 export const EXIT = { pass: 0, fail: 1, unknown: 2, usage: 3, error: 4 } as const;
-
-export interface Io {
-  out(line: string): void;
-  err(line: string): void;
-}
-
-class UsageError extends Error {}
-
-const HELP: Record<string, string> = {
-  '': `tidemark: conformance harness for consumers of paginated event streams
-
-Usage: tidemark <command> [options]
-
-Commands:
-  check       run the named scenarios and generated worlds against a consumer
-  replay      replay one world exactly, from a seed and path or a scenario name
-  mutants     run every mutant in the catalog and print the kill matrix
-  report      regenerate REPORT.md from a real run
-  regressions list the regression file, or prune the entries that now pass
-  scenarios   list the named scenarios and the rules each covers
-  consumers   list the built-in consumers (the reference and the mutants)
-
-Exit codes: 0 pass, 1 fail, 2 unknown (could not be judged), 3 usage or harness error.
-Run 'tidemark <command> --help' for a command's options.`,
-  check: `Usage: tidemark check [--adapter MODULE | --command CMD | --consumer NAME] [--runs N] [--seed N]
-                      [--searches N] [--scenario NAME | --all] [--json FILE] [--junit FILE]
-                      [--timeline FILE] [--regressions FILE]
-
-Runs the conformance suite: failures recorded in the regression file first, then the named
-scenarios, then generated worlds. A new failure is added to the regression file.
-
-  --adapter MODULE   your consumer: a .ts or .js module exporting it (see docs/adapters.md)
-  --command CMD      your consumer as a process in any language, speaking docs/protocol.md
-  --consumer NAME    a built-in consumer instead (default: reference); see 'tidemark consumers'
-  --runs N           generated worlds to try (default: 1000)
-  --seed N           fast-check seed (default: a fresh one, printed)
-  --searches N       after a failure, shrink this many searches and show the smallest
-                     (default: 3; 1 with --command, where every world spawns processes)
-  --scenario NAME    run only this named scenario; --all runs everything (the default)
-  --json FILE        write the results as JSON
-  --junit FILE       write the results as JUnit XML for CI
-  --timeline FILE    write a picture (HTML with SVG) of the first failure
-  --regressions FILE the regression file (default: ${REGRESSIONS_FILE})`,
-  replay: `Usage: tidemark replay [--adapter MODULE | --command CMD | --consumer NAME] (--seed N --path P | --scenario NAME)
-                       [--timeline FILE]
-
-Replays one world exactly and prints its verdict and timeline. The seed and path are the
-ones a failing 'tidemark check' printed.`,
-  regressions: `Usage: tidemark regressions [--file FILE] [--prune]
-
-Lists the regression file's entries; with --prune, replays each and removes those that now
-pass. Nothing is pruned without --prune.`,
-  mutants: `Usage: tidemark mutants [--runs N] [--seed N] [--only NAME,NAME] [--json FILE] [--jobs N]
-
-Runs each mutant of the catalog for at most N generated worlds (default: ${MUTANT_BUDGET}) and prints
-the kill matrix: the rule it breaks, the anomaly it must produce and the one found, whether
-it was killed, the worlds it took, and the size of the shrunk counterexample. The
-reference consumer runs under the same seed and budget and must pass. Exit 0 when every
-mutant is killed and the reference passes, 1 otherwise.
-
-  --json FILE   also write the matrix as JSON
-  --jobs N      search on N threads (default: ${DEFAULT_JOBS}, one per core); the matrix is the same for any N`,
-  report: `Usage: tidemark report [--seed N] [--runs N] [--seeds K] [--out FILE] [--jobs N]
-
-Runs the named scenarios against every reference variant, the kill matrix, and each mutant
-under K seeds (default 20) for the reliability table, and writes the report as Markdown
-(default: REPORT.md). The seed defaults to ${REPORT_SEED}, the one the committed report uses.
---reuse-searches re-renders the report from the per-seed searches it already holds;
---redo NAME,NAME with it searches again for those mutants only. --jobs N searches on N
-threads (default: ${DEFAULT_JOBS}, one per core); the report is the same for any N.`,
-  scenarios: 'Usage: tidemark scenarios\n\nLists the named scenarios with the rules each covers.',
-  consumers: 'Usage: tidemark consumers\n\nLists the built-in consumers: reference variants and mutants.',
-};
 
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   const [command = '', ...rest] = argv;
   try {
-    if (command === '' || command === '--help' || command === '-h' || command === 'help') {
-      io.out(HELP['']!);
+    if (command === '' || command === '--help' || command === '-h') {
+      io.out(globalHelp());
       return command === '' ? EXIT.usage : EXIT.pass;
     }
-    if (!(command in HELP)) throw new UsageError(`unknown command '${command}'`);
-    if (rest.includes('--help') || rest.includes('-h')) {
-      io.out(HELP[command]!);
+    if (command === '--version' || command === '-V') {
+      io.out(`tidemark ${version()}`);
       return EXIT.pass;
     }
+    if (command === 'help') {
+      const [asked, ...extra] = rest;
+      const topic = asked === '--help' || asked === '-h' ? 'help' : asked;
+      if (extra.length > 0) throw new UsageError(`help takes one command name, got ${rest.join(' ')}`);
+      if (topic === undefined) {
+        io.out(globalHelp());
+        return EXIT.pass;
+      }
+      const spec = findCommand(topic);
+      if (!spec) throw new UsageError(`no command named '${topic}'; the commands are listed by 'tidemark help'`);
+      io.out(commandHelp(spec));
+      return EXIT.pass;
+    }
+    const spec = findCommand(command);
+    if (!spec) throw new UsageError(`unknown command '${command}'`);
+    if (rest.includes('--help') || rest.includes('-h')) {
+      io.out(commandHelp(spec));
+      return EXIT.pass;
+    }
+    const flags = parseFlags(spec, rest);
     switch (command) {
       case 'check':
-        return await check(rest, io);
+        return await check(flags, io);
       case 'replay':
-        return await replay(rest, io);
+        return await replay(flags, io);
       case 'mutants':
-        return await mutants(rest, io);
+        return await mutants(flags, io);
       case 'report':
-        return await report(rest, io);
+        return await report(flags, io);
       case 'regressions':
-        return await regressions(rest, io);
+        return await regressions(flags, io);
       case 'scenarios':
         for (const s of ALL_SCENARIOS) io.out(`${s.name.padEnd(42)} ${s.rules.join(' ')}`);
         return EXIT.pass;
@@ -135,57 +94,88 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   } catch (error) {
     if (error instanceof UsageError || error instanceof PlanError || error instanceof UnknownScenarioError || error instanceof RegressionFileError) {
       io.err(`tidemark: ${error.message}`);
-      io.err(`Run 'tidemark ${command in HELP ? `${command} ` : ''}--help' for usage.`);
+      io.err(`Run 'tidemark help${findCommand(command) && command !== 'help' ? ` ${command}` : ''}' for usage.`);
       return EXIT.usage;
     }
-    if (error instanceof AdapterLoadError || (error instanceof Error && error.name === 'AdapterError')) {
+    // A consumer that cannot be run at all (it dies before its first call, again and again;
+    // it speaks another protocol) is a setup problem to fix, not a verdict on its logic.
+    if (error instanceof AdapterLoadError || error instanceof ConsumerUnrunnableError || (error instanceof Error && error.name === 'AdapterError')) {
       io.err(`tidemark: ${error.message}`);
       return EXIT.usage;
     }
     io.err(`tidemark: harness error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    return EXIT.usage;
+    return EXIT.error;
   }
 }
 
-function options(args: readonly string[], spec: Record<string, { readonly type: 'string' | 'boolean' }>): Record<string, string | undefined> & { all?: boolean; prune?: boolean } {
-  try {
-    return parseArgs({ args: [...args], options: spec, strict: true, allowPositionals: false }).values as Record<string, string | undefined>;
-  } catch (error) {
-    throw new UsageError((error as Error).message);
+/** The version in tidemark's package.json, found upwards from this module (built or not). */
+function version(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++, dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (!existsSync(file)) continue;
+    const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+    if (pkg.name === 'tidemark' && pkg.version) return pkg.version;
   }
+  return 'unknown';
 }
 
-/** The consumer a command targets: a built-in by name, or an adapter module; and how replay commands name it. */
+/** The consumer a command targets: a built-in by name, an adapter module, or a process; and how replay commands name it. */
 interface Target {
   readonly consumer: AnyConsumer;
-  /** The flag that names it again: `--adapter PATH` or `--consumer NAME`. */
+  /** The flag that names it again, quoted for a shell: `--adapter PATH`, `--command CMD` or `--consumer NAME`. */
   readonly flag: string;
   /** Its key in the regression file. */
   readonly id: string;
 }
 
-async function target(o: Record<string, string | undefined>): Promise<Target> {
+interface TargetSpec {
+  readonly adapter?: string | undefined;
+  readonly command?: string | undefined;
+  readonly consumer?: string | undefined;
+}
+
+/**
+ * Loads the target. Every consumer is watched (src/activity.ts): its world calls are
+ * counted, so that a stuck run can be reported with its last call.
+ */
+async function target(o: TargetSpec, processOptions: ProcessOptions = {}): Promise<Target> {
   const given = [o.adapter, o.consumer, o.command].filter((x) => x !== undefined).length;
   if (given > 1) throw new UsageError('give one of --adapter, --command or --consumer, not both');
-  if (o.adapter !== undefined) return { consumer: await loadAdapter(o.adapter), flag: `--adapter ${o.adapter}`, id: o.adapter };
-  if (o.command !== undefined) return { consumer: await processConsumer(o.command), flag: `--command ${shellQuote(o.command)}`, id: `command:${o.command}` };
+  if (o.adapter !== undefined) {
+    testing(`adapter '${o.adapter}'`, true);
+    return { consumer: watched(await loadAdapter(o.adapter)), flag: `--adapter ${shellQuote(o.adapter)}`, id: o.adapter };
+  }
+  if (o.command !== undefined) {
+    testing(`command \`${o.command}\``, false);
+    doing('starting the consumer process for its hello');
+    return { consumer: watched(await processConsumer(o.command, processOptions)), flag: `--command ${shellQuote(o.command)}`, id: `command:${o.command}` };
+  }
   const name = o.consumer ?? 'reference';
   const consumer = builtInConsumer(name);
   if (!consumer) throw new UsageError(`no consumer named '${name}'; known: ${[...BUILT_IN.keys()].join(', ')}`);
-  return { consumer, flag: `--consumer ${name}`, id: `builtin:${name}` };
+  testing(`consumer ${name}`, false);
+  return { consumer: watched(consumer), flag: `--consumer ${name}`, id: `builtin:${name}` };
 }
 
-function integer(value: string | undefined, flag: string, fallback: number, min: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < min) throw new UsageError(`${flag} must be an integer of at least ${min}, got '${value}'`);
-  return n;
+/** --hello-ms and --stall-ms, which only a --command consumer has. */
+function processOptions(f: Flags): ProcessOptions {
+  if (!f.has('command')) {
+    for (const name of ['hello-ms', 'stall-ms']) if (f.has(name)) throw new UsageError(`--${name} applies only to a --command consumer`);
+    return {};
+  }
+  return { helloMs: f.number('hello-ms') as number, stallMs: f.number('stall-ms') as number };
+}
+
+/** A seed as a flag that parses back: `--seed=-5` for a negative one, which `--seed -5` would not be. */
+function seedFlag(seed: number): string {
+  return seed < 0 ? `--seed=${seed}` : `--seed ${seed}`;
 }
 
 function replayOf(t: Target, kind: 'scenario' | 'world', what: string): string {
-  if (kind === 'scenario') return `npx tidemark replay ${t.flag} --scenario ${what}`;
+  if (kind === 'scenario') return `npx tidemark replay ${t.flag} --scenario ${shellQuote(what)}`;
   const [seed, path] = what.split('|');
-  return `npx tidemark replay ${t.flag} --seed ${seed} --path "${path}"`;
+  return `npx tidemark replay ${t.flag} ${seedFlag(Number(seed))} --path "${path}"`;
 }
 
 /** Quotes a value for a POSIX shell, so a printed replay command can be pasted as it is. */
@@ -193,44 +183,43 @@ function shellQuote(value: string): string {
   return /^[\w./:=@-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
-const CHECK_FLAGS = {
-  adapter: { type: 'string' },
-  command: { type: 'string' },
-  consumer: { type: 'string' },
-  runs: { type: 'string' },
-  seed: { type: 'string' },
-  searches: { type: 'string' },
-  scenario: { type: 'string' },
-  all: { type: 'boolean' },
-  json: { type: 'string' },
-  junit: { type: 'string' },
-  timeline: { type: 'string' },
-  regressions: { type: 'string' },
-} as const;
+/** Refuses flags given together that cannot both be meant. */
+function conflicts(f: Flags, one: string, others: readonly string[]): void {
+  const clash = others.filter((o) => f.has(o));
+  if (f.has(one) && clash.length > 0) throw new UsageError(`--${one} cannot be combined with ${clash.map((c) => `--${c}`).join(', ')}: ${one === 'scenario' ? 'a named scenario is one fixed world' : 'they contradict each other'}`);
+}
 
-async function check(args: readonly string[], io: Io): Promise<number> {
-  const o = options(args, CHECK_FLAGS);
-  if (o.all && o.scenario !== undefined) throw new UsageError('give --scenario NAME or --all, not both');
-  const t = await target(o);
-  const runs = integer(o.runs, '--runs', 1000, 1);
-  const searches = integer(o.searches, '--searches', o.command === undefined ? SEARCHES : 1, 1);
-  // The one place a fresh seed is drawn; it is printed first so any run can be repeated.
-  const seed = integer(o.seed, '--seed', Math.floor(Math.random() * 0x7fffffff), 0);
-  const file = o.regressions ?? REGRESSIONS_FILE;
+/** Checks every output flag's path before any work: a bad one is a usage error now, not after the run. */
+function prepareOutputs(f: Flags): void {
+  for (const { flag, value } of f.given()) if (flag.type === 'output' && typeof value === 'string') prepareOutput(`--${flag.name}`, value);
+}
+
+async function check(f: Flags, io: Io): Promise<number> {
+  if (f.switch('all')) conflicts(f, 'all', ['scenario']);
+  conflicts(f, 'scenario', ['runs', 'seed', 'searches', 'time-limit']);
+  if (!f.has('adapter') && !f.has('command') && !f.has('consumer')) {
+    throw new UsageError(
+      'check needs a consumer to check, in one of three ways: --adapter MODULE (your consumer in TypeScript or JavaScript), --command CMD (a consumer process in any language) or --consumer NAME (a built-in, such as --consumer reference)',
+    );
+  }
+  const popts = processOptions(f);
+  prepareOutputs(f);
+  const file = f.string('regressions') as string;
+  prepareOutput('--regressions', file);
   const stored = readRegressions(file);
-  io.out(`tidemark check: consumer ${t.consumer.name} (${t.flag}), seed ${seed}, ${o.scenario === undefined ? `${runs} generated worlds` : `scenario ${o.scenario}`}`);
-  const live = process.stderr.isTTY === true && !process.env.CI;
-  const result = await runSuite(t.consumer, {
-    adapter: t.id,
-    seed,
-    runs,
-    searches,
-    ...(o.scenario === undefined ? {} : { scenario: o.scenario }),
-    regressions: stored.entries,
-    // A progress line on a terminal; CI logs get the plain lines only.
-    ...(live ? { progress: (n: number) => n % 25 === 0 && process.stderr.write(`\r  worlds: ${n}`) } : {}),
-  });
-  if (live) process.stderr.write('\r\x1b[K');
+  const t = await target({ adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer') }, popts);
+  const runs = f.number('runs') as number;
+  const searches = f.number('searches', f.has('command') ? 1 : SEARCHES) as number;
+  // The one place a fresh seed is drawn; it is printed first so any run can be repeated.
+  const seed = f.number('seed', Math.floor(Math.random() * 0x7fffffff)) as number;
+  const limitS = f.number('time-limit');
+  const timeLimitMs = limitS === undefined ? undefined : limitS * 1000;
+  const scenario = f.string('scenario');
+  const scenarios = scenario === undefined ? ALL_SCENARIOS : ALL_SCENARIOS.filter((s) => s.name === scenario);
+  if (scenarios.length === 0) throw new UsageError(`no scenario named '${scenario}'; see 'tidemark scenarios'`);
+  io.out(
+    `tidemark check: consumer ${t.consumer.name} (${t.flag}), seed ${seed}, ${scenario === undefined ? `${runs} generated worlds${limitS === undefined ? '' : ` or ${limitS} s, whichever ends first`}` : `scenario ${scenario}`}`,
+  );
 
   let shown = false;
   const show = (execution: Execution, replay: string, provenance?: string): void => {
@@ -247,54 +236,119 @@ async function check(args: readonly string[], io: Io): Promise<number> {
     io.out(indent(renderFailure({ consumer: t.consumer.name, execution, replay, ...(provenance ? { provenance } : {}) })));
     io.out('');
   };
-  if (result.regressions.length > 0) {
-    const failing = result.regressions.filter((r) => r.status !== 'pass');
-    io.out(`regressions (${file}): ${result.regressions.length} replayed first, ${failing.length} still failing`);
-    for (const r of result.regressions) {
-      const what = r.entry.kind === 'scenario' ? `scenario ${r.entry.scenario}` : `world seed ${r.entry.seed} path ${r.entry.path}`;
-      const why = r.execution?.result.verdict.status === 'unknown' ? `: ${r.execution.result.verdict.reason}` : '';
-      io.out(`  ${r.status.padEnd(7)} ${what}${r.status === 'pass' ? ' (fixed: prune it with tidemark regressions --prune)' : why}${r.note ? ` (${r.note})` : ''}`);
-      const warning = versionWarning(r.entry);
-      if (warning) io.out(`          warning: ${warning}`);
-      if (r.status !== 'pass' && r.execution) show(r.execution, replayOf(t, r.entry.kind, r.entry.kind === 'scenario' ? r.entry.scenario : `${r.entry.seed}|${r.entry.path}`));
-    }
+
+  // Results stream: each regression and scenario is printed as it finishes.
+  const progress = new Progress(io, { runs, heartbeatMs: (f.number('heartbeat') as number) * 1000, ...(timeLimitMs === undefined ? {} : { timeLimitMs }) });
+  const replayed = stored.entries.filter((e) => e.adapter === t.id && (e.kind === 'world' || findScenario(e.scenario) !== undefined));
+  const regressionReplay = (e: RegressionEntry): string => replayOf(t, e.kind, e.kind === 'scenario' ? e.scenario : `${e.seed}|${e.path}`);
+  let failingRegressions = 0;
+  let regressionsDone = 0;
+  let regressionsSummarized = replayed.length === 0;
+  const summarizeRegressions = (): void => {
+    if (regressionsSummarized) return;
+    regressionsSummarized = true;
+    io.out(`regressions (${file}): ${replayed.length} replayed first, ${failingRegressions} still failing`);
+  };
+  if (replayed.length > 0) {
+    io.out(`regressions (${file}): replaying ${replayed.length} recorded failure(s) first`);
+    doing('regression 1', regressionReplay(replayed[0]!));
+  } else doing(`scenario ${scenarios[0]!.name}`, replayOf(t, 'scenario', scenarios[0]!.name));
+  let scenariosDone = 0;
+  const scenarioStatuses: string[] = [];
+  let result: SuiteResult;
+  try {
+    result = await runSuite(t.consumer, {
+      adapter: t.id,
+      seed,
+      runs,
+      searches,
+      ...(scenario === undefined ? {} : { scenario }),
+      ...(timeLimitMs === undefined ? {} : { timeLimitMs }),
+      regressions: stored.entries,
+      onRegression: (r) => {
+        progress.regressions(++regressionsDone, replayed.length);
+        if (r.status !== 'pass') failingRegressions++;
+        const e = r.entry;
+        const what = e.kind === 'scenario' ? `scenario ${e.scenario}` : `world seed ${e.seed} path ${e.path}`;
+        const why = r.execution?.result.verdict.status === 'unknown' ? `: ${r.execution.result.verdict.reason}` : '';
+        io.out(`  ${r.status.padEnd(7)} ${what}${r.status === 'pass' ? ' (fixed: prune it with tidemark regressions --prune)' : why}${r.note ? ` (${r.note})` : ''}`);
+        const warning = versionWarning(e);
+        if (warning) io.out(`          warning: ${warning}`);
+        if (r.status !== 'pass' && r.execution) show(r.execution, regressionReplay(e));
+        const next = replayed[regressionsDone];
+        if (next) doing(`regression ${regressionsDone + 1}`, regressionReplay(next));
+        else doing(`scenario ${scenarios[0]!.name}`, replayOf(t, 'scenario', scenarios[0]!.name));
+      },
+      onScenario: (s) => {
+        summarizeRegressions();
+        progress.scenarios(++scenariosDone, scenarios.length);
+        const next = scenarios[scenariosDone];
+        if (next) doing(`scenario ${next.name}`, replayOf(t, 'scenario', next.name));
+        else if (scenario === undefined) doing('generated worlds (0 done)');
+        const v = scenarioStatus(s);
+        scenarioStatuses.push(v);
+        if (s.execution === undefined) io.out(`  ${v.padEnd(8)} ${s.scenario.name}: ${s.skipped}`);
+        else {
+          io.out(`  ${v.padEnd(8)} ${s.scenario.name} (${s.scenario.rules.join(' ')})${s.untested === undefined ? '' : `: ${s.untested}`}`);
+          if (v !== 'pass' && v !== 'untested') show(s.execution, replayOf(t, 'scenario', s.scenario.name));
+        }
+        if (scenariosDone === scenarios.length) {
+          const counted = (x: string): number => scenarioStatuses.filter((y) => y === x).length;
+          const ran = scenariosDone - counted('skipped');
+          io.out(
+            `scenarios: ${counted('pass')} of ${ran} passed${counted('untested') > 0 ? `, ${counted('untested')} untested (their adversity never fired)` : ''}${counted('skipped') > 0 ? `, ${counted('skipped')} skipped` : ''}`,
+          );
+        }
+      },
+      progress: (worlds, shrinking) => {
+        progress.world(shrinking);
+        doing(shrinking ? `shrinking a failure (${worlds} worlds run)` : `generated worlds (${worlds} done)`);
+      },
+    });
+  } finally {
+    progress.stop();
   }
-  const statuses = result.scenarios.map(scenarioStatus);
-  const counted = (x: string): number => statuses.filter((v) => v === x).length;
-  const ran = result.scenarios.filter((s) => s.execution).length;
-  io.out(
-    `scenarios: ${counted('pass')} of ${ran} passed${counted('untested') > 0 ? `, ${counted('untested')} untested (their adversity never fired)` : ''}${counted('skipped') > 0 ? `, ${counted('skipped')} skipped` : ''}`,
-  );
-  for (const s of result.scenarios) {
-    const v = scenarioStatus(s);
-    if (s.execution === undefined) {
-      io.out(`  ${v.padEnd(8)} ${s.scenario.name}: ${s.skipped}`);
-      continue;
-    }
-    io.out(`  ${v.padEnd(8)} ${s.scenario.name} (${s.scenario.rules.join(' ')})${s.untested === undefined ? '' : `: ${s.untested}`}`);
-    if (v !== 'pass' && v !== 'untested') show(s.execution, replayOf(t, 'scenario', s.scenario.name));
-  }
+  summarizeRegressions();
+  doing('writing outputs');
+
   const p = result.property;
   if (p) {
-    io.out(`generated worlds: ${p.status} after ${p.runs} worlds (${p.calls} world calls), seed ${p.seed}`);
+    const within = p.interrupted ? ` (the time limit of ${limitS} s ended the search; --runs asked ${runs})` : '';
+    io.out(`generated worlds: ${p.status} after ${p.runs} worlds${within} (${p.calls} world calls), seed ${p.seed}`);
     if (p.counterexample) show(p.counterexample, replayOf(t, 'world', `${p.seed}|${p.path}`), `minimal world, found after ${p.runs} worlds; the smallest of ${p.searches} shrunk failures`);
   }
   for (const c of result.checks) if (c.status === 'untested') io.out(`check ${c.anomaly}: untested, ${c.reason}`);
 
+  // Every output is attempted, and the verdict printed, whichever of them fails.
+  const outputs = new Outputs(io.err);
   // Merged into the file as it is now, under its lock: other checks may have written since.
-  const found = recordRegressions(file, newRegressions(result));
-  if (found.length > 0) io.out(`recorded ${found.length} new failure(s) in ${file}; they are replayed first from now on`);
-  if (o.json !== undefined) writeFileSync(o.json, `${JSON.stringify(summarize(result, t), null, 2)}\n`);
-  if (o.junit !== undefined) writeFileSync(o.junit, renderJUnit(result, (kind, what) => replayOf(t, kind, what)));
-  if (o.timeline !== undefined) {
-    const failing = firstFailure(result, t);
-    if (failing) {
-      writeFileSync(o.timeline, renderPicture(failing.execution, { consumer: t.consumer.name, replay: failing.replay }));
-      io.out(`timeline picture of the failure: ${o.timeline}`);
-    } else io.out(`no failure, so no timeline picture written to ${o.timeline}`);
+  let found: readonly RegressionEntry[] = [];
+  if (outputs.attempt(`the regression file ${file}`, () => (found = recordRegressions(file, newRegressions(result)))) && found.length > 0) {
+    io.out(`recorded ${found.length} new failure(s) in ${file}; they are replayed first from now on`);
   }
-  io.out(`verdict: ${result.status}`);
-  return EXIT[result.status];
+  const json = f.string('json');
+  if (json !== undefined) outputs.write('--json', json, () => `${JSON.stringify(summarize(result, t), null, 2)}\n`);
+  const junit = f.string('junit');
+  if (junit !== undefined) outputs.write('--junit', junit, () => renderJUnit(result, (kind, what) => replayOf(t, kind, what)));
+  const timeline = f.string('timeline');
+  if (timeline !== undefined) {
+    const failing = firstFailure(result, t);
+    if (!failing) io.out(`no failure, so no timeline picture written to ${timeline}`);
+    else if (outputs.write('--timeline', timeline, () => renderPicture(failing.execution, { consumer: t.consumer.name, replay: failing.replay }))) io.out(`timeline picture of the failure: ${timeline}`);
+  }
+  const within = p?.interrupted ? ` (${p.runs} of ${runs} generated worlds ran within --time-limit ${limitS} s)` : '';
+  io.out(`verdict: ${result.status}${within}`);
+  return withOutputs(EXIT[result.status], outputs, io);
+}
+
+/**
+ * A verdict whose outputs could not all be written: a failure or unknown keeps its code,
+ * which already stops CI; a pass becomes a harness error, because what CI reads is missing.
+ */
+function withOutputs(code: number, outputs: Outputs, io: Io): number {
+  if (outputs.failed === 0 || code !== EXIT.pass) return code;
+  io.err(`tidemark: the verdict is pass, but ${outputs.failed} output(s) could not be written: exit ${EXIT.error}`);
+  return EXIT.error;
 }
 
 function firstFailure(result: SuiteResult, t: Target): { execution: Execution; replay: string } | null {
@@ -329,49 +383,78 @@ function summarize(result: SuiteResult, t: Target): unknown {
       runs: result.property.runs,
       seed: result.property.seed,
       path: result.property.path,
+      ...(result.property.interrupted ? { interrupted: true } : {}),
       ...(result.property.counterexample ? { replay: replayOf(t, 'world', `${result.property.seed}|${result.property.path}`), failure: failure(result.property.counterexample) } : {}),
     },
     checks: result.checks,
   };
 }
 
-async function replay(args: readonly string[], io: Io): Promise<number> {
-  const o = options(args, { adapter: { type: 'string' }, command: { type: 'string' }, consumer: { type: 'string' }, seed: { type: 'string' }, path: { type: 'string' }, scenario: { type: 'string' }, timeline: { type: 'string' } });
-  const t = await target(o);
-  let execution: Execution | null;
+async function replay(f: Flags, io: Io): Promise<number> {
+  conflicts(f, 'scenario', ['seed', 'path']);
+  const popts = processOptions(f);
+  prepareOutputs(f);
+  const scenarioName = f.string('scenario');
+  let world: { seed: number; path: string } | null = null;
+  if (scenarioName === undefined) {
+    const path = f.string('path');
+    if (!f.has('seed') || path === undefined) throw new UsageError('replay needs --seed and --path, or --scenario');
+    if (!/^\d+(:\d+)*$/.test(path)) throw new UsageError(`--path must look like 12:0:3 (numbers separated by colons), got '${path}'`);
+    // fast-check walks to the first index one generated world at a time: a huge one would take hours.
+    const first = Number(path.split(':')[0]);
+    if (!(first < MAX_RUNS)) throw new UsageError(`--path ${path} starts beyond any run: its first number must be below ${MAX_RUNS}, the most worlds a check generates`);
+    world = { seed: f.number('seed') as number, path };
+  } else if (!findScenario(scenarioName)) throw new UsageError(`no scenario named '${scenarioName}'; see 'tidemark scenarios'`);
+  const t = await target({ adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer') }, popts);
+  let execution: Execution;
   let replayed: string;
-  if (o.scenario !== undefined) {
-    const scenario = findScenario(o.scenario);
-    if (!scenario) throw new UsageError(`no scenario named '${o.scenario}'; see 'tidemark scenarios'`);
-    execution = (await replayWorld(t.consumer, { plan: scenario.plan }))?.execution ?? null;
+  // Each replay runs the world twice and compares (src/replay.ts): a consumer that is not
+  // deterministic gets unknown, never a PASS.
+  if (world === null) {
+    const scenario = findScenario(scenarioName as string)!;
     replayed = replayOf(t, 'scenario', scenario.name);
+    doing(`scenario ${scenario.name}`, replayed);
+    execution = (await replayWorld(t.consumer, { plan: scenario.plan }))!.execution;
   } else {
-    if (o.seed === undefined || o.path === undefined) throw new UsageError('replay needs --seed and --path, or --scenario');
-    if (!/^\d+(:\d+)*$/.test(o.path)) throw new UsageError(`--path must look like 12:0:3, got '${o.path}'`);
-    const seed = integer(o.seed, '--seed', 0, 0);
-    // Twice, and compared: a consumer that is not deterministic gets unknown, never a PASS.
-    execution = (await replayWorld(t.consumer, { seed, path: o.path }))?.execution ?? null;
-    replayed = replayOf(t, 'world', `${seed}|${o.path}`);
-    if (execution?.result.verdict.status === 'pass') {
-      io.out(`PASS  ${t.consumer.name}: the world at seed ${seed}, path ${o.path} passes`);
-      return EXIT.pass;
+    replayed = replayOf(t, 'world', `${world.seed}|${world.path}`);
+    doing(`the world at seed ${world.seed}, path ${world.path}`, replayed);
+    const nowhere = (why: string): UsageError =>
+      new UsageError(`--path ${world!.path} does not lead to a world at seed ${world!.seed}${why}; give the seed and path exactly as a failing check printed them`);
+    let found;
+    try {
+      found = await replayWorld(t.consumer, { seed: world.seed, path: world.path });
+    } catch (error) {
+      // fast-check refuses a path that leaves its shrink tree before the last step.
+      if (error instanceof Error && /Unable to replay/.test(error.message)) throw nowhere('');
+      throw error;
     }
+    // A path past the end of its last shrink step leads to no world at all: nothing ran, which is no pass.
+    if (found === null) throw nowhere(' (its last step is beyond the worlds there)');
+    execution = found.execution;
   }
-  if (execution === null) throw new UsageError('the seed and path lead to no world');
-  io.out(renderFailure({ consumer: t.consumer.name, execution, replay: replayed }));
-  if (o.timeline !== undefined) writeFileSync(o.timeline, renderPicture(execution, { consumer: t.consumer.name, replay: replayed }));
-  return EXIT[execution.result.verdict.status];
+  const outputs = new Outputs(io.err);
+  const json = f.string('json');
+  const { status, ...verdict } = execution.result.verdict;
+  if (json !== undefined) {
+    const base = { consumer: t.consumer.name, adapter: t.id, replay: replayed, ...(world ?? { scenario: scenarioName }) };
+    outputs.write('--json', json, () => `${JSON.stringify({ ...base, verdict: status, ...verdict, hash: execution.hash, plan: execution.plan, history: execution.history }, null, 2)}\n`);
+  }
+  if (world !== null && status === 'pass') io.out(`PASS  ${t.consumer.name}: the world at seed ${world.seed}, path ${world.path} passes`);
+  else io.out(renderFailure({ consumer: t.consumer.name, execution, replay: replayed }));
+  const timeline = f.string('timeline');
+  if (timeline !== undefined) outputs.write('--timeline', timeline, () => renderPicture(execution, { consumer: t.consumer.name, replay: replayed }));
+  return withOutputs(EXIT[execution.result.verdict.status], outputs, io);
 }
 
-async function regressions(args: readonly string[], io: Io): Promise<number> {
-  const o = options(args, { file: { type: 'string' }, prune: { type: 'boolean' } });
-  const file = o.file ?? REGRESSIONS_FILE;
+async function regressions(f: Flags, io: Io): Promise<number> {
+  const file = f.string('file') as string;
   const stored = readRegressions(file);
-  if (!o.prune) {
+  if (!f.switch('prune')) {
     io.out(`${file}: ${stored.entries.length} entries`);
     for (const e of stored.entries) io.out(`  ${e.adapter}: ${e.kind === 'scenario' ? `scenario ${e.scenario}` : `world seed ${e.seed} path ${e.path}`} (${e.anomaly})`);
     return EXIT.pass;
   }
+  prepareOutput('--file', file);
   const passing: RegressionEntry[] = [];
   for (const entry of stored.entries) {
     if (isBuiltIn(entry)) {
@@ -384,59 +467,79 @@ async function regressions(args: readonly string[], io: Io): Promise<number> {
       : entry.adapter.startsWith('command:') ? { command: entry.adapter.slice('command:'.length) }
       : { adapter: entry.adapter },
     );
+    doing(`replaying the regression ${entry.kind === 'scenario' ? `scenario ${entry.scenario}` : `world seed ${entry.seed} path ${entry.path}`}`);
     const result = await runSuite(t.consumer, { adapter: entry.adapter, seed: 0, runs: 1, scenario: ALL_SCENARIOS[0]!.name, regressions: [entry] });
     const still = result.regressions[0]?.status !== 'pass';
     io.out(`  ${still ? 'keep ' : 'prune'} ${entry.adapter}: ${entry.kind === 'scenario' ? `scenario ${entry.scenario}` : `world seed ${entry.seed} path ${entry.path}`}`);
     if (!still) passing.push(entry);
   }
-  // Removed from the file as it is now: entries recorded while these replayed stay.
-  const { removed, kept } = pruneRegressions(file, passing);
-  io.out(`pruned ${removed} passing entr${removed === 1 ? 'y' : 'ies'}; ${kept} kept`);
-  return EXIT.pass;
+  // Removed from the file as it is now, under its lock: entries recorded while these replayed stay.
+  const outputs = new Outputs(io.err);
+  let pruned = { removed: 0, kept: 0 };
+  if (outputs.attempt(`the regression file ${file}`, () => (pruned = pruneRegressions(file, passing)))) {
+    io.out(`pruned ${pruned.removed} passing entr${pruned.removed === 1 ? 'y' : 'ies'}; ${pruned.kept} kept`);
+  }
+  return withOutputs(EXIT.pass, outputs, io);
 }
 
-async function mutants(args: readonly string[], io: Io): Promise<number> {
-  const o = options(args, { runs: { type: 'string' }, seed: { type: 'string' }, only: { type: 'string' }, json: { type: 'string' }, jobs: { type: 'string' } });
-  const runs = integer(o.runs, '--runs', MUTANT_BUDGET, 1);
-  const seed = integer(o.seed, '--seed', Math.floor(Math.random() * 0x7fffffff), 0);
-  const names = o.only?.split(',').map((n) => n.trim()) ?? null;
+async function mutants(f: Flags, io: Io): Promise<number> {
+  prepareOutputs(f);
+  const runs = f.number('runs') as number;
+  const seed = f.number('seed', Math.floor(Math.random() * 0x7fffffff)) as number;
+  const names = f.string('only')?.split(',').map((n) => n.trim()) ?? null;
   const unknown = names?.filter((n) => !findMutant(n)) ?? [];
   if (unknown.length > 0) throw new UsageError(`no mutant named ${unknown.map((n) => `'${n}'`).join(', ')}; see 'tidemark consumers'`);
   const chosen = names === null ? MUTANTS : MUTANTS.filter((m) => names.includes(m.name));
   io.out(`tidemark mutants: ${chosen.length} mutants, at most ${runs} worlds each, seed ${seed}`);
   io.out(KILL_HEADER);
-  const jobs = integer(o.jobs, '--jobs', DEFAULT_JOBS, 1);
+  const jobs = f.number('jobs') as number;
   const matrix = await killMatrix(chosen, referenceConsumer({ name: 'reference' }), { runs, seed, jobs }, (row) => io.out(formatKillRow(row)));
   io.out(formatReferenceRow(matrix.reference));
-  if (o.json !== undefined) writeFileSync(o.json, `${JSON.stringify(matrix, (k, v: unknown) => (k === 'counterexample' ? undefined : v), 2)}\n`);
+  const outputs = new Outputs(io.err);
+  const json = f.string('json');
+  if (json !== undefined) outputs.write('--json', json, () => `${JSON.stringify(matrix, (k, v: unknown) => (k === 'counterexample' ? undefined : v), 2)}\n`);
   const killed = matrix.rows.filter((r) => r.killed).length;
   const ok = killed === matrix.rows.length && matrix.reference.status === 'pass';
   io.out(`verdict: ${killed} of ${matrix.rows.length} mutants killed, reference ${matrix.reference.status}`);
   for (const r of matrix.rows.filter((x) => !x.killed)) {
-    io.out(`  not killed: ${r.mutant}${r.found ? ` (found ${r.found}, expected ${r.expected.join(' or ')})` : ''}; replay with --seed ${r.seed}`);
+    io.out(`  not killed: ${r.mutant}${r.found ? ` (found ${r.found}, expected ${r.expected.join(' or ')})` : ''}; replay with ${seedFlag(r.seed)}`);
   }
-  return ok ? EXIT.pass : EXIT.fail;
+  return withOutputs(ok ? EXIT.pass : EXIT.fail, outputs, io);
 }
 
-async function report(args: readonly string[], io: Io): Promise<number> {
-  const o = options(args, { seed: { type: 'string' }, runs: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, 'reuse-searches': { type: 'boolean' }, redo: { type: 'string' }, jobs: { type: 'string' } });
-  const seed = integer(o.seed, '--seed', REPORT_SEED, 0);
-  const runs = integer(o.runs, '--runs', MUTANT_BUDGET, 1);
-  const seeds = integer(o.seeds, '--seeds', 20, 1);
-  const out = o.out ?? 'REPORT.md';
-  const jobs = integer(o.jobs, '--jobs', DEFAULT_JOBS, 1);
+async function report(f: Flags, io: Io): Promise<number> {
+  const seed = f.number('seed') as number;
+  const runs = f.number('runs') as number;
+  const seeds = f.number('seeds') as number;
+  const out = f.string('out') as string;
+  const jobs = f.number('jobs') as number;
+  // Checked before the computation, which takes minutes: the output can be written, and
+  // it is not someone's file that merely shares the name.
+  prepareOutput('--out', out);
+  guardReport(out, f.switch('force'));
   // Reusing the searches of the existing report only re-renders it; the staleness test's
   // sample of re-run searches still says whether those searches are current.
-  const previous = o['reuse-searches'] && existsSync(out) ? readFileSync(out, 'utf8') : undefined;
+  const previous = f.switch('reuse-searches') && existsSync(out) ? readFileSync(out, 'utf8') : undefined;
   const rows = previous === undefined ? undefined : rowsOf(previous);
-  for (const name of o.redo?.split(',') ?? []) {
+  for (const name of f.string('redo')?.split(',') ?? []) {
     if (!findMutant(name.trim())) throw new UsageError(`no mutant named '${name.trim()}'`);
     rows?.delete(name.trim());
   }
   const text = await buildReport({ seed, runs, seeds, jobs, testDir: 'test', progress: (line) => io.err(`report: ${line}`), ...(rows ? { rows, previous } : {}) });
-  writeFileSync(out, text);
-  io.out(`wrote ${out} (seed ${seed}, ${runs} worlds per search, ${seeds} seeds per mutant)`);
-  return EXIT.pass;
+  const outputs = new Outputs(io.err);
+  if (outputs.write('--out', out, () => text)) {
+    io.out(`wrote ${out} (seed ${seed}, ${runs} worlds per search, ${seeds} seeds per mutant)`);
+    return EXIT.pass;
+  }
+  // Minutes of computation are not thrown away with the failed write.
+  const rescue = join(tmpdir(), `tidemark-report-${process.pid}.md`);
+  try {
+    writeFileSync(rescue, text);
+    io.err(`tidemark: the report was saved to ${rescue} instead`);
+  } catch {
+    io.out(text);
+  }
+  return EXIT.error;
 }
 
 function indent(text: string): string {
@@ -444,6 +547,38 @@ function indent(text: string): string {
     .split('\n')
     .map((l) => (l ? `  ${l}` : l))
     .join('\n');
+}
+
+/** Commands that run a consumer, and so run under the supervisor when started as `tidemark`. */
+const SUPERVISED_COMMANDS = ['check', 'replay', 'regressions'];
+
+/** stdout and stderr, with a status line on stderr when a person watches a terminal. */
+function processIo(): Io {
+  const live = process.stderr.isTTY === true && !process.env.CI;
+  let status = false;
+  const clear = (): void => {
+    if (status) process.stderr.write('\r\x1b[K');
+    status = false;
+  };
+  return {
+    out: (l) => {
+      clear();
+      process.stdout.write(`${l}\n`);
+    },
+    err: (l) => {
+      clear();
+      process.stderr.write(`${l}\n`);
+    },
+    ...(live
+      ? {
+          status: (l: string | null) => {
+            if (l === null) return clear();
+            process.stderr.write(`\r\x1b[K${l.slice(0, (process.stderr.columns ?? 80) - 1)}`);
+            status = true;
+          },
+        }
+      : {}),
+  };
 }
 
 function isMain(): boolean {
@@ -457,14 +592,20 @@ function isMain(): boolean {
 }
 
 if (isMain()) {
-  // A closed pipe (| head) ends the output, not the process with a stack trace.
-  process.stdout.on('error', () => process.exit(process.exitCode ?? 0));
-  const io: Io = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) };
-  main(process.argv.slice(2), io).then(
-    (code) => (process.exitCode = code),
-    (error: unknown) => {
-      process.stderr.write(`tidemark: harness error: ${String(error)}\n`);
-      process.exitCode = EXIT.usage;
-    },
-  );
+  const argv = process.argv.slice(2);
+  // A closed pipe (| head) ends the output, not the run: the exit code still tells the verdict.
+  process.stdout.on('error', () => {});
+  if (process.env[SUPERVISED] === '1' && process.send !== undefined) {
+    runSupervised((io) => main(argv, io), processIo());
+  } else if (SUPERVISED_COMMANDS.includes(argv[0] ?? '') && !argv.includes('--help') && !argv.includes('-h')) {
+    supervise(fileURLToPath(import.meta.url), argv);
+  } else {
+    const end = (code: number): void => {
+      process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+    };
+    main(argv, processIo()).then(end, (error: unknown) => {
+      process.stderr.write(`tidemark: harness error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      end(EXIT.error);
+    });
+  }
 }

@@ -33,6 +33,8 @@ export interface PropertyOutcome {
   readonly searches: number;
   /** With a path: the world at that path, executed, whether it passed or not. */
   readonly replayed?: Execution;
+  /** The time limit stopped the search before `runs` asked worlds (or before shrinking ended). */
+  readonly interrupted?: boolean;
 }
 
 export interface PropertyOptions {
@@ -42,12 +44,14 @@ export interface PropertyOptions {
   readonly path?: string;
   /** World size, budget and forced fault families; a replay must pass the same ones. */
   readonly worlds?: PlanOptions;
-  /** Told the number of worlds executed so far, shrinking included. */
-  readonly progress?: (worlds: number) => void;
+  /** Told the number of worlds executed so far, shrinking included, and whether this one was a shrinking step. */
+  readonly progress?: (worlds: number, shrinking: boolean) => void;
   /** Searches to shrink a failure from; see SEARCHES. */
   readonly searches?: number;
   /** Told each executed world's per-check results, so a run can say which checks it exercised. */
   readonly tally?: CheckTally;
+  /** Stop searching after this many milliseconds, as fast-check's interruptAfterTimeLimit does; what ran is judged. */
+  readonly timeLimitMs?: number;
 }
 
 /**
@@ -85,6 +89,8 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
   // counterexample that is finally reported.
   const memo = new Map<string, boolean>();
   let replayed: Execution | undefined;
+  // A time budget is wall-clock by nature; it decides how many worlds run, never what one does.
+  const deadline = options.timeLimitMs === undefined ? undefined : Date.now() + options.timeLimitMs;
   const search = async (seed: number, path?: string): Promise<Search> => {
     let last: { readonly plan: Plan; execution: Execution | null } | null = null;
     const property = fc.asyncProperty(arb, async (plan) => {
@@ -100,29 +106,35 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
       // counterexample counts (below): a check fails on evidence a reader can see.
       if (run.result.verdict.status === 'pass') options.tally?.add(run.result);
       calls += run.history.steps.length;
-      options.progress?.(++worlds);
+      options.progress?.(++worlds, last !== null);
       const passed = run.result.verdict.status === 'pass';
       memo.set(key, passed);
       if (!passed) last = { plan, execution: run };
       return passed;
     });
-    const details = await fc.check(property, { numRuns: runs, seed, ...(path === undefined ? {} : { path, endOnFailure: true }) });
+    const details = await fc.check(property, {
+      numRuns: runs,
+      seed,
+      ...(path === undefined ? {} : { path, endOnFailure: true }),
+      ...(deadline === undefined ? {} : { interruptAfterTimeLimit: Math.max(1, deadline - Date.now()) }),
+    });
     const found = last as { readonly plan: Plan; execution: Execution | null } | null;
     // A failure with no failing execution means the harness itself threw: never a verdict.
     if (details.failed && found === null) throw details.errorInstance;
-    if (!details.failed || found === null) return { seed: details.seed, runs: details.numRuns, path: null, shrinks: details.numShrinks, found: null };
+    if (!details.failed || found === null) return { seed: details.seed, runs: details.numRuns, path: null, shrinks: details.numShrinks, found: null, interrupted: details.interrupted };
     // The minimal world's verdict came from the memo: run it once more for its history.
     const execution = found.execution ?? (await execute(found.plan, consumer));
-    return { seed: details.seed, runs: details.numRuns, path: details.counterexamplePath, shrinks: details.numShrinks, found: execution };
+    return { seed: details.seed, runs: details.numRuns, path: details.counterexamplePath, shrinks: details.numShrinks, found: execution, interrupted: details.interrupted };
   };
   const first = await search(options.seed, options.path);
   if (first.found === null) {
-    return { status: 'pass', runs: first.runs, seed: first.seed, path: null, shrinks: 0, counterexample: null, calls, searches: 0, ...(replayed ? { replayed } : {}) };
+    return { status: 'pass', runs: first.runs, seed: first.seed, path: null, shrinks: 0, counterexample: null, calls, searches: 0, interrupted: first.interrupted, ...(replayed ? { replayed } : {}) };
   }
   let best = first;
   let searches = 1;
   const wanted = options.path === undefined ? (options.searches ?? SEARCHES) : 1;
   for (let nth = 1; nth < wanted; nth++) {
+    if (deadline !== undefined && Date.now() >= deadline) break;
     const next = await search(searchSeed(options.seed, nth));
     if (next.found === null) continue;
     searches++;
@@ -140,6 +152,7 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
     calls,
     searches,
     ...(replayed ? { replayed } : {}),
+    interrupted: first.interrupted,
   };
 }
 
@@ -154,6 +167,7 @@ interface Search {
   readonly path: string | null;
   readonly shrinks: number;
   readonly found: Execution | null;
+  readonly interrupted: boolean;
 }
 
 /** A harness error beats everything (it must be fixed first), a definite failure beats an unjudgeable world; then the smaller one wins. */

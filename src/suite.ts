@@ -41,9 +41,13 @@ export interface SuiteOptions {
   /** Only this named scenario (no generated worlds). */
   readonly scenario?: string;
   readonly regressions?: readonly RegressionEntry[];
-  readonly progress?: (worlds: number) => void;
+  readonly progress?: (worlds: number, shrinking: boolean) => void;
+  /** Told each replayed regression as it finishes, so a CLI can stream it. */
+  readonly onRegression?: (outcome: RegressionOutcome) => void;
   /** Told each scenario's outcome as it finishes, so a CLI can stream it. */
   readonly onScenario?: (outcome: ScenarioOutcome) => void;
+  /** Stop generating worlds after this many milliseconds (see PropertyOptions.timeLimitMs). */
+  readonly timeLimitMs?: number;
 }
 
 export class UnknownScenarioError extends Error {
@@ -64,6 +68,7 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     const replayed = await replayWorld(consumer, scenario ? { plan: scenario.plan } : { seed: (entry as { seed: number }).seed, path: (entry as { path: string }).path });
     if (replayed === null) {
       regressions.push({ entry, status: 'unknown', execution: null, note: 'the seed and path lead to no world', ms: performance.now() - start });
+      options.onRegression?.(regressions.at(-1) as RegressionOutcome);
       continue;
     }
     const { execution } = replayed;
@@ -76,6 +81,7 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
       ...(changed ? { note: 'its history differs from the one recorded: the consumer (or tidemark) changed since' } : {}),
       ms: performance.now() - start,
     });
+    options.onRegression?.(regressions.at(-1) as RegressionOutcome);
   }
   let scenarios = ALL_SCENARIOS;
   if (options.scenario !== undefined) {
@@ -96,7 +102,17 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
   const start = performance.now();
   const property =
     options.scenario === undefined
-      ? { ...(await checkProperty(consumer, { runs: options.runs, seed: options.seed, tally, ...(options.searches === undefined ? {} : { searches: options.searches }), ...(options.progress ? { progress: options.progress } : {}) })), ms: performance.now() - start }
+      ? {
+          ...(await checkProperty(consumer, {
+            runs: options.runs,
+            seed: options.seed,
+            tally,
+            ...(options.searches === undefined ? {} : { searches: options.searches }),
+            ...(options.progress ? { progress: options.progress } : {}),
+            ...(options.timeLimitMs === undefined ? {} : { timeLimitMs: options.timeLimitMs }),
+          })),
+          ms: performance.now() - start,
+        }
       : null;
   const statuses: SuiteStatus[] = [
     ...regressions.map((r) => r.status),

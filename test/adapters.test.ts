@@ -17,7 +17,8 @@ describe('an adapter that fails to load is named, with the problem, exit 3', () 
   it.each([
     ['test/fixtures/missing.ts', "cannot load adapter 'test/fixtures/missing.ts': no file at"],
     ['test/fixtures/throws-on-load.ts', 'the module threw while loading: database URL not set'],
-    ['test/fixtures/no-export.ts', "exports no default, 'consumer' or 'adapter'"],
+    ['test/fixtures/no-export.ts', "it exports only 'unrelated'; export your consumer (or a function returning it) as the default export, or as 'consumer' or 'adapter'"],
+    ['test/fixtures/cjs/empty.ts', "cannot load adapter 'test/fixtures/cjs/empty.ts': the module exports nothing"],
     ['test/fixtures/bad-shape.ts', "capabilities.delivery must be 'at-least-once' or 'exactly-once', got \"sometimes\""],
   ])('%s', async (module, message) => {
     await expect(loadAdapter(module)).rejects.toThrow(AdapterLoadError);
@@ -29,6 +30,13 @@ describe('an adapter that fails to load is named, with the problem, exit 3', () 
   it('loads a JavaScript module exporting an async factory', async () => {
     const consumer = await loadAdapter('test/fixtures/factory.js');
     expect(consumer.name).toBe('from-factory');
+  });
+
+  it.each([
+    ['test/fixtures/cjs/named.ts', 'cjs-named'],
+    ['test/fixtures/cjs/named.cts', 'cts-named'],
+  ])('loads the named export of a CommonJS module: %s', async (module, name) => {
+    expect((await loadAdapter(module)).name).toBe(name);
   });
 
   it('refuses --adapter together with --consumer', async () => {

@@ -1,13 +1,16 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EXIT } from '../src/cli.js';
+import { EXIT, main } from '../src/cli.js';
+import { Progress } from '../src/progress.js';
+import { COMMANDS } from '../src/cli-spec.js';
 import { argvOf, cli } from './support.js';
 
 describe('tidemark CLI', () => {
   it('check passes the reference consumer, printing the seed and the number of worlds', async () => {
-    const r = await cli('check', '--runs', '100', '--seed', '3');
+    const r = await cli('check', '--consumer', 'reference', '--runs', '100', '--seed', '3');
     expect(r.code).toBe(EXIT.pass);
     expect(r.out).toContain('seed 3, 100 generated worlds');
     expect(r.out).toContain('generated worlds: pass after 100 worlds');
@@ -52,6 +55,19 @@ describe('tidemark CLI', () => {
     [['replay', '--consumer', 'reference'], 'replay needs --seed and --path'],
     [['replay', '--seed', '1', '--path', 'x:y'], '--path must look like'],
     [['replay', '--scenario', 'nope'], "no scenario named 'nope'"],
+    [['check'], 'check needs a consumer to check, in one of three ways: --adapter MODULE'],
+    [['check', '--runs', '50'], '--command CMD (a consumer process in any language) or --consumer NAME'],
+    [['check', '--consumer', 'reference', '--scenario', 'stale-token', '--runs', '5'], '--scenario cannot be combined with --runs'],
+    [['check', '--consumer', 'reference', '--scenario', 'stale-token', '--seed', '5'], '--scenario cannot be combined with --seed'],
+    [['check', '--consumer', 'reference', '--scenario', 'stale-token', '--time-limit', '5'], '--scenario cannot be combined with --time-limit'],
+    [['check', '--consumer', 'reference', '--all', '--scenario', 'stale-token'], '--all cannot be combined with --scenario'],
+    [['check', '--consumer', 'reference', '--stall-ms', '100'], '--stall-ms applies only to a --command consumer'],
+    [['check', '--consumer', 'reference', '--runs', '1000001'], '--runs must be an integer of at least 1 and at most 1,000,000'],
+    [['check', '--consumer', 'reference', '--seed', '4294967296'], '--seed must be an integer from -2147483648 to 4294967295 (a 32-bit seed)'],
+    [['check', '--consumer', 'reference', '--heartbeat=-1'], '--heartbeat must be a number of seconds of at least 0'],
+    [['replay', '--scenario', 'stale-token', '--seed', '1'], '--scenario cannot be combined with --seed'],
+    [['replay', '--scenario', 'stale-token', '--path', '1:2'], '--scenario cannot be combined with --path'],
+    [['help', 'frobnicate'], "no command named 'frobnicate'"],
   ])('usage error %j exits 3 with a clear message', async (argv, message) => {
     const r = await cli(...argv);
     expect(r.code).toBe(EXIT.usage);
@@ -66,6 +82,34 @@ describe('tidemark CLI', () => {
       expect(r.code).toBe(EXIT.pass);
       expect(r.out).toContain(`tidemark ${c}`);
     }
+    const global = await cli('help');
+    expect(global.out).toContain('4    harness error');
+    expect(global.out).toContain("Run 'tidemark help <command>'");
+  });
+
+  it('--version prints the version in package.json', async () => {
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    const r = await cli('--version');
+    expect(r.code).toBe(EXIT.pass);
+    expect(r.out).toBe(`tidemark ${pkg.version}`);
+  });
+
+  it("help <command> prints that command's flag table, and every flag in it is one the parser takes", async () => {
+    for (const spec of COMMANDS) {
+      const r = await cli('help', spec.name);
+      expect(r.code).toBe(EXIT.pass);
+      expect(r.out).toBe((await cli(spec.name, '--help')).out);
+      expect(r.out).toContain(`Usage: ${spec.usage}`);
+      const rows = [...r.out.matchAll(/^ {2}(--[\w-]+)(?: [A-Z,]+)? +(\w+) /gm)].map((m) => [m[1]!, m[2]!]);
+      expect(rows).toEqual(spec.flags.map((f) => [`--${f.name}`, f.type]));
+      for (const [flag, type] of rows) {
+        // The parser takes the flag: whatever else goes wrong, it is not an unknown option.
+        const args = type === 'switch' ? [flag!] : [flag!, type === 'text' || type === 'file' || type === 'output' ? 'x' : '1'];
+        const parsed = await cli(spec.name, ...args, '--bogus-flag-to-stop-early');
+        expect(parsed.err, `${spec.name} ${flag}`).toContain("Unknown option '--bogus-flag-to-stop-early'");
+      }
+    }
+    expect((await cli('help', 'check')).out).toMatch(/^ {2}--runs N +integer +generated worlds to try +1000$/m);
   });
 
   it('mutants prints the kill matrix, with the reference under the same seed, and writes JSON', async () => {
@@ -114,3 +158,158 @@ describe('tidemark CLI', () => {
   });
 });
 
+
+describe('output paths are checked before the run, and a failed write loses nothing else', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tidemark-outputs-'));
+  const aFile = join(dir, 'a-file');
+  writeFileSync(aFile, 'not a directory');
+
+  it.each([
+    [['check', '--consumer', 'reference', '--runs', '5', '--json', join(aFile, 'out.json')], '--json'],
+    [['check', '--consumer', 'reference', '--runs', '5', '--junit', dir], '--junit'],
+    [['check', '--consumer', 'reference', '--runs', '5', '--timeline', join(aFile, 'x', 'p.html')], '--timeline'],
+    [['check', '--consumer', 'reference', '--runs', '5', '--regressions', join(aFile, 'r.json')], '--regressions'],
+    [['replay', '--scenario', 'stale-token', '--json', join(aFile, 'r.json')], '--json'],
+    [['mutants', '--only', 'token-as-watermark', '--json', join(aFile, 'm.json')], '--json'],
+    [['report', '--out', dir], '--out'],
+  ])('%j: exit 3 before any work, naming %s', async (argv, flag) => {
+    const r = await cli(...argv);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toMatch(new RegExp(`^tidemark: ${flag} \\S+: (cannot create its directory|is a directory)`));
+    // Nothing ran: not even the header line of the run was printed.
+    expect(r.out).toBe('');
+  });
+
+  it('creates the directories of output paths, as vitest does for its JUnit file', async () => {
+    const junit = join(dir, 'deep', 'er', 'report.xml');
+    const r = await cli('check', '--consumer', 'reference', '--scenario', 'stale-token', '--junit', junit);
+    expect(r.code).toBe(EXIT.pass);
+    expect(readFileSync(junit, 'utf8')).toContain('<testsuites');
+  });
+
+  it.runIf(existsSync('/dev/full'))('a write that fails after the run still prints the verdict and writes the other outputs: exit 4 on a pass', async () => {
+    const junit = join(dir, 'kept.xml');
+    const r = await cli('check', '--consumer', 'reference', '--scenario', 'stale-token', '--json', '/dev/full', '--junit', junit);
+    expect(r.err).toContain('tidemark: could not write --json /dev/full: ENOSPC');
+    expect(r.out).toMatch(/verdict: pass$/);
+    expect(readFileSync(junit, 'utf8')).toContain('<testsuites');
+    expect(r.code).toBe(EXIT.error);
+    const failing = await cli('check', '--consumer', 'token-as-watermark', '--scenario', 'stale-token', '--json', '/dev/full');
+    expect(failing.code).toBe(EXIT.fail);
+  });
+
+  it('report --out refuses to overwrite a file that is not a tidemark report, before computing anything', async () => {
+    const mine = join(dir, 'NOTES.md');
+    writeFileSync(mine, '# my notes\n');
+    const started = performance.now();
+    const r = await cli('report', '--out', mine);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toContain(`--out ${mine} exists and is not a tidemark report`);
+    expect(r.err).toContain('give --force to overwrite it');
+    expect(readFileSync(mine, 'utf8')).toBe('# my notes\n');
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+});
+
+describe('replay input is validated, and every printed replay command works as printed', () => {
+  it.each([
+    [['--seed', '42', '--path', '0:99999'], 'does not lead to a world at seed 42 (its last step is beyond the worlds there)'],
+    [['--seed', '42', '--path', '0:99999:0'], '--path 0:99999:0 does not lead to a world at seed 42;'],
+    [['--seed', '42', '--path', '999999999999'], 'its first number must be below 1000000'],
+  ])('replay %j: exit 3 with what is valid, not a false pass, a hang or a stack', async (args, message) => {
+    const started = performance.now();
+    const r = await cli('replay', '--consumer', 'token-as-watermark', ...args);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toContain(message);
+    expect(r.err).not.toMatch(/\n\s+at /);
+    expect(r.out).not.toContain('PASS');
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
+  it('a seed of 2^31 and above is the 32-bit seed fast-check uses, printed so that its replay command works', async () => {
+    const r = await cli('check', '--consumer', 'token-as-watermark', '--runs', '100', '--seed', '2147483648', '--searches', '1');
+    expect(r.code).toBe(EXIT.fail);
+    expect(r.out).toContain('seed -2147483648');
+    const replay = r.out.match(/Replay: (npx tidemark replay .*--path.*)$/m)?.[1];
+    expect(replay).toContain('--seed=-2147483648 --path');
+    const hash = r.out.match(/History sha256 (\w+)\n\s*Replay: npx tidemark replay --consumer token-as-watermark --seed/)?.[1];
+    const again = await cli(...argvOf(replay!));
+    expect(again.code).toBe(EXIT.fail);
+    expect(again.out).toContain(`History sha256 ${hash}`);
+  });
+
+  it('an --adapter path with spaces is quoted in the printed replay command', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'tidemark-quote-')), 'my adapters');
+    mkdirSync(dir);
+    const adapter = join(dir, "o'brien.ts");
+    writeFileSync(adapter, `export { default } from ${JSON.stringify(resolve('examples/ledger-consumer-buggy.ts'))};\n`);
+    const r = await cli('check', '--adapter', adapter, '--scenario', 'failed-event-holds-watermark');
+    expect(r.code).toBe(EXIT.fail);
+    const replay = r.out.match(/Replay: (npx tidemark replay .*)$/m)![1]!;
+    expect(replay).toBe(`npx tidemark replay --adapter '${adapter.replace(/'/g, `'\\''`)}' --scenario failed-event-holds-watermark`);
+    // What a POSIX shell makes of it, word by word.
+    const words = JSON.parse(execFileSync('sh', ['-c', `node -e 'console.log(JSON.stringify(process.argv.slice(1)))' ${replay.slice('npx tidemark '.length)}`], { encoding: 'utf8' })) as string[];
+    expect(words).toEqual(['replay', '--adapter', adapter, '--scenario', 'failed-event-holds-watermark']);
+    const again = await cli(...words);
+    expect(again.code).toBe(EXIT.fail);
+  });
+
+  it('replay --json writes the verdict, anomalies, plan and history', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'tidemark-replay-')), 'out', 'replay.json');
+    const r = await cli('replay', '--consumer', 'token-as-watermark', '--scenario', 'stale-token', '--json', file);
+    expect(r.code).toBe(EXIT.fail);
+    const written = JSON.parse(readFileSync(file, 'utf8'));
+    expect(written).toMatchObject({ consumer: 'token-as-watermark', adapter: 'builtin:token-as-watermark', scenario: 'stale-token', verdict: 'fail', replay: 'npx tidemark replay --consumer token-as-watermark --scenario stale-token' });
+    expect(written.anomalies[0].kind).toBe('token-as-watermark');
+    expect(r.out).toContain(`History sha256 ${written.hash}`);
+    expect(written.history.steps.length).toBeGreaterThan(0);
+  });
+});
+
+describe('check output streams, and a time limit bounds the generated worlds', () => {
+  it('prints each scenario as it finishes and a heartbeat while worlds run, without a terminal', async () => {
+    const lines: { line: string; at: number }[] = [];
+    const code = await main(['check', '--consumer', 'reference', '--runs', '300', '--seed', '3', '--heartbeat', '0.2', '--regressions', join(mkdtempSync(join(tmpdir(), 'tidemark-stream-')), 'r.json')], {
+      out: (line) => lines.push({ line, at: performance.now() }),
+      err: () => {},
+    });
+    expect(code).toBe(EXIT.pass);
+    const at = (re: RegExp): number => lines.find((l) => re.test(l.line))!.at;
+    const firstScenario = at(/^ {2}pass +\S+ \(R/);
+    const summary = at(/^generated worlds: pass after 300 worlds/);
+    // Streamed: the first scenario line came out long before the worlds ended, not all at once.
+    expect(summary - firstScenario).toBeGreaterThan(300);
+    const beats = lines.filter((l) => /^ {2}\.\.\. generated worlds: \d+ of 300 \([\d.]+\/s, about \d+ s left\), \d+ s elapsed$/.test(l.line));
+    expect(beats.length).toBeGreaterThan(0);
+  });
+
+  it('--time-limit stops the generated worlds, and the verdict says how many ran within it', async () => {
+    const r = await cli('check', '--consumer', 'reference', '--runs', '1000000', '--seed', '3', '--time-limit', '1');
+    expect(r.code).toBe(EXIT.pass);
+    const ran = Number(r.out.match(/^verdict: pass \((\d+) of 1000000 generated worlds ran within --time-limit 1 s\)$/m)?.[1]);
+    expect(ran).toBeGreaterThan(0);
+    expect(ran).toBeLessThan(1000000);
+    expect(r.out).toContain(`generated worlds: pass after ${ran} worlds (the time limit of 1 s ended the search; --runs asked 1000000)`);
+  });
+
+  it('on a terminal, progress counts generated worlds towards --runs and shrinking apart', () => {
+    const shown: (string | null)[] = [];
+    const progress = new Progress({ out: () => {}, err: () => {}, status: (l) => shown.push(l) }, { runs: 10, heartbeatMs: 0 });
+    for (let i = 0; i < 4; i++) progress.world(false);
+    expect(progress.line()).toMatch(/^generated worlds: 4 of 10 \(/);
+    progress.world(true);
+    progress.world(true);
+    expect(progress.line()).toMatch(/^a failure after 4 generated worlds: 2 more tried while shrinking/);
+    progress.stop();
+    expect(shown.at(-1)).toBeNull();
+    expect(shown[0]).toMatch(/^generated worlds: 1 of 10/);
+  });
+
+  it('--stall-ms reaches the process bridge: a silent consumer process is declared stalled after it', async () => {
+    const started = performance.now();
+    const r = await cli('check', '--command', 'python3 test/fixtures/process/stalls.py', '--scenario', 'failed-event-holds-watermark', '--stall-ms', '300', '--hello-ms', '5000');
+    expect(r.code).toBe(EXIT.unknown);
+    expect(r.out).toContain('sent no call for 0.3 s');
+    expect(performance.now() - started).toBeLessThan(8000);
+  });
+});

@@ -81,6 +81,14 @@ const running = new Set<Incarnation>();
 const stores = new Set<string>();
 
 /**
+ * The process groups of consumer processes still running and the blackbox stores not yet
+ * removed: what a supervisor must clean up when the harness it watches dies abruptly.
+ */
+export function liveResources(): { readonly groups: readonly number[]; readonly stores: readonly string[] } {
+  return { groups: [...running].flatMap((i) => (i.pid === undefined ? [] : [i.pid])), stores: [...stores] };
+}
+
+/**
  * Kills every consumer process group the bridge started and is still running, and removes
  * every blackbox store directory it made. Synchronous, so a signal handler can call it
  * right before the process exits. Returns how many processes it killed.
@@ -190,6 +198,11 @@ async function inspect(store: Store, stallMs: number): Promise<Inspection> {
 /** One consumer process, from spawn to exit or SIGKILL. */
 class Incarnation {
   private child: ChildProcess | null = null;
+
+  /** The running process's pid, which is also its process group (it is started detached). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
   private lines: Interface | null = null;
   private stderr = '';
   private lastCall = 'none yet';

@@ -1,0 +1,222 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { watchdogMs } from '../src/supervisor.js';
+
+/**
+ * The `tidemark` command as CI runs it, a real process, against adapters that misbehave the
+ * way careless or hostile third-party code does. Whatever the adapter does, the command ends
+ * within a bounded time, with an exit code that means what it says (0 only after a printed
+ * passing verdict), a message saying what happened, and no process of the run left behind.
+ *
+ * The watchdog is set short through the environment, so these runs stay quick.
+ */
+const WATCHDOG_S = 5;
+const FIXTURES = 'test/fixtures/hostile';
+const SCENARIO = 'failed-event-holds-watermark';
+const tmp = mkdtempSync(join(tmpdir(), 'tidemark-hostile-'));
+let runs = 0;
+
+interface Run {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly out: string;
+  readonly err: string;
+  /** From spawn to exit. */
+  readonly ms: number;
+  /** Pids the adapter (or the consumer process) wrote down while running. */
+  readonly pids: number[];
+}
+
+/**
+ * Runs the CLI from source as a process of its own group, so that a run that never ends can
+ * be killed whole when the bound passes. `whileRunning` is handed the process, to signal it.
+ */
+function tidemark(args: readonly string[], bound: number, whileRunning?: (pid: number, pidfile: string) => Promise<void>): Promise<Run> {
+  const pidfile = join(tmp, `pids-${runs++}`);
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args.map((a) => a.replace('PIDFILE', pidfile))], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, TIDEMARK_WATCHDOG: String(WATCHDOG_S), HOSTILE_PIDFILE: pidfile, CI: '1' },
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const timer = setTimeout(() => {
+    try {
+      process.kill(-(child.pid as number), 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }, bound);
+  if (whileRunning) void whileRunning(child.pid as number, pidfile);
+  return new Promise((resolve) => {
+    child.on('exit', (code, signal) => {
+      const ms = performance.now() - started;
+      clearTimeout(timer);
+      // Give the pipes a moment to deliver the last words; a grandchild holding them must not stall the test.
+      setTimeout(() => {
+        const pids = existsSync(pidfile) ? readFileSync(pidfile, 'utf8').split('\n').filter(Boolean).map((l) => (l.startsWith('{') ? (JSON.parse(l) as { pid: number }).pid : Number(l))) : [];
+        resolve({ code, signal, out, err, ms, pids });
+      }, 200);
+    });
+  });
+}
+
+/** Whether a process still runs. A zombie has ended; only its parent (here often init) has yet to reap it. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+/** Waits a little for pids to disappear, then says which are still there (and kills them, so no test leaks them). */
+async function leftOver(pids: readonly number[]): Promise<number[]> {
+  for (let i = 0; i < 20 && pids.some(alive); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  const left = pids.filter(alive);
+  for (const pid of left) process.kill(pid, 'SIGKILL');
+  return left;
+}
+
+const check = (adapter: string, ...more: string[]): string[] => ['check', '--adapter', `${FIXTURES}/${adapter}`, '--scenario', SCENARIO, '--regressions', join(tmp, `r-${runs}.json`), ...more];
+
+/** Raw Node crashes end with the Node version line; tidemark's own messages never do. */
+const RAW_CRASH = /^Node\.js v\d+/m;
+
+describe.concurrent('a hostile adapter cannot make `tidemark check` lie, hang or crash', () => {
+  it('a factory whose promise never settles: unknown (exit 2) at once, not a silent exit 0', async () => {
+    const r = await tidemark(check('never-settling-factory.ts'), 20_000);
+    const left = await leftOver(r.pids);
+    expect(r.code, r.err).toBe(2);
+    expect(r.err).toContain('waits on a promise that nothing is left to settle');
+    expect(r.err).toContain("the adapter's factory");
+    expect(r.out).toMatch(/verdict: unknown\n$/);
+    expect(r.ms).toBeLessThan(15_000);
+    expect(r.pids).toHaveLength(1);
+    expect(left).toEqual([]);
+  });
+
+  it("a blackbox store whose open() never settles: unknown (exit 2) at once, naming open()", async () => {
+    const r = await tidemark(check('open-never-settles.ts'), 20_000);
+    const left = await leftOver(r.pids);
+    expect(r.code, r.err).toBe(2);
+    expect(r.err).toContain("waits on a promise that nothing is left to settle, during scenario failed-event-holds-watermark of adapter 'test/fixtures/hostile/open-never-settles.ts', inside the adapter's open()");
+    expect(r.out).toMatch(/verdict: unknown\n$/);
+    expect(r.ms).toBeLessThan(15_000);
+    expect(left).toEqual([]);
+  });
+
+  it('an adapter that calls process.exit(0): unknown (exit 2), naming where it was called', async () => {
+    const r = await tidemark(check('exits-zero.ts'), 20_000);
+    const left = await leftOver(r.pids);
+    expect(r.code, r.err).toBe(2);
+    expect(r.err).toContain('process.exit(0)');
+    expect(r.err).toContain('exits-zero.ts');
+    expect(r.out).not.toContain('verdict: pass');
+    expect(r.out).toMatch(/verdict: unknown\n$/);
+    expect(r.ms).toBeLessThan(15_000);
+    expect(left).toEqual([]);
+  });
+
+  it('a passing adapter that leaves an interval open at import: exit 0 right after the verdict', async () => {
+    const r = await tidemark(check('interval-at-import.ts'), 20_000);
+    const left = await leftOver(r.pids);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/verdict: pass\n$/);
+    expect(r.ms).toBeLessThan(15_000);
+    expect(left).toEqual([]);
+  });
+
+  it('an incarnation awaiting a one-hour timer: unknown (exit 2), and the timer does not hold the process', async () => {
+    const r = await tidemark(check('hour-timer.ts'), 20_000);
+    const left = await leftOver(r.pids);
+    expect(r.code, r.err).toBe(2);
+    expect(r.out).toContain('stopped calling the world and never returned');
+    expect(r.out).toMatch(/verdict: unknown\n$/);
+    expect(r.ms).toBeLessThan(15_000);
+    expect(left).toEqual([]);
+  });
+
+  it('a synchronous infinite loop: the watchdog ends it as unknown (exit 2), naming the adapter and the last call', async () => {
+    const r = await tidemark(check('sync-loop.ts'), 25_000);
+    const left = await leftOver(r.pids);
+    expect(r.code, r.err).toBe(2);
+    expect(r.err).toContain(`watchdog: no progress for ${WATCHDOG_S} s`);
+    expect(r.err).toContain("adapter 'test/fixtures/hostile/sync-loop.ts'");
+    expect(r.err).toContain('last world call: w1#1 load');
+    expect(r.out).toMatch(/verdict: unknown\n$/);
+    expect(r.ms).toBeLessThan(15_000 + WATCHDOG_S * 1000);
+    expect(r.pids).toHaveLength(1);
+    expect(left).toEqual([]);
+  });
+
+  it.each([
+    ['unhandled-rejection.ts', 'stray rejection from the adapter', 'an unhandled rejection'],
+    ['throws-in-timer.ts', 'thrown in a timer by the adapter', 'an uncaught exception'],
+  ])('%s: unknown (exit 2) with the stack, never a raw crash with the fail code', async (adapter, message, kind) => {
+    const r = await tidemark(check(adapter), 20_000);
+    const left = await leftOver(r.pids);
+    expect(r.code, r.err).toBe(2);
+    expect(r.err).toContain(kind);
+    expect(r.err).toContain(message);
+    expect(r.err).toContain(`${FIXTURES}/${adapter}`);
+    expect(r.err).not.toMatch(RAW_CRASH);
+    expect(r.out).toMatch(/verdict: unknown\n$/);
+    expect(r.ms).toBeLessThan(15_000);
+    expect(left).toEqual([]);
+  });
+});
+
+describe.concurrent('an interrupted check leaves nothing behind', () => {
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)('%s kills the consumer processes, removes the temporary store, and exits %i', async (signal, code) => {
+    let consumer: { pid: number; store: string } | null = null;
+    const command = `node ${FIXTURES}/waits-forever.mjs PIDFILE`;
+    let sent = 0;
+    const r = await tidemark(['check', '--command', command, '--scenario', SCENARIO, '--regressions', join(tmp, `r-${runs}.json`)], 30_000, async (pid, pidfile) => {
+      // Interrupt once the consumer process is running its first incarnation.
+      for (let i = 0; i < 300 && consumer === null; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const line = existsSync(pidfile) ? readFileSync(pidfile, 'utf8') : '';
+        // Only a whole line: the consumer may be halfway through writing it.
+        if (line.includes('\n')) consumer = JSON.parse(line.split('\n')[0]!) as { pid: number; store: string };
+      }
+      sent = performance.now();
+      process.kill(pid, signal);
+    });
+    expect(consumer, r.err).not.toBeNull();
+    const { pid, store } = consumer as unknown as { pid: number; store: string };
+    const ended = performance.now() - sent;
+    // Looked at (and killed) before anything else is asserted, so a failing run leaks nothing.
+    const left = await leftOver([pid]);
+    expect(r.code, r.err).toBe(code);
+    expect(r.err).toContain(`interrupted by ${signal}`);
+    expect(ended).toBeLessThan(5_000);
+    expect(left).toEqual([]);
+    expect(existsSync(store)).toBe(false);
+  });
+});
+
+describe('the watchdog limit', () => {
+  it('comes from --watchdog, else TIDEMARK_WATCHDOG, else 60 s; never below a process consumer\'s own limits plus 10 s', () => {
+    expect(watchdogMs(['check', '--adapter', 'x.ts'], {})).toBe(60_000);
+    expect(watchdogMs(['check', '--adapter', 'x.ts'], { TIDEMARK_WATCHDOG: '5' })).toBe(5_000);
+    expect(watchdogMs(['check', '--adapter', 'x.ts', '--watchdog', '2.5'], { TIDEMARK_WATCHDOG: '5' })).toBe(2_500);
+    expect(watchdogMs(['check', '--adapter', 'x.ts', '--watchdog=0'], {})).toBe(0);
+    expect(watchdogMs(['check', '--command', 'python3 c.py'], { TIDEMARK_WATCHDOG: '5' })).toBe(20_000);
+    expect(watchdogMs(['check', '--command', 'python3 c.py', '--stall-ms', '90000'], {})).toBe(100_000);
+  });
+});
