@@ -5,7 +5,7 @@ import { formatRef } from '../../model/event.js';
 import type { History } from '../../model/history.js';
 import { RULE_IDS, RULES } from '../../model/rules.js';
 import { ALL_SCENARIOS, SEED_SCENARIOS } from '../../scenarios/named.js';
-import { checkScenarios } from '../conformance.js';
+import { checkScenarios, scenarioStatus } from '../conformance.js';
 import type { Consumer } from '../consumer.js';
 import { MUTANTS, type Mutant } from '../consumers/mutants.js';
 import { referenceConsumer } from '../consumers/reference.js';
@@ -48,6 +48,7 @@ const VARIANTS: readonly Consumer[] = [
   referenceConsumer({ name: 'exactly-once', delivery: 'exactly-once' }),
   referenceConsumer({ name: 'concurrent', delivery: 'at-least-once', concurrency: 3 }),
   referenceConsumer({ name: 'outbox', delivery: 'outbox' }),
+  referenceConsumer({ name: 'cursor', bookmark: 'cursor' }),
 ];
 
 export async function buildReport(options: ReportOptions): Promise<string> {
@@ -61,17 +62,26 @@ export async function buildReport(options: ReportOptions): Promise<string> {
 
   say('scenarios');
   out.push("## The seed's examples and validation scenarios, executed", '');
-  out.push('The seed document says its examples and validation scenarios were reasoned, never executed. Each row is one of them as a named scenario, run against every variant of the reference consumer; "observed" is read from the history of the at-least-once run.', '');
-  out.push('| seed passage | scenario | rules | at-least-once | exactly-once | concurrent | outbox | observed |', '|---|---|---|---|---|---|---|---|');
+  out.push(
+    'The seed document says its examples and validation scenarios were reasoned, never executed. Each row is one of them as a named scenario, run against every variant of the reference consumer (cursor: a bookmark written as a cursor value, `{ key, id: \'\' }`); "observed" is read from the history of the at-least-once run. "untested" means the variant broke no rule but the adversity the scenario exists for never fired for it, so it proves nothing either way; the reasons follow the table.',
+    '',
+  );
+  out.push(`| seed passage | scenario | rules | ${VARIANTS.map((v) => v.name).join(' | ')} | observed |`, `|---|---|---|${VARIANTS.map(() => '---|').join('')}---|`);
   const results = await Promise.all(VARIANTS.map((v) => checkScenarios(v)));
+  const untested: string[] = [];
   for (const [i, scenario] of ALL_SCENARIOS.entries()) {
-    const verdicts = results.map((r) => r[i]!.execution?.result.verdict.status ?? 'skipped');
+    const verdicts = results.map((r, v) => {
+      const outcome = r[i]!;
+      if (outcome.untested !== undefined) untested.push(`- \`${scenario.name}\`, ${VARIANTS[v]!.name}: ${outcome.untested}.`);
+      return scenarioStatus(outcome);
+    });
     const first = results[0]![i]!.execution;
     const observed = first ? observe(first.history) : 'skipped';
     const passage = SEED_SCENARIOS.includes(scenario) ? `"${scenario.seed}"` : `"${scenario.seed}" (adversity)`;
     out.push(`| ${cell(passage)} | \`${scenario.name}\` | ${scenario.rules.join(' ')} | ${verdicts.join(' | ')} | ${cell(observed)} |`);
   }
   out.push('');
+  if (untested.length > 0) out.push('Untested, and why:', '', ...untested, '');
 
   say('rules');
   const tests = options.testDir ? testsByRule(options.testDir) : null;
