@@ -6,7 +6,7 @@ import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../
 import { worldBug } from './bugs.js';
 import { WorldError } from './errors.js';
 import { CallCounter, FaultPlan } from './faults.js';
-import { frozenCopy } from './frozen.js';
+import { freezeOwn, frozenCopy } from './frozen.js';
 import { Lease } from './lease.js';
 import { canonicalJson, fingerprint } from './order.js';
 import { Source } from './source.js';
@@ -479,7 +479,7 @@ export class World {
       completed: (asked: readonly EventRef[]) => {
         const events = frozenCopy(asked);
         return this.submit(life, { kind: 'completed', events }, () => {
-          const flags = this.store.completed(events);
+          const flags = freezeOwn(this.store.completed(events));
           return { value: flags, result: { kind: 'flags', flags } };
         });
       },
@@ -492,11 +492,13 @@ export class World {
           return { value: undefined };
         });
       },
-      emit: (event, payload) =>
-        this.submit(life, { kind: 'emit', event: { id: event.id, version: event.version }, payload }, () => {
+      emit: (asked, payload) => {
+        const event = freezeOwn({ id: asked.id, version: asked.version });
+        return this.submit(life, { kind: 'emit', event, payload }, () => {
           if (this.poison.has(event.id)) this.refuse(event);
           return { value: undefined };
-        }),
+        });
+      },
       lease: () =>
         this.submit(life, { kind: 'lease' }, () => {
           const generation = this.lease.acquire(who, this.steps.length);
