@@ -4,6 +4,7 @@
  * the other. This holds them to the same answers on generated values: ties, shorter key
  * tuples, ids differing only in case or by a prefix, every filter, bounds and no bound.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import * as model from '../../model/binding.js';
@@ -108,5 +109,18 @@ describe('the world resumes where a linear scan would', () => {
       }),
       run,
     );
+  });
+});
+
+describe('the world does not run the oracle\u2019s code', () => {
+  it('no module in src/world/ imports code from model/order.ts or model/binding.ts: types only', () => {
+    const dir = new URL('../../src/world/', import.meta.url);
+    const files = readdirSync(dir).filter((f) => f.endsWith('.ts'));
+    expect(files).toContain('source.ts');
+    for (const file of files) {
+      const text = readFileSync(new URL(file, dir), 'utf8');
+      const imports = text.match(/^(?:import|export)\s[^;]*?from\s+'[^']*model\/(?:order|binding)\.js'/gms) ?? [];
+      for (const statement of imports) expect(statement, `${file}: ${statement}`).toMatch(/^import type\s/);
+    }
   });
 });
