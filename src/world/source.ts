@@ -4,7 +4,7 @@ import type { FetchRequest, Page } from '../../model/history.js';
 import type { Position } from '../../model/order.js';
 import type { MutationSpec, PageQuirk, SourceSpec } from '../../scenarios/plan.js';
 import { WorldError } from './errors.js';
-import { freezeOwn, frozenCopy, isFrozenDeep } from './frozen.js';
+import { freezeOwn, frozenCopy } from './frozen.js';
 import { compareEvents, compareKeys, comparePositions, eligible, fingerprint, firstWhere, isPosition } from './order.js';
 import { TokenMint } from './tokens.js';
 
@@ -194,7 +194,7 @@ export class Source {
       stream = { binding: own, fingerprint: print, events: this.events.filter((e) => eligible(own, e)) };
       this.streams.set(print, stream);
     }
-    if (isFrozenDeep(binding)) this.bound.set(binding, stream);
+    if (isFrozenBinding(binding)) this.bound.set(binding, stream);
     return stream;
   }
 
@@ -240,6 +240,15 @@ export class Source {
         return resume.offset;
     }
   }
+}
+
+/**
+ * Whether a binding can no longer change, so that its stream may be found by identity. The
+ * world's bindings are deep-frozen copies; a filter's values are plain values, never objects.
+ */
+function isFrozenBinding(binding: Binding): boolean {
+  const { filter } = binding;
+  return Object.isFrozen(binding) && Object.isFrozen(filter) && Object.isFrozen(binding.ordering) && (filter.kind !== 'in' || Object.isFrozen(filter.values));
 }
 
 /** Removes an event from a sorted array by binary search; a no-op when the array does not hold it. */
