@@ -20,7 +20,12 @@ export type Filter =
   | { readonly kind: 'equals'; readonly attr: string; readonly value: AttrValue }
   | { readonly kind: 'in'; readonly attr: string; readonly values: readonly AttrValue[] };
 
-/** Whether the filter admits an event; written here, apart from the world, for the oracle. */
+/**
+ * Whether the filter admits an event, as the oracle judges it. The world that serves the
+ * stream decides with its own code (src/world/order.ts), so that a mistake here or there
+ * shows as a disagreement instead of agreeing with itself; test/world/order.test.ts holds
+ * the two to the same answers. The generators, the picture and consumers read this one.
+ */
 export function filterAdmits(filter: Filter, attrs: Readonly<Record<string, AttrValue>>): boolean {
   switch (filter.kind) {
     case 'all':
@@ -40,7 +45,8 @@ export function isEligible(binding: Binding, e: SourceEvent): boolean {
 
 /**
  * A stable fingerprint: canonical JSON (sorted keys) of the binding. Two bindings with the
- * same fingerprint select the same events in the same order.
+ * same fingerprint select the same events in the same order. The world computes the same
+ * string with its own code, and hands it to consumers to store beside their progress.
  */
 export function fingerprint(binding: Binding): string {
   return `b:${canonicalJson(binding)}`;

@@ -1,5 +1,5 @@
 import type { Call, CallKind } from '../../model/history.js';
-import { isPosition } from '../../model/order.js';
+import { isPosition } from './order.js';
 import type { Fault, Placement } from '../../scenarios/plan.js';
 
 /** What a fault and a placement share: which call they name. */

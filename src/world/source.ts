@@ -1,9 +1,11 @@
-import { fingerprint, isEligible, type Binding } from '../../model/binding.js';
-import { positionOf, type SourceEvent } from '../../model/event.js';
+import type { Binding } from '../../model/binding.js';
+import type { SourceEvent } from '../../model/event.js';
 import type { FetchRequest, Page } from '../../model/history.js';
-import { compareKeys, comparePositions, isPosition, type Position } from '../../model/order.js';
+import type { Position } from '../../model/order.js';
 import type { MutationSpec, PageQuirk, SourceSpec } from '../../scenarios/plan.js';
 import { WorldError } from './errors.js';
+import { freezeOwn, frozenCopy } from './frozen.js';
+import { compareEvents, compareKeys, comparePositions, eligible, fingerprint, firstWhere, isPosition } from './order.js';
 import { TokenMint } from './tokens.js';
 
 /** What a token means to the source that minted it: continue after this position (null: from the start). */
@@ -13,13 +15,32 @@ interface TokenMeaning {
 }
 
 /**
+ * One bound stream as the source serves it: the events its binding admits, in the stable
+ * order. Kept from the first fetch under the binding and updated in place by every
+ * mutation, so a fetch neither filters nor sorts the whole source again.
+ */
+interface Stream {
+  /** A frozen copy of the binding, so that nothing can change what this stream admits. */
+  readonly binding: Binding;
+  readonly fingerprint: string;
+  readonly events: SourceEvent[];
+}
+
+/**
  * The simulated paginated API. It holds the current version of every event, serves the
  * bound stream in the stable order, applies the binding's filter and upper bound itself
  * (as real APIs do), resumes by opaque token or by the key forms it offers, and, when the
  * plan says so, misbehaves the way real APIs do.
  */
 export class Source {
-  private events: SourceEvent[];
+  /** Every event's current version, in the stable order. */
+  private readonly events: SourceEvent[];
+  /** The same events by id: one version per id is current. */
+  private readonly byId = new Map<string, SourceEvent>();
+  /** Each bound stream served so far, by its binding's fingerprint. */
+  private readonly streams = new Map<string, Stream>();
+  /** The stream of each frozen binding object handed in, so that its fingerprint is computed once. */
+  private readonly bound = new WeakMap<Binding, Stream>();
   private readonly tokens: TokenMint<TokenMeaning>;
   /** The largest first ordering field ever held: the head a replay window is measured from. */
   private clock: number | null;
@@ -34,7 +55,9 @@ export class Source {
     readonly spec: SourceSpec,
     seed: string,
   ) {
-    this.events = [...initial].sort(byPosition);
+    // Copies, frozen: served events are handed to consumers, and the plan's stay the plan's.
+    this.events = initial.map(frozenCopy).sort(compareEvents);
+    for (const e of this.events) this.byId.set(e.id, e);
     this.tokens = new TokenMint(seed);
     this.clock = initial.reduce<number | null>((m, e) => Math.max(m ?? Number.NEGATIVE_INFINITY, e.key[0] ?? 0), null);
   }
@@ -51,14 +74,13 @@ export class Source {
     if (!Number.isInteger(request.limit) || request.limit < 1) {
       throw new WorldError('bad-request', true, `page limit must be a positive integer, got ${String(request.limit)}`);
     }
-    const bound = fingerprint(binding);
+    const { fingerprint: bound, events: stream } = this.streamOf(binding);
     if (quirk === 'stale' && request.resume.kind === 'token') {
       // The token expired: it will never be accepted again, so a consumer must fall back.
       this.tokens.forget(request.resume.token);
       this.quirked = true;
       throw new WorldError('stale-token', true, 'the page token expired');
     }
-    const stream = this.events.filter((e) => isEligible(binding, e));
     const start = this.startIndex(stream, bound, request);
     if (quirk === 'repeat') {
       // A repeat serves the previous page again, as a cache would: never one that continues
@@ -69,7 +91,7 @@ export class Source {
       const previous = this.lastPage.get(bound);
       const first = previous?.events[0];
       const from = stream[start];
-      const behind = first === undefined || from === undefined || comparePositions(positionOf(first), positionOf(from)) <= 0;
+      const behind = first === undefined || from === undefined || compareEvents(first, from) <= 0;
       if (previous && previous.next !== null && this.lastPageChanges.get(bound) === this.changes && behind) {
         this.quirked = true;
         return previous;
@@ -79,7 +101,7 @@ export class Source {
       // No events, yet a token that resumes exactly where this request did.
       const before = stream[start - 1];
       this.quirked = true;
-      return { events: [], next: this.tokens.mint({ after: before ? positionOf(before) : null, binding: bound }), head: this.clock };
+      return freezeOwn({ events: [], next: this.tokens.mint({ after: before ?? null, binding: bound }), head: this.clock });
     }
     let size = Math.min(request.limit, this.spec.pageSize);
     if (quirk === 'short' && start + 1 < stream.length && size > 1) {
@@ -88,7 +110,7 @@ export class Source {
     }
     const served = stream.slice(start, start + size);
     const last = served.at(-1);
-    const next = start + served.length < stream.length && last ? this.tokens.mint({ after: positionOf(last), binding: bound }) : null;
+    const next = start + served.length < stream.length && last ? this.tokens.mint({ after: last, binding: bound }) : null;
     let events = served;
     if (quirk === 'overlap' && start > 0) {
       events = [...stream.slice(Math.max(0, start - 2), start), ...served];
@@ -98,7 +120,8 @@ export class Source {
       events = [...served].reverse();
       this.quirked = true;
     }
-    const page: Page = { events, next, head: this.clock };
+    // Frozen: the consumer reads it and the history keeps it; its events are frozen already.
+    const page: Page = freezeOwn({ events, next, head: this.clock });
     this.lastPage.set(bound, page);
     this.lastPageChanges.set(bound, this.changes);
     return page;
@@ -139,7 +162,7 @@ export class Source {
     let event: SourceEvent;
     if (kind === 'insert' || !target) {
       let id = `m${this.inserted++}`;
-      while (this.events.some((e) => e.id === id)) id = `m${this.inserted++}`;
+      while (this.byId.has(id)) id = `m${this.inserted++}`;
       const attr = spec.target % 2 === 0 ? 'order' : 'refund';
       event = { id, version: 1, key: keyAt(first), attrs: { kind: attr }, payload: `${id}:${attr}` };
       kind = 'insert';
@@ -150,12 +173,41 @@ export class Source {
       const key = kind === 'flip' && first === target.key[0] ? target.key : keyAt(first);
       event = { ...target, version, key, attrs: { ...target.attrs, kind: attr }, payload: `${target.id}:v${version}:${attr}` };
     }
+    freezeOwn(event);
     this.changes++;
-    this.events = this.events.filter((e) => e.id !== event.id);
-    this.events.push(event);
-    this.events.sort(byPosition);
+    this.replace(event);
     this.clock = Math.max(this.clock ?? Number.NEGATIVE_INFINITY, event.key[0] ?? 0);
     return { event, mutation: kind };
+  }
+
+  /**
+   * The bound stream for a binding, built on first use. A binding the world froze is looked
+   * up by identity; any other is fingerprinted on every call, since it might have changed.
+   */
+  private streamOf(binding: Binding): Stream {
+    const known = this.bound.get(binding);
+    if (known) return known;
+    const print = fingerprint(binding);
+    let stream = this.streams.get(print);
+    if (!stream) {
+      const own = frozenCopy(binding);
+      stream = { binding: own, fingerprint: print, events: this.events.filter((e) => eligible(own, e)) };
+      this.streams.set(print, stream);
+    }
+    if (isFrozenBinding(binding)) this.bound.set(binding, stream);
+    return stream;
+  }
+
+  /** Puts a new version in place of the current one (if any), in the source and in every stream kept. */
+  private replace(event: SourceEvent): void {
+    const old = this.byId.get(event.id);
+    if (old) {
+      removeSorted(this.events, old);
+      for (const stream of this.streams.values()) removeSorted(stream.events, old);
+    }
+    this.byId.set(event.id, event);
+    insertSorted(this.events, event);
+    for (const stream of this.streams.values()) if (eligible(stream.binding, event)) insertSorted(stream.events, event);
   }
 
   private startIndex(stream: readonly SourceEvent[], bound: string, request: FetchRequest): number {
@@ -171,17 +223,18 @@ export class Source {
         // A token minted for another binding is as good as unknown (R2).
         if (!meaning || meaning.binding !== bound) throw new WorldError('stale-token', true);
         const after = meaning.after;
-        return after === null ? 0 : firstIndex(stream, (e) => comparePositions(positionOf(e), after) > 0);
+        return after === null ? 0 : firstWhere(stream, (e) => comparePositions(e, after) > 0);
       }
       case 'after': {
         const after = resume.position;
         if (!isPosition(after)) throw new WorldError('bad-request', true, 'resume after needs a position { key, id }');
-        return firstIndex(stream, (e) => comparePositions(positionOf(e), after) > 0);
+        return firstWhere(stream, (e) => comparePositions(e, after) > 0);
       }
+      // Each test below is false, then true, along the stream: the order sorts by key first.
       case 'key-gt':
-        return firstIndex(stream, (e) => compareKeys(e.key, resume.key) > 0);
+        return firstWhere(stream, (e) => compareKeys(e.key, resume.key) > 0);
       case 'key-gte':
-        return firstIndex(stream, (e) => compareKeys(e.key, resume.key) >= 0);
+        return firstWhere(stream, (e) => compareKeys(e.key, resume.key) >= 0);
       case 'offset':
         if (!Number.isInteger(resume.offset) || resume.offset < 0) throw new WorldError('bad-request', true, 'offset must be a non-negative integer');
         return resume.offset;
@@ -189,11 +242,26 @@ export class Source {
   }
 }
 
-function byPosition(a: SourceEvent, b: SourceEvent): number {
-  return comparePositions(positionOf(a), positionOf(b));
+/**
+ * Whether a binding can no longer change, so that its stream may be found by identity. The
+ * world's bindings are deep-frozen copies; a filter's values are plain values, never objects.
+ */
+function isFrozenBinding(binding: Binding): boolean {
+  const { filter } = binding;
+  return Object.isFrozen(binding) && Object.isFrozen(filter) && Object.isFrozen(binding.ordering) && (filter.kind !== 'in' || Object.isFrozen(filter.values));
 }
 
-function firstIndex<T>(items: readonly T[], pred: (item: T) => boolean): number {
-  const i = items.findIndex(pred);
-  return i === -1 ? items.length : i;
+/** Removes an event from a sorted array by binary search; a no-op when the array does not hold it. */
+function removeSorted(events: SourceEvent[], event: SourceEvent): void {
+  const i = firstWhere(events, (e) => compareEvents(e, event) >= 0);
+  if (events[i] === event) events.splice(i, 1);
+}
+
+/** Inserts an event into a sorted array at its place in the stable order. */
+function insertSorted(events: SourceEvent[], event: SourceEvent): void {
+  events.splice(
+    firstWhere(events, (e) => compareEvents(e, event) > 0),
+    0,
+    event,
+  );
 }

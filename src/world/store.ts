@@ -1,4 +1,4 @@
-import { canonicalJson } from '../../model/binding.js';
+import { canonicalJson } from './order.js';
 import { refKey, type EventRef } from '../../model/event.js';
 import type { DurableState, StoreOp } from '../../model/history.js';
 import { WorldError } from './errors.js';

@@ -1,15 +1,16 @@
-import { fingerprint, type Binding } from '../../model/binding.js';
+import type { Binding } from '../../model/binding.js';
 import type { EventRef, SourceEvent } from '../../model/event.js';
 import type { Actor, Call, CallResult, CallStep, History, LifeStep, Outcome, Page, Phase, Step, StoreOp } from '../../model/history.js';
 import { isPageQuirk, type Plan } from '../../scenarios/plan.js';
-import { canonicalJson } from '../../model/binding.js';
 import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../consumer.js';
 import { isKey, jsonProblem, shown } from './arguments.js';
 import { worldBug } from './bugs.js';
 import { WorldError } from './errors.js';
 import { CallCounter, FaultPlan } from './faults.js';
+import { freezeOwn, frozenCopy } from './frozen.js';
 import { Lease } from './lease.js';
 import { PendingCalls } from './pending.js';
+import { canonicalJson, fingerprint } from './order.js';
 import { Source } from './source.js';
 import { Store } from './store.js';
 
@@ -50,7 +51,12 @@ export class World {
   private readonly lease: Lease;
   private readonly steps: Step[] = [];
   private readonly pending = new PendingCalls<Pending>();
+  /** The binding workers read under now: a frozen copy, never the plan's own object. */
   private binding: Binding;
+  /** Each binding's fingerprint, computed once rather than on every call that needs it. */
+  private readonly fingerprints = new WeakMap<Binding, string>();
+  /** What the source offers, as every incarnation sees it: one frozen copy for the whole world. */
+  private readonly offer: WorkerWorld['source'];
   private readonly faults: FaultPlan;
   private phase: Phase = 'adversity';
   /** Calls reached in the adversity phase: where mutations and the rebind are placed. */
@@ -76,7 +82,9 @@ export class World {
     this.source = new Source(plan.events, plan.source, plan.seed);
     this.faults = new FaultPlan(plan.faults);
     this.lease = new Lease(plan.leaseTtl);
-    this.binding = plan.binding;
+    this.binding = frozenCopy(plan.binding);
+    const { pageSize, resumes, contract } = plan.source;
+    this.offer = frozenCopy({ pageSize, resumes, contract });
     this.poison = new Set(plan.poison);
     this.stallWaits = Math.ceil((consumer.stallMs ?? STALL_WAITS * STALL_WAIT_MS) / STALL_WAIT_MS);
   }
@@ -123,8 +131,10 @@ export class World {
     if (!box) return;
     const seen = checkInspection(await box.consumer.inspect(box.store));
     // State kept per binding: the current binding's entry is the watermark, none yet when absent.
-    const current = seen.watermarks === undefined ? (seen.watermark ?? null) : (seen.watermarks[fingerprint(this.binding)] ?? null);
-    const watermark = canonicalJson(current);
+    const current = seen.watermarks === undefined ? (seen.watermark ?? null) : (seen.watermarks[this.fingerprintOf(this.binding)] ?? null);
+    // A copy: the consumer's own object could change after it was recorded.
+    const value = frozenCopy(current);
+    const watermark = canonicalJson(value);
     const fresh = seen.effects.slice(box.effects);
     if (watermark === box.watermark && fresh.length === 0) return;
     this.steps.push({
@@ -132,7 +142,7 @@ export class World {
       seq: this.steps.length,
       phase: this.phase,
       actor: life.actor,
-      ...(watermark === box.watermark ? {} : { watermark: { value: current } }),
+      ...(watermark === box.watermark ? {} : { watermark: { value } }),
       effects: fresh.map((e) => ({ event: { id: e.event.id, version: e.event.version }, payload: e.payload })),
     });
     box.watermark = watermark;
@@ -223,7 +233,7 @@ export class World {
     const rebind = this.plan.rebind;
     if (rebind === null || !here(rebind.before)) return false;
     this.stopAll(null);
-    this.binding = rebind.binding;
+    this.binding = frozenCopy(rebind.binding);
     this.steps.push({ kind: 'rebind', seq: this.steps.length, phase: this.phase, binding: rebind.binding });
     for (const w of workers) this.start(w);
     return true;
@@ -282,7 +292,7 @@ export class World {
   private kill(life: Life): void {
     life.alive = false;
     life.holds = 0;
-    life.controller.abort();
+    life.controller.abort(ABORTED);
   }
 
   /** Wakes the scheduler when it waits on work outside the world. */
@@ -436,8 +446,22 @@ export class World {
     };
   }
 
+  private fingerprintOf(binding: Binding): string {
+    let print = this.fingerprints.get(binding);
+    if (print === undefined) {
+      print = fingerprint(binding);
+      this.fingerprints.set(binding, print);
+    }
+    return print;
+  }
+
+  /**
+   * The raw calls. Nothing handed to the consumer is an object the history or the world
+   * keeps using unfrozen (the binding, the offer, pages and their events, loaded state), and
+   * every argument is copied before it is recorded or acted on: a consumer cannot change
+   * what the world serves or what the oracle reads, whatever it does to the objects it holds.
+   */
   private rawApi(life: Life, binding: Binding): WorkerWorld {
-    const { pageSize, resumes, contract } = this.plan.source;
     const who = `${life.actor.worker}#${life.actor.incarnation}`;
     return {
       signal: life.controller.signal,
@@ -454,38 +478,45 @@ export class World {
         };
       },
       binding,
-      fingerprint: fingerprint(binding),
-      source: { pageSize, resumes, contract },
+      fingerprint: this.fingerprintOf(binding),
+      source: this.offer,
       worker: life.actor.worker,
       incarnation: life.actor.incarnation,
-      fetch: (request) =>
-        this.submit(life, { kind: 'fetch', request }, (fault) => {
+      fetch: (asked) => {
+        const request = frozenCopy(asked);
+        return this.submit(life, { kind: 'fetch', request }, (fault) => {
           const page = this.source.fetch(binding, request, fault && isPageQuirk(fault.kind) ? fault.kind : undefined);
           return { value: page, result: { kind: 'page', page } };
-        }),
+        });
+      },
       load: () =>
         this.submit(life, { kind: 'load' }, () => {
-          const state = this.store.state();
+          const state = frozenCopy(this.store.state());
           return { value: state, result: { kind: 'state', state } };
         }),
-      completed: (events: readonly EventRef[]) =>
-        this.submit(life, { kind: 'completed', events: [...events] }, () => {
-          const flags = this.store.completed(events);
+      completed: (asked: readonly EventRef[]) => {
+        const events = frozenCopy(asked);
+        return this.submit(life, { kind: 'completed', events }, () => {
+          const flags = freezeOwn(this.store.completed(events));
           return { value: flags, result: { kind: 'flags', flags } };
-        }),
-      commit: (ops: readonly StoreOp[], options) => {
+        });
+      },
+      commit: (asked: readonly StoreOp[], options) => {
+        const ops = frozenCopy(asked);
         const fence = options?.fence ?? null;
-        return this.submit(life, { kind: 'commit', ops: [...ops], fence }, () => {
+        return this.submit(life, { kind: 'commit', ops, fence }, () => {
           for (const op of ops) if ((op.op === 'effect' || op.op === 'outbox') && this.poison.has(op.event.id)) this.refuse(op.event);
           this.store.commit(ops, fence, this.lease.generation);
           return { value: undefined };
         });
       },
-      emit: (event, payload) =>
-        this.submit(life, { kind: 'emit', event: { id: event.id, version: event.version }, payload }, () => {
+      emit: (asked, payload) => {
+        const event = freezeOwn({ id: asked.id, version: asked.version });
+        return this.submit(life, { kind: 'emit', event, payload }, () => {
           if (this.poison.has(event.id)) this.refuse(event);
           return { value: undefined };
-        }),
+        });
+      },
       lease: () =>
         this.submit(life, { kind: 'lease' }, () => {
           const generation = this.lease.acquire(who, this.steps.length);
@@ -509,6 +540,13 @@ const GRACE_WAIT_MS = 10;
 function turn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
+/**
+ * Why an incarnation's signal aborts, built once: every kill is the same event, and a fresh
+ * DOMException (with its stack) per kill was a measurable part of a world's cost. Frozen,
+ * since every incarnation of every world sees this one object.
+ */
+const ABORTED = Object.freeze(new DOMException('the incarnation died: it crashed, its phase ended, or the world rebound', 'AbortError'));
 
 function isRef(value: unknown): value is EventRef {
   const v = value as EventRef | null;

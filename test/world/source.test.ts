@@ -3,14 +3,16 @@
  * form, opaque tokens, malformed requests, each page quirk as scenarios/plan.ts describes
  * it, the head, and mutations kept within each stability contract.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Binding } from '../../model/binding.js';
+import { isEligible, type Binding } from '../../model/binding.js';
 import type { SourceEvent } from '../../model/event.js';
 import type { Contract, FetchRequest, Page, Resume, ResumeStyle } from '../../model/history.js';
 import type { MutationSpec, PageQuirk, SourceSpec } from '../../scenarios/plan.js';
-import { worldError } from '../support.js';
+import { comparePositions } from '../../model/order.js';
+import { SEED, worldError } from '../support.js';
 import { Source } from '../../src/world/source.js';
-import { ev } from '../model/histories.js';
+import { at, ev } from '../model/histories.js';
 
 const ALL: Binding = { scope: 'orders', filter: { kind: 'all' }, ordering: ['seq'], upTo: null };
 const ORDERS: Binding = { ...ALL, filter: { kind: 'equals', attr: 'kind', value: 'order' } };
@@ -441,5 +443,68 @@ describe('mutations keep the contract', () => {
     const held = everything(src).map((e) => e.id);
     expect(new Set(held).size).toBe(held.length);
     expect(held).toHaveLength(8);
+  });
+});
+
+describe('kept streams stay what a fresh filter and sort would serve', () => {
+  // The source keeps each binding's stream and updates it on every mutation; the model's own
+  // filter and order, run from scratch over the events it holds, say what it must serve.
+  const kinds = ['order', 'refund', 'other'] as const;
+  const eventsArb = fc.uniqueArray(
+    fc.record({ id: fc.constantFrom('a', 'A', 'ab', 'b', 'B', 'ba', 'c', 'm0', 'm1', 'x'), key: fc.integer({ min: 0, max: 4 }), kind: fc.constantFrom(...kinds) }),
+    { selector: (e) => e.id, maxLength: 9 },
+  );
+  const bindingArb = fc.record({
+    filter: fc.constantFrom<Binding['filter']>({ kind: 'all' }, { kind: 'equals', attr: 'kind', value: 'order' }, { kind: 'in', attr: 'kind', values: ['refund', 'other'] }),
+    upTo: fc.option(fc.integer({ min: 0, max: 6 }), { nil: null }),
+  });
+  const mutationArb = fc.record({ kind: fc.constantFrom('insert', 'move', 'flip') as fc.Arbitrary<MutationSpec['kind']>, target: fc.nat(12), back: fc.nat(6), read: fc.nat(2) });
+  const contractArb = fc.constantFrom<Contract>({ kind: 'insertion-stable' }, { kind: 'replay-window', window: 2 }, { kind: 'none' });
+
+  it('after any mutations, under every binding read so far or read for the first time', () => {
+    fc.assert(
+      fc.property(eventsArb, fc.array(bindingArb, { minLength: 1, maxLength: 3 }), fc.array(mutationArb, { maxLength: 8 }), contractArb, fc.integer({ min: 1, max: 4 }), (draws, bounds, changes, contract, pageSize) => {
+        const initial = draws.map((d) => ev(d.id, d.key, { attrs: { kind: d.kind } }));
+        const src = source(initial, { contract, pageSize });
+        const bindings = bounds.map((b): Binding => ({ ...ALL, ...b }));
+        const held = new Map(initial.map((e) => [e.id, e]));
+        const expected = (b: Binding): string[] => [...held.values()].filter((e) => isEligible(b, e)).sort((x, y) => comparePositions(at(x), at(y))).map((e) => `${e.id}@${e.version}`);
+        const walkVersions = (b: Binding): string[] => {
+          const out: string[] = [];
+          let resume: Resume = { kind: 'start' };
+          for (;;) {
+            const page = src.fetch(b, request(resume, pageSize));
+            out.push(...page.events.map((e) => `${e.id}@${e.version}`));
+            if (page.next === null) return out;
+            resume = { kind: 'token', token: page.next };
+          }
+        };
+        expect(walkVersions(bindings[0]!)).toEqual(expected(bindings[0]!));
+        for (const change of changes) {
+          const { event } = src.mutate({ before: { call: 'fetch', nth: 0 }, kind: change.kind, target: change.target, back: change.back }, bindings[0]!);
+          held.set(event.id, event);
+          // Read under some of the bindings between changes, so that some streams are kept and others built late.
+          const b = bindings[change.read % bindings.length]!;
+          expect(walkVersions(b)).toEqual(expected(b));
+        }
+        for (const b of bindings) expect(walkVersions(b)).toEqual(expected(b));
+      }),
+      { seed: SEED, numRuns: 300 },
+    );
+  });
+});
+
+describe('what the source serves cannot be changed by whoever holds it', () => {
+  it('a page, its event list and its events are frozen, and the plan\u2019s events are not the ones served', () => {
+    const initial = SEVEN.map((e) => ({ ...e, attrs: { kind: 'order' } }));
+    const src = source(initial);
+    const page = src.fetch(ALL, request({ kind: 'start' }, 3));
+    const e = page.events[0]!;
+    expect(Object.isFrozen(page) && Object.isFrozen(page.events) && Object.isFrozen(e) && Object.isFrozen(e.key) && Object.isFrozen(e.attrs)).toBe(true);
+    expect(() => ((e.key as number[])[0] = 99)).toThrow(TypeError);
+    expect(() => ((page.events as SourceEvent[]).length = 0)).toThrow(TypeError);
+    expect(initial.some((i) => i === e)).toBe(false);
+    expect(Object.isFrozen(initial[0])).toBe(false);
+    expect(ids(src.fetch(ALL, request({ kind: 'start' }, 3)))).toEqual(['a', 'b', 'c']);
   });
 });
