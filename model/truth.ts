@@ -17,6 +17,12 @@ import { compareKeys, comparePositions, formatPosition, isPosition, type Positio
  * the world contradicted itself: that is a problem of the harness, listed in `problems`, and
  * never blamed on the consumer.
  *
+ * Independence: the world decides order and eligibility with code of its own
+ * (src/world/order.ts), held to this model's by property tests (test/world/order.test.ts);
+ * the reference consumer and adapters use model/order.ts, which the package exports, and it
+ * is tested directly (test/model/order.test.ts). The replay here shares no code with the
+ * world's source, store or lease.
+ *
  * Cost: linear in the steps. The eligible stream is kept sorted, and a mutation moves one
  * event by binary search; the gap-free frontier only moves back as far as that event.
  */
