@@ -134,6 +134,29 @@ describe('binding-confusion', () => {
     passes(t);
   });
 
+  it('R2 binding-confusion near miss: a foreign watermark loaded and ignored is not blamed for the consumer`s own premature checkpoint', () => {
+    // The REFUNDS worker loads the ORDERS watermark (o3), ignores it: it fetches from the
+    // start and handles p2, behind o3. Then it checkpoints past r2 by a mistake of its own.
+    // r2 lies behind o3 too, but the foreign watermark was not used: the real cause leads.
+    const p2 = ev('p', 2, { attrs: { kind: 'refund' } });
+    const t = ordersThenRefunds(ORDERS, [o1, p2, r2, o3, r4]);
+    t.start();
+    t.load(at(o3));
+    t.fetch([p2, r2, r4]);
+    t.handle(p2);
+    const premature = t.commit([effect(r4), complete(r4), watermark(at(r4))]);
+    t.budget();
+    t.drain();
+    t.start();
+    t.load(at(r4));
+    t.fetch([], { resume: { kind: 'after', position: at(r4) } });
+    const claim = t.caughtUp();
+    expect(summary(t)).toEqual([
+      { kind: 'premature-watermark', events: ['r2@1'], steps: [premature] },
+      { kind: 'omission', events: ['r2@1'], steps: [claim] },
+    ]);
+  });
+
   it('R2 binding-confusion near miss: a watermark its own binding wrote (whatever its label) is no foreign progress', () => {
     // The REFUNDS worker starts over without loading and commits a premature watermark of its
     // own; the builder labels it with the header's (ORDERS) fingerprint. Its next incarnation
