@@ -55,12 +55,14 @@ export function check(history: History): CheckResult {
   let effects = 0;
   let commits = 0;
   let incarnations = 0;
+  // What the checkers reported at the current step, for the ones that explain others' findings.
+  const found: Anomaly[] = [];
   for (const step of history.steps) {
     const facts = truth.advance(step);
     effects += facts.effects.length;
     if (step.kind === 'call' && step.call.kind === 'commit' && facts.applied) commits++;
     if (step.kind === 'life' && step.event.kind === 'start') incarnations++;
-    const found: Anomaly[] = [];
+    found.length = 0;
     for (const checker of checkers) {
       const before = checker.anomalies.length;
       checker.visit(step, facts, truth, found);

@@ -57,6 +57,8 @@ export interface EffectFact {
 }
 
 const NONE: Facts = { applied: false, effects: [], watermarks: [], foreign: null, outcomes: [] };
+/** A call that took effect and produced nothing the checkers read: shared, as most steps are. */
+const APPLIED: Facts = { ...NONE, applied: true };
 
 export const actorKey = (a: Actor): string => `${a.worker}#${a.incarnation}`;
 
@@ -257,7 +259,7 @@ export class Truth {
       case 'load': {
         const state: DurableState = { watermark: this.slot && { binding: this.slot.binding, value: this.slot.value }, anchor: this.anchor, outbox: [...this.outbox.values()] };
         this.expect(step, null);
-        if (step.result?.kind === 'state' && canonicalJson(step.result.state) !== canonicalJson(state)) {
+        if (step.result?.kind === 'state' && !sameJson(step.result.state, state)) {
           this.problem(step.seq, `load at step ${step.seq} returned ${canonicalJson(step.result.state).slice(0, 160)}, but the store holds ${canonicalJson(state).slice(0, 160)}`);
         }
         const slot = this.slot;
@@ -266,10 +268,11 @@ export class Truth {
       case 'completed': {
         this.expect(step, null);
         const flags = call.events.map((e) => this.completions.has(refKey(e)));
-        if (step.result?.kind === 'flags' && canonicalJson(step.result.flags) !== canonicalJson(flags)) {
-          this.problem(step.seq, `completed at step ${step.seq} answered ${JSON.stringify(step.result.flags)}, but the store's completion records say ${JSON.stringify(flags)}`);
+        const said = step.result?.kind === 'flags' ? step.result.flags : null;
+        if (said !== null && (said.length !== flags.length || said.some((f, i) => f !== flags[i]))) {
+          this.problem(step.seq, `completed at step ${step.seq} answered ${JSON.stringify(said)}, but the store's completion records say ${JSON.stringify(flags)}`);
         }
-        return { ...NONE, applied: true };
+        return APPLIED;
       }
       case 'commit':
         return this.commit(step, call.ops, call.fence);
@@ -286,7 +289,7 @@ export class Truth {
         return this.lease(step);
       case 'claim':
         this.expect(step, null);
-        return { ...NONE, applied: true };
+        return APPLIED;
       case 'malformed':
         this.expect(step, 'bad-request');
         return NONE;
@@ -323,7 +326,7 @@ export class Truth {
     if (!served) this.served.set(this.bound, (served = new Set()));
     for (const e of page.events) {
       const now = this.events.get(e.id);
-      if (now === undefined || canonicalJson(now) !== canonicalJson(e)) {
+      if (now === undefined || !sameEvent(now, e)) {
         this.problem(step.seq, `fetch ${step.seq} served ${formatRef(e)} as ${canonicalJson(e).slice(0, 120)}, but the source holds ${now ? canonicalJson(now).slice(0, 120) : 'no such event'}`);
       } else if (!isEligible(this.binding, e)) {
         this.problem(step.seq, `fetch ${step.seq} served ${formatRef(e)}, which is not eligible under the binding`);
@@ -361,7 +364,7 @@ export class Truth {
     }
     // A repeat serves the previous page that carried events (an empty page is not repeated).
     if (step.fault !== 'empty') this.lastPage.set(this.bound, page);
-    return { ...NONE, applied: true };
+    return APPLIED;
   }
 
   /** Where a request resumes in the eligible stream, or null when the replay cannot tell (a token it never saw minted). */
@@ -394,7 +397,7 @@ export class Truth {
       ops.some((op) => {
         if (op.op !== 'watermark' || !('expect' in op)) return false;
         const current = this.slot?.binding === op.binding ? this.slot.value : null;
-        return canonicalJson(current ?? null) !== canonicalJson(op.expect ?? null);
+        return !sameJson(current ?? null, op.expect ?? null);
       });
     if (refused || conflict) {
       this.expect(step, refused ? 'rejected' : 'conflict');
@@ -466,7 +469,7 @@ export class Truth {
       this.problem(step.seq, `lease at step ${step.seq} granted generation ${step.result?.kind === 'generation' ? step.result.generation : 'none'}, but the replay grants ${this.generation}`);
     }
     this.grant(step, this.generation);
-    return { ...NONE, applied: true };
+    return APPLIED;
   }
 
   private grant(step: CallStep, generation: number): void {
@@ -490,4 +493,19 @@ export class Truth {
     this.outcomes.add(key);
     return fact;
   }
+}
+
+/** Whether two event versions are the same in every field: cheaper than comparing canonical JSON. */
+function sameEvent(a: SourceEvent, b: SourceEvent): boolean {
+  if (a === b) return true;
+  if (a.id !== b.id || a.version !== b.version || a.payload !== b.payload || a.key.length !== b.key.length) return false;
+  for (let i = 0; i < a.key.length; i++) if (a.key[i] !== b.key[i]) return false;
+  const ka = Object.keys(a.attrs);
+  if (ka.length !== Object.keys(b.attrs).length) return false;
+  return ka.every((k) => a.attrs[k] === b.attrs[k]);
+}
+
+/** Equal as JSON values, whatever the order of their keys; the common case, same order, costs one native stringify each. */
+function sameJson(a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b) || canonicalJson(a) === canonicalJson(b);
 }
