@@ -75,28 +75,40 @@ export function peakRssMiB(): number {
 
 let ticks: number | null | undefined;
 
-/**
- * CPU time spent by this process's terminated and reaped child processes, in ms, from
- * /proc/self/stat (cutime + cstime). The process bridge runs consumers as child processes,
- * so their CPU is part of what a process consumer costs. Null where /proc is not there.
- */
-export function childrenCpuMs(): number | null {
-  try {
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    // The command name (field 2) may contain spaces; fields are counted after its closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const cutime = Number(fields[13]);
-    const cstime = Number(fields[14]);
-    if (ticks === undefined) {
-      try {
-        ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || null;
-      } catch {
-        ticks = null;
-      }
+function clockTicks(): number | null {
+  if (ticks === undefined) {
+    try {
+      ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || null;
+    } catch {
+      ticks = null;
     }
-    if (ticks === null || !Number.isFinite(cutime) || !Number.isFinite(cstime)) return null;
-    return ((cutime + cstime) * 1000) / ticks;
+  }
+  return ticks;
+}
+
+/**
+ * A process's CPU time from /proc (Linux), in ms: its own (utime + stime) and that of its
+ * terminated and reaped children (cutime + cstime). Null where /proc cannot say.
+ */
+export function procCpuMs(pid: number | 'self'): { readonly own: number; readonly children: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may contain spaces; count fields after its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    const [utime, stime, cutime, cstime] = [fields[11], fields[12], fields[13], fields[14]];
+    const hz = clockTicks();
+    if (hz === null || ![utime, stime, cutime, cstime].every((n) => Number.isFinite(n))) return null;
+    return { own: (((utime as number) + (stime as number)) * 1000) / hz, children: (((cutime as number) + (cstime as number)) * 1000) / hz };
   } catch {
     return null;
   }
+}
+
+/**
+ * CPU time spent by this process's terminated and reaped child processes, in ms. The
+ * process bridge runs consumers as child processes, so their CPU is part of what a process
+ * consumer costs.
+ */
+export function childrenCpuMs(): number | null {
+  return procCpuMs('self')?.children ?? null;
 }
