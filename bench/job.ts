@@ -8,7 +8,7 @@ import type { AnyConsumer } from '../src/consumer.js';
 import { execute } from '../src/execute.js';
 import { processConsumer } from '../src/process/bridge.js';
 import { countCalls, syntheticHistory, withoutOneEffect } from './histories.js';
-import { childrenCpuMs, liveHeapMiB, peakRssMiB, startClock, timed, type Cost } from './measure.js';
+import { liveHeapMiB, peakRssMiB, startClock, timed, type Cost } from './measure.js';
 import { runPeer, runPlain } from './peer.js';
 import { largePlan, manyPendingConsumer, NODE_EXAMPLE, nodeExampleInProcess, pendingPlan, repoRoot, type PendingProbe } from './worlds.js';
 
@@ -212,7 +212,7 @@ interface BridgeArgs {
  * The process bridge: examples/node/consumer.mjs as a --command consumer (every incarnation
  * a process), against the very same file run in this process, over the same worlds (same
  * seed), interleaved. Their histories must have the same number of steps, or they were not
- * the same runs. The consumers' own CPU is read from the reaped children's account.
+ * the same runs.
  */
 async function bridge(args: BridgeArgs): Promise<void> {
   const command = `${JSON.stringify(process.execPath)} ${NODE_EXAMPLE}`;
@@ -225,9 +225,7 @@ async function bridge(args: BridgeArgs): Promise<void> {
     if (warm.status !== 'pass') throw new Error(`${consumer.name} did not pass its warm-up worlds: ${warm.status}`);
   }
   for (let round = 0; round < args.rounds; round++) {
-    const before = childrenCpuMs();
     const a = await timed(() => checkProperty(outside, { runs: args.worlds, seed: args.seed }));
-    const after = childrenCpuMs();
     const b = await timed(() => checkProperty(inside, { runs: args.worlds, seed: args.seed }));
     for (const [who, o] of [['process', a.value], ['in process', b.value]] as const) {
       if (o.status !== 'pass') throw new Error(`the Node example consumer (${who}) did not pass: ${o.status}`);
@@ -238,7 +236,7 @@ async function bridge(args: BridgeArgs): Promise<void> {
     say({
       type: 'round',
       round,
-      process: { ...a.cost, worlds: args.worlds, steps: a.value.calls, childrenCpuMs: before === null || after === null ? null : after - before },
+      process: { ...a.cost, worlds: args.worlds, steps: a.value.calls },
       inProcess: { ...b.cost, worlds: args.worlds, steps: b.value.calls },
     });
   }

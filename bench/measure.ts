@@ -104,11 +104,3 @@ export function procCpuMs(pid: number | 'self'): { readonly own: number; readonl
   }
 }
 
-/**
- * CPU time spent by this process's terminated and reaped child processes, in ms. The
- * process bridge runs consumers as child processes, so their CPU is part of what a process
- * consumer costs.
- */
-export function childrenCpuMs(): number | null {
-  return procCpuMs('self')?.children ?? null;
-}
