@@ -72,10 +72,13 @@ async function reference(args: ReferenceArgs): Promise<void> {
   const counted = await countWorlds(consumer, args.worlds, args.seed);
   say({ type: 'progress', counted });
   for (let round = 0; round < args.rounds; round++) {
-    const a = await timed(() => checkProperty(consumer, { runs: args.worlds, seed: args.seed }));
+    let executed = 0;
+    const a = await timed(() => checkProperty(consumer, { runs: args.worlds, seed: args.seed, progress: (n) => (executed = n) }));
     if (a.value.status !== 'pass') throw new Error(`the reference consumer did not pass: ${a.value.status}`);
-    if (a.value.calls !== counted.steps) {
-      throw new Error(`checkProperty recorded ${a.value.calls} steps, the counting pass ${counted.steps}: they did not run the same worlds`);
+    if (a.value.calls !== counted.steps || executed !== counted.executed) {
+      throw new Error(
+        `checkProperty executed ${executed} worlds and recorded ${a.value.calls} steps, the counting pass ${counted.executed} and ${counted.steps}: they did not run the same worlds`,
+      );
     }
     const peer = { calls: 0 };
     const b = await timed(() => runPeer(args.worlds, args.seed, peer));
@@ -84,7 +87,7 @@ async function reference(args: ReferenceArgs): Promise<void> {
     say({
       type: 'round',
       round,
-      tidemark: { ...a.cost, worlds: args.worlds, calls: counted.calls, steps: counted.steps },
+      tidemark: { ...a.cost, worlds: args.worlds, executed, calls: counted.calls, steps: counted.steps },
       peer: { ...b.cost, worlds: args.worlds, calls: peer.calls },
       plain: { ...c.cost, worlds: args.worlds, commands: plain.commands },
     });
@@ -92,11 +95,18 @@ async function reference(args: ReferenceArgs): Promise<void> {
   say({ type: 'done', peakRssMiB: peakRssMiB(), heapLiveMiB: heap.max });
 }
 
-/** The worlds checkProperty runs for this seed, run again through execute() to count their call steps. */
-async function countWorlds(consumer: AnyConsumer, runs: number, seed: number): Promise<{ calls: number; steps: number }> {
+/**
+ * The worlds checkProperty runs for this seed, run again through execute() to count their
+ * call steps. A plan drawn twice is executed once, as checkProperty's memo of verdicts does.
+ */
+async function countWorlds(consumer: AnyConsumer, runs: number, seed: number): Promise<{ executed: number; calls: number; steps: number }> {
   let calls = 0;
   let steps = 0;
+  const seen = new Set<string>();
   const property = fc.asyncProperty(planArb({}), async (plan) => {
+    const key = JSON.stringify(plan);
+    if (seen.has(key)) return true;
+    seen.add(key);
     const run = await execute(plan, consumer);
     const n = countCalls(run.history);
     calls += n.calls;
@@ -104,7 +114,7 @@ async function countWorlds(consumer: AnyConsumer, runs: number, seed: number): P
     return true;
   });
   await fc.assert(property, { numRuns: runs, seed });
-  return { calls, steps };
+  return { executed: seen.size, calls, steps };
 }
 
 interface ShrinkingArgs {
