@@ -132,9 +132,24 @@ const JOB = self.endsWith('.ts') ? { file: self.replace(/bench\.ts$/, 'job.ts'),
 function runJob(spec: JobSpec): Promise<JobResult> {
   return new Promise((resolve) => {
     const started = performance.now();
-    // Its own process group, so that a job stopped at its limit takes its own children (the
-    // bridge's consumer processes) with it.
+    // Its own process group, so that stopping it stops whatever it started in that group.
+    // (The bridge's consumer processes have groups of their own; they end when their stdin
+    // closes with the job.)
     const child = spawn(process.execPath, ['--expose-gc', ...JOB.flags, JOB.file, spec.job, JSON.stringify(spec.args)], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const stop = (): void => {
+      try {
+        process.kill(-(child.pid as number), 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    };
+    // A job in a group of its own does not hear the terminal's Ctrl-C: pass it on.
+    const interrupted = (): void => {
+      stop();
+      process.exit(130);
+    };
+    process.once('SIGINT', interrupted);
+    process.once('SIGTERM', interrupted);
     const rounds: Record<string, any>[] = [];
     let progress: Record<string, any> | null = null;
     let done: Record<string, any> | null = null;
@@ -174,14 +189,12 @@ function runJob(spec: JobSpec): Promise<JobResult> {
       const by = cpuS !== null && cpuS > spec.limitS ? 'cpu' : wallS > spec.limitS * WALL_PER_CPU ? 'wall' : null;
       if (by === null || stopped !== null) return;
       stopped = { by, cpuS, wallS };
-      try {
-        process.kill(-(child.pid as number), 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
+      stop();
     }, POLL_MS);
     child.on('close', (code, signal) => {
       clearInterval(timer);
+      process.off('SIGINT', interrupted);
+      process.off('SIGTERM', interrupted);
       const timedOut = stopped !== null;
       const failed = !timedOut && (code !== 0 || done === null);
       resolve({
@@ -446,7 +459,7 @@ const bridge: Row = {
     lines.push(
       `  ${''.padEnd(50)} min / median / max over rounds`,
       line('process: wall per world', of(rounds, (x) => perWorld(x.process)), 'ms'),
-      line('process: harness CPU per world (consumers not counted)', of(rounds, (x) => x.process.cpuMs / x.process.worlds), 'ms'),
+      line('process: harness CPU per world (not consumers)', of(rounds, (x) => x.process.cpuMs / x.process.worlds), 'ms'),
       line('in process: wall per world', of(rounds, (x) => perWorld(x.inProcess)), 'ms'),
       line('in process: CPU per world', of(rounds, (x) => x.inProcess.cpuMs / x.inProcess.worlds), 'ms'),
       line('ratio process / in process, wall per world', ratio, 'x'),

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { check } from '../model/checker.js';
 import { planArb } from '../scenarios/arbitraries.js';
-import { checkProperty } from '../src/conformance.js';
+import { checkProperty, type PropertyOutcome } from '../src/conformance.js';
 import { findMutant } from '../src/consumers/mutants.js';
 import { referenceConsumer } from '../src/consumers/reference.js';
 import type { AnyConsumer } from '../src/consumer.js';
@@ -65,7 +65,7 @@ async function reference(args: ReferenceArgs): Promise<void> {
   const heap = new HeapSampler();
   // Warm-up, untimed, sampling the heap while a check is under way (its memo of verdicts, fast-check's state).
   const warm = await checkProperty(consumer, { runs: args.worlds, seed: args.seed + 1, progress: sampling(heap, Math.max(1, Math.floor(args.worlds / 4))) });
-  if (warm.status !== 'pass') throw new Error(`the reference consumer did not pass its warm-up worlds: ${warm.status}`);
+  if (warm.status !== 'pass') throw new Error(`the reference consumer did not pass its warm-up worlds: ${whyNot(warm, '--consumer reference')}`);
   await runPeer(Math.min(200, args.worlds), args.seed + 1, { calls: 0 });
   await runPlain(Math.min(200, args.worlds), args.seed + 1, { commands: 0 });
 
@@ -74,7 +74,7 @@ async function reference(args: ReferenceArgs): Promise<void> {
   for (let round = 0; round < args.rounds; round++) {
     let executed = 0;
     const a = await timed(() => checkProperty(consumer, { runs: args.worlds, seed: args.seed, progress: (n) => (executed = n) }));
-    if (a.value.status !== 'pass') throw new Error(`the reference consumer did not pass: ${a.value.status}`);
+    if (a.value.status !== 'pass') throw new Error(`the reference consumer did not pass: ${whyNot(a.value, '--consumer reference')}`);
     if (a.value.calls !== counted.steps || executed !== counted.executed) {
       throw new Error(
         `checkProperty executed ${executed} worlds and recorded ${a.value.calls} steps, the counting pass ${counted.executed} and ${counted.steps}: they did not run the same worlds`,
@@ -115,6 +115,16 @@ async function countWorlds(consumer: AnyConsumer, runs: number, seed: number): P
   });
   await fc.assert(property, { numRuns: runs, seed });
   return { executed: seen.size, calls, steps };
+}
+
+/**
+ * Why a check that should have passed did not: the verdict, its reason, and the command that
+ * replays the world. A harness error in a bench row is a bug to report, not a number to skip.
+ */
+function whyNot(o: PropertyOutcome, target: string): string {
+  const verdict = o.counterexample?.result.verdict;
+  const reason = verdict === undefined ? '' : 'reason' in verdict ? `: ${String(verdict.reason)}` : `: ${verdict.anomalies.map((a) => a.kind).join(', ')}`;
+  return `${o.status} after ${o.runs} worlds${reason}; replay: npx tidemark replay ${target} --seed ${o.seed} --path "${o.path ?? ''}"`;
 }
 
 interface ShrinkingArgs {
@@ -232,13 +242,13 @@ async function bridge(args: BridgeArgs): Promise<void> {
   // Warm-up, untimed, sampling the heap while process incarnations are alive.
   for (const consumer of [inside, outside]) {
     const warm = await checkProperty(consumer, { runs: 3, seed: args.seed + 1, progress: sampling(heap, 1) });
-    if (warm.status !== 'pass') throw new Error(`${consumer.name} did not pass its warm-up worlds: ${warm.status}`);
+    if (warm.status !== 'pass') throw new Error(`${consumer.name} did not pass its warm-up worlds: ${whyNot(warm, `--command "node ${NODE_EXAMPLE}"`)}`);
   }
   for (let round = 0; round < args.rounds; round++) {
     const a = await timed(() => checkProperty(outside, { runs: args.worlds, seed: args.seed }));
     const b = await timed(() => checkProperty(inside, { runs: args.worlds, seed: args.seed }));
     for (const [who, o] of [['process', a.value], ['in process', b.value]] as const) {
-      if (o.status !== 'pass') throw new Error(`the Node example consumer (${who}) did not pass: ${o.status}`);
+      if (o.status !== 'pass') throw new Error(`the Node example consumer (${who}) did not pass: ${whyNot(o, `--command "node ${NODE_EXAMPLE}"`)}`);
     }
     if (a.value.calls !== b.value.calls) {
       throw new Error(`the same worlds recorded ${a.value.calls} steps through the bridge and ${b.value.calls} in process: the runs differ`);
