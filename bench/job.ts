@@ -314,6 +314,7 @@ try {
   // Consumer processes of the bridge may still be reaped; nothing else keeps this process.
   process.exit(0);
 } catch (error) {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  // The message says what went wrong and how to replay it; a stack would bury that.
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 }
