@@ -357,7 +357,7 @@ const shrinking: Row = {
 const LARGE = [10_000, 100_000] as const;
 
 const large: Row = {
-  title: 'one large calm world through the reference consumer (execute: world, checker, history hash; pages of 8, one worker, no faults)',
+  title: 'one large calm world through the reference consumer, by execute() as a check runs it (pages of 8, one worker, no faults)',
   jobs: (o) => [
     { key: 'large-10000', job: 'large', args: { events: 10_000, rounds: o.quick ? 1 : 3 }, limitS: 30 },
     { key: 'large-100000', job: 'large', args: { events: 100_000, rounds: 1 }, limitS: 120 },
