@@ -82,7 +82,8 @@ export class Truth {
   /** Poison event versions durably dead-lettered. */
   private readonly parked = new Set<string>();
   private readonly served = new Map<string, Set<string>>();
-  private readonly servedPayloads = new Map<string, Set<string>>();
+  /** The payloads served for each event version: one string almost always, a set only when they differ. */
+  private readonly servedPayloads = new Map<string, string | Set<string>>();
   /** The binding under which each outbox entry was handed off: its later delivery acts for that binding. */
   private readonly handoffs = new Map<string, string>();
 
@@ -332,10 +333,13 @@ export class Truth {
         this.problem(step.seq, `fetch ${step.seq} served ${formatRef(e)}, which is not eligible under the binding`);
       }
       if (!seen) continue;
-      served.add(refKey(e));
-      let payloads = this.servedPayloads.get(refKey(e));
-      if (!payloads) this.servedPayloads.set(refKey(e), (payloads = new Set()));
-      payloads.add(e.payload);
+      const key = refKey(e);
+      served.add(key);
+      const payloads = this.servedPayloads.get(key);
+      if (payloads === undefined) this.servedPayloads.set(key, e.payload);
+      else if (typeof payloads === 'string') {
+        if (payloads !== e.payload) this.servedPayloads.set(key, new Set([payloads, e.payload]));
+      } else payloads.add(e.payload);
     }
     if (page.head !== this.head) this.problem(step.seq, `fetch ${step.seq} reported head ${String(page.head)}, but the source's head is ${String(this.head)}`);
     const start = this.startOf(resume);
@@ -483,11 +487,11 @@ export class Truth {
     const on = this.handoffs.get(key) ?? bound;
     const seen = this.delivered.get(key) ?? 0;
     const fact: EffectFact = {
-      ref: { id: ref.id, version: ref.version },
+      ref,
       payload,
       seen,
       served: this.served.get(on)?.has(key) ?? false,
-      faithful: this.servedPayloads.get(key)?.has(payload) ?? false,
+      faithful: servedWith(this.servedPayloads.get(key), payload),
     };
     this.delivered.set(key, seen + 1);
     this.outcomes.add(key);
@@ -508,4 +512,8 @@ function sameEvent(a: SourceEvent, b: SourceEvent): boolean {
 /** Equal as JSON values, whatever the order of their keys; the common case, same order, costs one native stringify each. */
 function sameJson(a: unknown, b: unknown): boolean {
   return a === b || JSON.stringify(a) === JSON.stringify(b) || canonicalJson(a) === canonicalJson(b);
+}
+
+function servedWith(payloads: string | Set<string> | undefined, payload: string): boolean {
+  return payloads === undefined ? false : typeof payloads === 'string' ? payloads === payload : payloads.has(payload);
 }
