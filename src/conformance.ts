@@ -35,6 +35,23 @@ export interface PropertyOutcome {
   readonly replayed?: Execution;
   /** The time limit stopped the search before `runs` asked worlds (or before shrinking ended). */
   readonly interrupted?: boolean;
+  /** With a shard: the worlds of `runs` left to the other shards, generated but not run here. */
+  readonly skipped?: number;
+}
+
+/**
+ * One of `count` machines sharing a run (`--shard index/count`, index from 1). Before the
+ * first failure, the kth generated world (k from 0) is this shard's when k mod count is
+ * index - 1; see checkProperty.
+ */
+export interface Shard {
+  readonly index: number;
+  readonly count: number;
+}
+
+/** Whether the jth item (from 0) of a list split across shards is this shard's; everything is, without a shard. */
+export function owns(shard: Shard | undefined, j: number): boolean {
+  return shard === undefined || j % shard.count === shard.index - 1;
 }
 
 export interface PropertyOptions {
@@ -52,6 +69,8 @@ export interface PropertyOptions {
   readonly tally?: CheckTally;
   /** Stop searching after this many milliseconds, as fast-check's interruptAfterTimeLimit does; what ran is judged. */
   readonly timeLimitMs?: number;
+  /** Run only this shard's share of the generated worlds (see checkProperty). */
+  readonly shard?: Shard;
 }
 
 /**
@@ -73,6 +92,14 @@ export function searchSeed(seed: number, nth: number): number {
  * property, so fast-check shrinks it; the last failing execution is the minimal one. A
  * failure is then searched for again from other seeds, and the smallest counterexample wins;
  * its seed and path replay it like any other.
+ *
+ * With a shard, every shard runs this same search, but before the first failure a world that
+ * is not the shard's is generated (cheap) and taken as passing without being run. fast-check
+ * draws each world from the seed and its index alone, whatever the earlier ones returned, so
+ * the shard that owns the unsharded run's first failing world finds it at the same index,
+ * then shrinks it exactly as the unsharded run does (every shrinking step runs), and runs the
+ * further searches whole: its outcome is the unsharded one. The other shards fail later or
+ * pass; `tidemark merge` keeps the failure found first (src/merge.ts).
  */
 export async function checkProperty(consumer: AnyConsumer, options: PropertyOptions): Promise<PropertyOutcome> {
   const contracts = consumer.capabilities.contracts;
@@ -91,9 +118,20 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
   let replayed: Execution | undefined;
   // A time budget is wall-clock by nature; it decides how many worlds run, never what one does.
   const deadline = options.timeLimitMs === undefined ? undefined : Date.now() + options.timeLimitMs;
-  const search = async (seed: number, path?: string): Promise<Search> => {
+  // Worlds the first search generated before its first failure: their index orders the
+  // check tally (see TallyAt) and, with a shard, says which are this shard's.
+  let generated = 0;
+  let skipped = 0;
+  const search = async (seed: number, path?: string, first = false): Promise<Search> => {
     let last: { readonly plan: Plan; execution: Execution | null } | null = null;
     const property = fc.asyncProperty(arb, async (plan) => {
+      const k = first && last === null ? generated++ : null;
+      // Another shard's world: passing here, and never put in the memo as a pass, so that a
+      // shrinking step that meets the same plan runs it.
+      if (k !== null && !owns(options.shard, k)) {
+        skipped++;
+        return true;
+      }
       const key = planKey(plan);
       const known = memo.get(key);
       if (known !== undefined) {
@@ -104,7 +142,7 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
       if (path !== undefined && replayed === undefined) replayed = run;
       // Passing worlds say what the run exercised; of the failing ones, only the reported
       // counterexample counts (below): a check fails on evidence a reader can see.
-      if (run.result.verdict.status === 'pass') options.tally?.add(run.result);
+      if (run.result.verdict.status === 'pass') options.tally?.add(run.result, k === null ? AFTER_WORLDS : [TALLY_PHASE.world, k]);
       calls += run.history.steps.length;
       options.progress?.(++worlds, last !== null);
       const passed = run.result.verdict.status === 'pass';
@@ -126,9 +164,10 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
     const execution = found.execution ?? (await execute(found.plan, consumer));
     return { seed: details.seed, runs: details.numRuns, path: details.counterexamplePath, shrinks: details.numShrinks, found: execution, interrupted: details.interrupted };
   };
-  const first = await search(options.seed, options.path);
+  const first = await search(options.seed, options.path, true);
+  const share = options.shard === undefined ? {} : { skipped };
   if (first.found === null) {
-    return { status: 'pass', runs: first.runs, seed: first.seed, path: null, shrinks: 0, counterexample: null, calls, searches: 0, interrupted: first.interrupted, ...(replayed ? { replayed } : {}) };
+    return { status: 'pass', runs: first.runs, seed: first.seed, path: null, shrinks: 0, counterexample: null, calls, searches: 0, interrupted: first.interrupted, ...(replayed ? { replayed } : {}), ...share };
   }
   let best = first;
   let searches = 1;
@@ -141,7 +180,7 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
     if (better(next.found, best.found as Execution)) best = next;
   }
   const found = best.found as Execution;
-  options.tally?.add(found.result);
+  options.tally?.add(found.result, AFTER_WORLDS);
   return {
     status: found.result.verdict.status === 'pass' ? 'fail' : found.result.verdict.status,
     runs: first.runs,
@@ -153,6 +192,7 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
     searches,
     ...(replayed ? { replayed } : {}),
     interrupted: first.interrupted,
+    ...share,
   };
 }
 
@@ -231,27 +271,68 @@ export interface CheckSummary {
 }
 
 /**
+ * Where an execution stands in the order an unsharded check runs them: the phase
+ * (regressions, named scenarios, generated worlds before the first failure, then everything
+ * after it: shrinking, the further searches and the counterexample) and its index there.
+ * Shards run disjoint parts of one order; these positions let `tidemark merge` rebuild the
+ * tally the unsharded run would have made (src/merge.ts).
+ */
+export type TallyAt = readonly [phase: number, index: number];
+
+export const TALLY_PHASE = { regression: 0, scenario: 1, world: 2, after: 3 } as const;
+
+/** Every execution after the first failure of the generated worlds: one phase, in the order run. */
+export const AFTER_WORLDS: TallyAt = [TALLY_PHASE.after, 0];
+
+/** What a run's executions said of one check: where it was first exercised, first found, and first left untested (with the reason). */
+export interface CheckEvidence {
+  readonly exercised?: TallyAt;
+  readonly found?: TallyAt;
+  readonly untested?: { readonly at: TallyAt; readonly reason: string };
+}
+
+export function precedes(a: TallyAt, b: TallyAt): boolean {
+  return a[0] !== b[0] ? a[0] < b[0] : a[1] < b[1];
+}
+
+/**
  * Gathers each checker's own results over the executions of a run. A check fails when any
  * execution found its anomaly, passes when at least one exercised it and none found it, and
- * is untested, with the first reason given, when none exercised it.
+ * is untested, with the first reason given, when none exercised it. Each is kept with the
+ * position of the execution that first showed it (TallyAt); executions are added in the
+ * order they ran, so without positions the first one added is the first.
  */
 export class CheckTally {
-  private readonly found = new Set<AnomalyKind>();
-  private readonly exercised = new Set<AnomalyKind>();
-  private readonly reasons = new Map<AnomalyKind, string>();
+  private readonly evidence = new Map<AnomalyKind, { exercised?: TallyAt; found?: TallyAt; untested?: { at: TallyAt; reason: string } }>();
 
-  add(result: CheckResult): void {
+  add(result: CheckResult, at: TallyAt = AFTER_WORLDS): void {
     for (const kind of ANOMALY_KINDS) {
       const r = result.results[kind];
-      if (r.status === 'fail') this.found.add(kind);
-      if (r.status !== 'untested') this.exercised.add(kind);
-      else if (!this.reasons.has(kind)) this.reasons.set(kind, r.reason);
+      const e = this.evidence.get(kind) ?? {};
+      const earlier = (known: TallyAt | undefined): boolean => known === undefined || precedes(at, known);
+      if (r.status === 'fail' && earlier(e.found)) e.found = at;
+      if (r.status !== 'untested' && earlier(e.exercised)) e.exercised = at;
+      else if (r.status === 'untested' && earlier(e.untested?.at)) e.untested = { at, reason: r.reason };
+      this.evidence.set(kind, e);
     }
   }
 
-  summary(): CheckSummary[] {
-    return ANOMALY_KINDS.map((anomaly) =>
-      this.found.has(anomaly) ? { anomaly, status: 'fail' } : this.exercised.has(anomaly) ? { anomaly, status: 'pass' } : { anomaly, status: 'untested', reason: this.reasons.get(anomaly) ?? 'no world was judged' },
-    );
+  /** The evidence for each check, for a shard's results to be merged. */
+  record(): Partial<Record<AnomalyKind, CheckEvidence>> {
+    return Object.fromEntries(this.evidence);
   }
+
+  summary(): CheckSummary[] {
+    return summarizeChecks((kind) => this.evidence.get(kind));
+  }
+}
+
+/** Each check's summary from its evidence: fail where found, pass where exercised, else untested with the first reason. */
+export function summarizeChecks(evidence: (kind: AnomalyKind) => CheckEvidence | undefined): CheckSummary[] {
+  return ANOMALY_KINDS.map((anomaly) => {
+    const e = evidence(anomaly);
+    if (e?.found) return { anomaly, status: 'fail' };
+    if (e?.exercised) return { anomaly, status: 'pass' };
+    return { anomaly, status: 'untested', reason: e?.untested?.reason ?? 'no world was judged' };
+  });
 }

@@ -1,5 +1,6 @@
 import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
-import { CheckTally, checkProperty, checkScenarios, type CheckSummary, type PropertyOutcome, type ScenarioOutcome, type SuiteStatus } from './conformance.js';
+import { CheckTally, checkProperty, checkScenarios, owns, TALLY_PHASE, type CheckEvidence, type CheckSummary, type PropertyOutcome, type ScenarioOutcome, type Shard, type SuiteStatus } from './conformance.js';
+import type { AnomalyKind } from '../model/anomalies.js';
 import type { AnyConsumer } from './consumer.js';
 import type { Execution } from './execute.js';
 import type { RegressionEntry } from './regressions.js';
@@ -30,6 +31,10 @@ export interface SuiteResult {
   readonly property: (PropertyOutcome & { readonly ms?: number }) | null;
   /** Each check of the model over the whole run (see CheckTally). */
   readonly checks: readonly CheckSummary[];
+  /** What `checks` was made from, by position, for a shard's results to be merged exactly. */
+  readonly evidence: Partial<Record<AnomalyKind, CheckEvidence>>;
+  /** Regressions of this adapter in the file: with a shard, `regressions` holds only its share. */
+  readonly regressionsInFile: number;
 }
 
 export interface SuiteOptions {
@@ -48,6 +53,16 @@ export interface SuiteOptions {
   readonly onScenario?: (outcome: ScenarioOutcome) => void;
   /** Stop generating worlds after this many milliseconds (see PropertyOptions.timeLimitMs). */
   readonly timeLimitMs?: number;
+  /**
+   * Run only this shard's share: the jth regression and the jth scenario (from 0) when j mod
+   * count is index - 1, and its share of the generated worlds (see checkProperty).
+   */
+  readonly shard?: Shard;
+}
+
+/** The regressions a suite replays: this adapter's, and of those naming a scenario, the ones this tidemark has. */
+export function replayedRegressions(entries: readonly RegressionEntry[], adapter: string): RegressionEntry[] {
+  return entries.filter((e) => e.adapter === adapter && (e.kind === 'world' || findScenario(e.scenario) !== undefined));
 }
 
 export class UnknownScenarioError extends Error {
@@ -58,11 +73,11 @@ export class UnknownScenarioError extends Error {
 export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Promise<SuiteResult> {
   const regressions: RegressionOutcome[] = [];
   const tally = new CheckTally();
-  for (const entry of options.regressions ?? []) {
-    if (entry.adapter !== options.adapter) continue;
+  const entries = replayedRegressions(options.regressions ?? [], options.adapter);
+  for (const [j, entry] of entries.entries()) {
+    if (!owns(options.shard, j)) continue;
     const start = performance.now();
     const scenario = entry.kind === 'scenario' ? findScenario(entry.scenario) : undefined;
-    if (entry.kind === 'scenario' && !scenario) continue;
     // Each entry is replayed twice and compared: a consumer that is not deterministic is
     // unknown, never a pass that `--prune` would delete.
     const replayed = await replayWorld(consumer, scenario ? { plan: scenario.plan } : { seed: (entry as { seed: number }).seed, path: (entry as { path: string }).path });
@@ -72,7 +87,7 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
       continue;
     }
     const { execution } = replayed;
-    tally.add(execution.result);
+    tally.add(execution.result, [TALLY_PHASE.regression, j]);
     const changed = replayed.nondeterministic === null && entry.hash !== undefined && entry.hash !== execution.hash;
     regressions.push({
       entry,
@@ -91,11 +106,12 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
   }
   // One scenario at a time, so that each is timed on its own for the reports.
   const outcomes: (ScenarioOutcome & { ms: number })[] = [];
-  for (const scenario of scenarios) {
+  for (const [j, scenario] of scenarios.entries()) {
+    if (!owns(options.shard, j)) continue;
     const start = performance.now();
     const [outcome] = await checkScenarios(consumer, [scenario]);
     const timed = { ...(outcome as ScenarioOutcome), ms: performance.now() - start };
-    if (timed.execution) tally.add(timed.execution.result);
+    if (timed.execution) tally.add(timed.execution.result, [TALLY_PHASE.scenario, j]);
     outcomes.push(timed);
     options.onScenario?.(timed);
   }
@@ -110,6 +126,7 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
             ...(options.searches === undefined ? {} : { searches: options.searches }),
             ...(options.progress ? { progress: options.progress } : {}),
             ...(options.timeLimitMs === undefined ? {} : { timeLimitMs: options.timeLimitMs }),
+            ...(options.shard === undefined ? {} : { shard: options.shard }),
           })),
           ms: performance.now() - start,
         }
@@ -130,6 +147,8 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     scenarios: outcomes,
     property,
     checks: tally.summary(),
+    evidence: tally.record(),
+    regressionsInFile: entries.length,
   };
 }
 
