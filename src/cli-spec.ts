@@ -24,7 +24,8 @@ export type FlagType =
   | 'integer'
   | 'seed' // a 32-bit integer, as fast-check takes it
   | 'seconds' // a number of seconds, fractions allowed
-  | 'ms'; // whole milliseconds
+  | 'ms' // whole milliseconds
+  | 'shard'; // I/N: the Ith of N shares of a run, I from 1
 
 export interface Flag {
   readonly name: string;
@@ -47,6 +48,8 @@ export interface CommandSpec {
   readonly usage: string;
   readonly about: string;
   readonly flags: readonly Flag[];
+  /** The arguments that are not flags, as help shows them (`FILE...`); absent when there are none. */
+  readonly positionals?: string;
 }
 
 /** The most generated worlds a run may ask for: a bound that keeps replay paths cheap to walk (see --path). */
@@ -78,6 +81,18 @@ const WATCHDOG: Flag = {
   min: 0,
 };
 
+/** The most shards a run may be split into: far beyond any CI matrix, and still a readable number. */
+export const MAX_SHARDS = 1000;
+
+function shardFlag(share: string): Flag {
+  return {
+    name: 'shard',
+    type: 'shard',
+    value: 'I/N',
+    description: `run only the Ith of N shares of ${share}, for N machines of a CI matrix; needs --json, whose files 'tidemark merge' combines into the unsharded result (docs/ci.md)`,
+  };
+}
+
 export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'check',
@@ -98,6 +113,7 @@ to the regression file. Give exactly one target: --adapter, --command or --consu
       { name: 'junit', type: 'output', value: 'FILE', description: 'write the results as JUnit XML for CI' },
       { name: 'timeline', type: 'output', value: 'FILE', description: 'write a picture (HTML with SVG) of the first failure' },
       { name: 'regressions', type: 'output', value: 'FILE', description: 'the regression file, read first and added to', default: REGRESSIONS_FILE },
+      shardFlag('the regressions, scenarios and generated worlds (needs --seed)'),
       { name: 'heartbeat', type: 'seconds', value: 'S', description: 'without a terminal, print a progress line every S seconds (0: never)', default: 30, min: 0 },
       ...PROCESS,
       WATCHDOG,
@@ -135,6 +151,7 @@ reference passes, 1 otherwise.`,
       { name: 'only', type: 'text', value: 'NAME,NAME', description: 'only these mutants' },
       { name: 'json', type: 'output', value: 'FILE', description: 'also write the matrix as JSON' },
       { name: 'jobs', type: 'integer', value: 'N', description: 'search on N threads; the matrix is the same for any N', default: DEFAULT_JOBS, shownDefault: `${DEFAULT_JOBS}, one per core`, min: 1 },
+      shardFlag("the mutants and the reference's worlds (needs --seed)"),
     ],
   },
   {
@@ -153,6 +170,28 @@ overwrite a file that is not a tidemark report unless --force is given.`,
       { name: 'reuse-searches', type: 'switch', description: 're-render the report from the per-seed searches it already holds' },
       { name: 'redo', type: 'text', value: 'NAME,NAME', description: 'with --reuse-searches: search again for these mutants only' },
       { name: 'jobs', type: 'integer', value: 'N', description: 'search on N threads; the report is the same for any N', default: DEFAULT_JOBS, shownDefault: `${DEFAULT_JOBS}, one per core`, min: 1 },
+      { name: 'json', type: 'output', value: 'FILE', description: "with --shard: where the shard's searches are written (instead of --out)" },
+      shardFlag('the searches (mutant and seed); merge writes the report'),
+    ],
+  },
+  {
+    name: 'merge',
+    summary: 'combine the --json files of a sharded check, mutants or report',
+    usage: 'tidemark merge FILE... [--json OUT] [--junit OUT] [--regressions FILE] [--out REPORT.md]',
+    positionals: 'FILE...',
+    about: `Reads the --json files that 'check', 'mutants' or 'report' wrote with --shard I/N, one per
+shard, checks that they are all N shards of one run (same command, consumer, seed, runs and
+N, each shard once), and prints the combined verdict: the same as the unsharded run's. From
+check shards it can write the combined JSON, JUnit XML and new regression entries; from
+mutants shards the kill matrix as JSON; from report shards the report (--out). Exit codes
+as the command merged: 0 only after a printed pass, 1 fail, 2 unknown, 3 when the files are
+not the shards of one run, 4 harness error.`,
+    flags: [
+      { name: 'json', type: 'output', value: 'FILE', description: 'write the combined results as JSON, as the unsharded command writes them' },
+      { name: 'junit', type: 'output', value: 'FILE', description: 'from check shards: write JUnit XML for CI' },
+      { name: 'regressions', type: 'output', value: 'FILE', description: "from check shards: add the combined run's failures to this regression file" },
+      { name: 'out', type: 'output', value: 'FILE', description: 'from report shards: where to write the report' },
+      { name: 'force', type: 'switch', description: 'overwrite --out even if it is not a tidemark report' },
     ],
   },
   {
@@ -204,7 +243,7 @@ Run 'tidemark help <command>' (or 'tidemark <command> --help') for a command's f
 export function commandHelp(spec: CommandSpec): string {
   const parts = [`Usage: ${spec.usage}`, '', spec.about];
   if (spec.flags.length > 0) parts.push('', flagTable(spec.flags));
-  if (['check', 'replay', 'regressions'].includes(spec.name)) parts.push('', EXIT_CODES);
+  if (['check', 'replay', 'regressions', 'merge'].includes(spec.name)) parts.push('', EXIT_CODES);
   return parts.join('\n');
 }
 
@@ -242,6 +281,8 @@ export class Flags {
   constructor(
     private readonly values: Readonly<Record<string, string | boolean | undefined>>,
     private readonly spec: CommandSpec,
+    /** The arguments that are not flags, for a command that takes them. */
+    readonly positionals: readonly string[] = [],
   ) {}
 
   has(name: string): boolean {
@@ -267,6 +308,13 @@ export class Flags {
     return typeof flag.default === 'number' ? flag.default : fallback;
   }
 
+  /** A --shard flag's value, checked by the parser; undefined when absent. */
+  shard(name: string): { readonly index: number; readonly count: number } | undefined {
+    const flag = this.flag(name);
+    const value = this.values[flag.name];
+    return typeof value === 'string' ? readShard(flag, value) : undefined;
+  }
+
   /** Every flag given, with its value, for what the parser let through (output paths, say). */
   given(): { flag: Flag; value: string | boolean }[] {
     return this.spec.flags.flatMap((flag) => {
@@ -286,8 +334,9 @@ export class Flags {
 export function parseFlags(spec: CommandSpec, args: readonly string[]): Flags {
   const options = Object.fromEntries(spec.flags.map((f) => [f.name, { type: f.type === 'switch' ? ('boolean' as const) : ('string' as const) }]));
   let values: Record<string, string | boolean | undefined>;
+  let positionals: string[];
   try {
-    values = parseArgs({ args: [...args], options, strict: true, allowPositionals: false }).values as Record<string, string | boolean | undefined>;
+    ({ values, positionals } = parseArgs({ args: [...args], options, strict: true, allowPositionals: spec.positionals !== undefined }) as { values: Record<string, string | boolean | undefined>; positionals: string[] });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -295,9 +344,21 @@ export function parseFlags(spec: CommandSpec, args: readonly string[]): Flags {
     const value = values[flag.name];
     if (typeof value !== 'string') continue;
     if (['integer', 'seed', 'seconds', 'ms'].includes(flag.type)) readNumber(flag, value);
+    else if (flag.type === 'shard') readShard(flag, value);
     else if (value === '') throw new UsageError(`--${flag.name} needs a value`);
   }
-  return new Flags(values, spec);
+  return new Flags(values, spec, positionals);
+}
+
+/** I/N with 1 <= I <= N <= MAX_SHARDS: shard I of N. */
+function readShard(flag: Flag, text: string): { index: number; count: number } {
+  const m = /^(\d+)\/(\d+)$/.exec(text.trim());
+  if (!m) throw new UsageError(`--${flag.name} must look like I/N (the Ith of N shards, I from 1), got '${text}'`);
+  const index = Number(m[1]);
+  const count = Number(m[2]);
+  if (!(count >= 1 && count <= MAX_SHARDS)) throw new UsageError(`--${flag.name} ${text}: N must be from 1 to ${MAX_SHARDS}`);
+  if (!(index >= 1 && index <= count)) throw new UsageError(`--${flag.name} ${text}: I must be from 1 to ${count}, the number of shards (shards are numbered from 1)`);
+  return { index, count };
 }
 
 function readNumber(flag: Flag, text: string): number {

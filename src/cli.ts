@@ -10,15 +10,16 @@ import { loadAdapter, AdapterLoadError } from './adapter.js';
 import { commandHelp, findCommand, globalHelp, MAX_RUNS, parseFlags, UsageError, type Flags } from './cli-spec.js';
 import { processConsumer, type ProcessOptions } from './process/bridge.js';
 import { ConsumerUnrunnableError } from './world/world.js';
-import { scenarioStatus, SEARCHES } from './conformance.js';
+import { owns, scenarioStatus, SEARCHES, type Shard } from './conformance.js';
+import { checkJson } from './check-json.js';
 import type { AnyConsumer } from './consumer.js';
 import type { Io } from './io.js';
 import { guardReport, Outputs, prepareOutput } from './outputs.js';
 import { Progress } from './progress.js';
-import { isBuiltIn, pruneRegressions, readRegressions, recordRegressions, RegressionFileError, versionWarning, type RegressionEntry } from './regressions.js';
+import { isBuiltIn, pruneRegressions, readRegressions, recordRegressions, RegressionFileError, TIDEMARK_VERSION, versionWarning, type RegressionEntry } from './regressions.js';
 import { renderJUnit } from './report/junit.js';
 import { renderPicture } from './report/picture.js';
-import { newRegressions, runSuite, UnknownScenarioError, type SuiteResult } from './suite.js';
+import { newRegressions, replayedRegressions, runSuite, UnknownScenarioError, type SuiteResult } from './suite.js';
 import { findMutant, MUTANTS } from './consumers/mutants.js';
 import { BUILT_IN, builtInConsumer } from './consumers/registry.js';
 import type { Execution } from './execute.js';
@@ -30,6 +31,7 @@ import { referenceConsumer } from './consumers/reference.js';
 import { renderFailure } from './report/failure.js';
 import { runSupervised, SUPERVISED } from './supervised.js';
 import { supervise } from './supervisor.js';
+import { replayCommand, seedFlag, shellQuote, targetFlag } from './replay-command.js';
 
 export type { Io } from './io.js';
 
@@ -144,18 +146,18 @@ async function target(o: TargetSpec, processOptions: ProcessOptions = {}): Promi
   if (given > 1) throw new UsageError('give one of --adapter, --command or --consumer, not both');
   if (o.adapter !== undefined) {
     testing(`adapter '${o.adapter}'`, true);
-    return { consumer: watched(await loadAdapter(o.adapter)), flag: `--adapter ${shellQuote(o.adapter)}`, id: o.adapter };
+    return { consumer: watched(await loadAdapter(o.adapter)), flag: targetFlag(o.adapter), id: o.adapter };
   }
   if (o.command !== undefined) {
     testing(`command \`${o.command}\``, false);
     doing('starting the consumer process for its hello');
-    return { consumer: watched(await processConsumer(o.command, processOptions)), flag: `--command ${shellQuote(o.command)}`, id: `command:${o.command}` };
+    return { consumer: watched(await processConsumer(o.command, processOptions)), flag: targetFlag(`command:${o.command}`), id: `command:${o.command}` };
   }
   const name = o.consumer ?? 'reference';
   const consumer = builtInConsumer(name);
   if (!consumer) throw new UsageError(`no consumer named '${name}'; known: ${[...BUILT_IN.keys()].join(', ')}`);
   testing(`consumer ${name}`, false);
-  return { consumer: watched(consumer), flag: `--consumer ${name}`, id: `builtin:${name}` };
+  return { consumer: watched(consumer), flag: targetFlag(`builtin:${name}`), id: `builtin:${name}` };
 }
 
 /** --hello-ms and --stall-ms, which only a --command consumer has. */
@@ -167,26 +169,32 @@ function processOptions(f: Flags): ProcessOptions {
   return { helloMs: f.number('hello-ms') as number, stallMs: f.number('stall-ms') as number };
 }
 
-/** A seed as a flag that parses back: `--seed=-5` for a negative one, which `--seed -5` would not be. */
-function seedFlag(seed: number): string {
-  return seed < 0 ? `--seed=${seed}` : `--seed ${seed}`;
-}
-
 function replayOf(t: Target, kind: 'scenario' | 'world', what: string): string {
-  if (kind === 'scenario') return `npx tidemark replay ${t.flag} --scenario ${shellQuote(what)}`;
-  const [seed, path] = what.split('|');
-  return `npx tidemark replay ${t.flag} ${seedFlag(Number(seed))} --path "${path}"`;
-}
-
-/** Quotes a value for a POSIX shell, so a printed replay command can be pasted as it is. */
-function shellQuote(value: string): string {
-  return /^[\w./:=@-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+  return replayCommand(t.flag, kind, what);
 }
 
 /** Refuses flags given together that cannot both be meant. */
 function conflicts(f: Flags, one: string, others: readonly string[]): void {
   const clash = others.filter((o) => f.has(o));
   if (f.has(one) && clash.length > 0) throw new UsageError(`--${one} cannot be combined with ${clash.map((c) => `--${c}`).join(', ')}: ${one === 'scenario' ? 'a named scenario is one fixed world' : 'they contradict each other'}`);
+}
+
+/**
+ * What a shard needs: the seed given (every shard must search the same worlds) and a --json
+ * file, which is what `tidemark merge` combines.
+ */
+function shardNeeds(f: Flags, command: string): void {
+  if (!f.has('seed') && command !== 'report') throw new UsageError(`--shard needs --seed: every shard of a ${command} must search from the same seed`);
+  if (!f.has('json')) throw new UsageError(`--shard needs --json FILE: 'tidemark merge' combines the shards' JSON files into the run's result`);
+}
+
+function shardText(shard: Shard): string {
+  return `shard ${shard.index} of ${shard.count}`;
+}
+
+/** The generated worlds of `runs` that are this shard's (see checkProperty). */
+function shareOf(runs: number, shard: Shard): number {
+  return runs < shard.index ? 0 : Math.floor((runs - shard.index) / shard.count) + 1;
 }
 
 /** Checks every output flag's path before any work: a bad one is a usage error now, not after the run. */
@@ -196,7 +204,9 @@ function prepareOutputs(f: Flags): void {
 
 async function check(f: Flags, io: Io): Promise<number> {
   if (f.switch('all')) conflicts(f, 'all', ['scenario']);
-  conflicts(f, 'scenario', ['runs', 'seed', 'searches', 'time-limit']);
+  conflicts(f, 'scenario', ['runs', 'seed', 'searches', 'time-limit', 'shard']);
+  const shard = f.shard('shard');
+  if (shard) shardNeeds(f, 'check');
   if (!f.has('adapter') && !f.has('command') && !f.has('consumer')) {
     throw new UsageError(
       'check needs a consumer to check, in one of three ways: --adapter MODULE (your consumer in TypeScript or JavaScript), --command CMD (a consumer process in any language) or --consumer NAME (a built-in, such as --consumer reference)',
@@ -215,10 +225,12 @@ async function check(f: Flags, io: Io): Promise<number> {
   const limitS = f.number('time-limit');
   const timeLimitMs = limitS === undefined ? undefined : limitS * 1000;
   const scenario = f.string('scenario');
-  const scenarios = scenario === undefined ? ALL_SCENARIOS : ALL_SCENARIOS.filter((s) => s.name === scenario);
-  if (scenarios.length === 0) throw new UsageError(`no scenario named '${scenario}'; see 'tidemark scenarios'`);
+  const named = scenario === undefined ? ALL_SCENARIOS : ALL_SCENARIOS.filter((s) => s.name === scenario);
+  if (named.length === 0) throw new UsageError(`no scenario named '${scenario}'; see 'tidemark scenarios'`);
+  // With a shard, the lists below are its share: what it runs and prints.
+  const scenarios = named.filter((_, j) => owns(shard, j));
   io.out(
-    `tidemark check: consumer ${t.consumer.name} (${t.flag}), seed ${seed}, ${scenario === undefined ? `${runs} generated worlds${limitS === undefined ? '' : ` or ${limitS} s, whichever ends first`}` : `scenario ${scenario}`}`,
+    `tidemark check: consumer ${t.consumer.name} (${t.flag}), seed ${seed}, ${scenario === undefined ? `${runs} generated worlds${limitS === undefined ? '' : ` or ${limitS} s, whichever ends first`}` : `scenario ${scenario}`}${shard ? `, ${shardText(shard)}` : ''}`,
   );
 
   let shown = false;
@@ -238,8 +250,8 @@ async function check(f: Flags, io: Io): Promise<number> {
   };
 
   // Results stream: each regression and scenario is printed as it finishes.
-  const progress = new Progress(io, { runs, heartbeatMs: (f.number('heartbeat') as number) * 1000, ...(timeLimitMs === undefined ? {} : { timeLimitMs }) });
-  const replayed = stored.entries.filter((e) => e.adapter === t.id && (e.kind === 'world' || findScenario(e.scenario) !== undefined));
+  const progress = new Progress(io, { runs: shard ? shareOf(runs, shard) : runs, heartbeatMs: (f.number('heartbeat') as number) * 1000, ...(timeLimitMs === undefined ? {} : { timeLimitMs }) });
+  const replayed = replayedRegressions(stored.entries, t.id).filter((_, j) => owns(shard, j));
   const regressionReplay = (e: RegressionEntry): string => replayOf(t, e.kind, e.kind === 'scenario' ? e.scenario : `${e.seed}|${e.path}`);
   let failingRegressions = 0;
   let regressionsDone = 0;
@@ -252,7 +264,7 @@ async function check(f: Flags, io: Io): Promise<number> {
   if (replayed.length > 0) {
     io.out(`regressions (${file}): replaying ${replayed.length} recorded failure(s) first`);
     doing('regression 1', regressionReplay(replayed[0]!));
-  } else doing(`scenario ${scenarios[0]!.name}`, replayOf(t, 'scenario', scenarios[0]!.name));
+  } else if (scenarios[0]) doing(`scenario ${scenarios[0].name}`, replayOf(t, 'scenario', scenarios[0].name));
   let scenariosDone = 0;
   const scenarioStatuses: string[] = [];
   let result: SuiteResult;
@@ -264,6 +276,7 @@ async function check(f: Flags, io: Io): Promise<number> {
       searches,
       ...(scenario === undefined ? {} : { scenario }),
       ...(timeLimitMs === undefined ? {} : { timeLimitMs }),
+      ...(shard ? { shard } : {}),
       regressions: stored.entries,
       onRegression: (r) => {
         progress.regressions(++regressionsDone, replayed.length);
@@ -277,7 +290,7 @@ async function check(f: Flags, io: Io): Promise<number> {
         if (r.status !== 'pass' && r.execution) show(r.execution, regressionReplay(e));
         const next = replayed[regressionsDone];
         if (next) doing(`regression ${regressionsDone + 1}`, regressionReplay(next));
-        else doing(`scenario ${scenarios[0]!.name}`, replayOf(t, 'scenario', scenarios[0]!.name));
+        else if (scenarios[0]) doing(`scenario ${scenarios[0].name}`, replayOf(t, 'scenario', scenarios[0].name));
       },
       onScenario: (s) => {
         summarizeRegressions();
@@ -314,7 +327,8 @@ async function check(f: Flags, io: Io): Promise<number> {
   const p = result.property;
   if (p) {
     const within = p.interrupted ? ` (the time limit of ${limitS} s ended the search; --runs asked ${runs})` : '';
-    io.out(`generated worlds: ${p.status} after ${p.runs} worlds${within} (${p.calls} world calls), seed ${p.seed}`);
+    const share = shard ? `; ${p.skipped ?? 0} of them left to the other shards` : '';
+    io.out(`generated worlds: ${p.status} after ${p.runs} worlds${within} (${p.calls} world calls${share}), seed ${p.seed}`);
     if (p.counterexample) show(p.counterexample, replayOf(t, 'world', `${p.seed}|${p.path}`), `minimal world, found after ${p.runs} worlds; the smallest of ${p.searches} shrunk failures`);
   }
   for (const c of result.checks) if (c.status === 'untested') io.out(`check ${c.anomaly}: untested, ${c.reason}`);
@@ -327,7 +341,10 @@ async function check(f: Flags, io: Io): Promise<number> {
     io.out(`recorded ${found.length} new failure(s) in ${file}; they are replayed first from now on`);
   }
   const json = f.string('json');
-  if (json !== undefined) outputs.write('--json', json, () => `${JSON.stringify(summarize(result, t), null, 2)}\n`);
+  if (json !== undefined) {
+    const shardJson = shard ? { shard: { ...shard, tidemark: TIDEMARK_VERSION, ...(limitS === undefined ? {} : { timeLimit: limitS }) } } : {};
+    outputs.write('--json', json, () => `${JSON.stringify(checkJson(result, { searches, replay: (kind, what) => replayOf(t, kind, what), ...shardJson }), null, 2)}\n`);
+  }
   const junit = f.string('junit');
   if (junit !== undefined) outputs.write('--junit', junit, () => renderJUnit(result, (kind, what) => replayOf(t, kind, what)));
   const timeline = f.string('timeline');
@@ -337,7 +354,7 @@ async function check(f: Flags, io: Io): Promise<number> {
     else if (outputs.write('--timeline', timeline, () => renderPicture(failing.execution, { consumer: t.consumer.name, replay: failing.replay }))) io.out(`timeline picture of the failure: ${timeline}`);
   }
   const within = p?.interrupted ? ` (${p.runs} of ${runs} generated worlds ran within --time-limit ${limitS} s)` : '';
-  io.out(`verdict: ${result.status}${within}`);
+  io.out(`verdict: ${result.status}${within}${shard ? ` (${shardText(shard)} alone: 'tidemark merge' of all ${shard.count} shards' --json gives the run's verdict)` : ''}`);
   return withOutputs(EXIT[result.status], outputs, io);
 }
 
@@ -358,36 +375,6 @@ function firstFailure(result: SuiteResult, t: Target): { execution: Execution; r
   for (const s of result.scenarios) if (s.execution && s.execution.result.verdict.status !== 'pass') return { execution: s.execution, replay: replayOf(t, 'scenario', s.scenario.name) };
   const p = result.property;
   return p?.counterexample ? { execution: p.counterexample, replay: replayOf(t, 'world', `${p.seed}|${p.path}`) } : null;
-}
-
-/** The suite for machines: verdicts, anomalies and replay commands; histories only for failures. */
-function summarize(result: SuiteResult, t: Target): unknown {
-  const failure = (e: Execution | null | undefined) =>
-    e && e.result.verdict.status !== 'pass' ? { anomalies: e.result.verdict.anomalies, plan: e.plan, history: e.history, hash: e.hash } : undefined;
-  return {
-    consumer: result.consumer,
-    adapter: t.id,
-    seed: result.seed,
-    verdict: result.status,
-    regressions: result.regressions.map((r) => ({ ...r.entry, status: r.status, failure: failure(r.execution) })),
-    scenarios: result.scenarios.map((s) => ({
-      name: s.scenario.name,
-      rules: s.scenario.rules,
-      status: scenarioStatus(s),
-      ...(s.skipped ? { skipped: s.skipped } : {}),
-      ...(s.untested ? { untested: s.untested } : {}),
-      ...(s.execution && s.execution.result.verdict.status !== 'pass' ? { replay: replayOf(t, 'scenario', s.scenario.name), failure: failure(s.execution) } : {}),
-    })),
-    worlds: result.property && {
-      status: result.property.status,
-      runs: result.property.runs,
-      seed: result.property.seed,
-      path: result.property.path,
-      ...(result.property.interrupted ? { interrupted: true } : {}),
-      ...(result.property.counterexample ? { replay: replayOf(t, 'world', `${result.property.seed}|${result.property.path}`), failure: failure(result.property.counterexample) } : {}),
-    },
-    checks: result.checks,
-  };
 }
 
 async function replay(f: Flags, io: Io): Promise<number> {

@@ -1,0 +1,28 @@
+/**
+ * The commands tidemark prints to replay a failure, built from how the consumer was named:
+ * the same text from `check`, from `tidemark merge` of its shards, and in JUnit reports.
+ */
+
+/** The flag that names a consumer again, from its key in the regression file (see the CLI's target). */
+export function targetFlag(id: string): string {
+  if (id.startsWith('builtin:')) return `--consumer ${id.slice('builtin:'.length)}`;
+  if (id.startsWith('command:')) return `--command ${shellQuote(id.slice('command:'.length))}`;
+  return `--adapter ${shellQuote(id)}`;
+}
+
+/** A seed as a flag that parses back: `--seed=-5` for a negative one, which `--seed -5` would not be. */
+export function seedFlag(seed: number): string {
+  return seed < 0 ? `--seed=${seed}` : `--seed ${seed}`;
+}
+
+/** The replay command of a named scenario (`what` is its name) or a world (`what` is `seed|path`). */
+export function replayCommand(flag: string, kind: 'scenario' | 'world', what: string): string {
+  if (kind === 'scenario') return `npx tidemark replay ${flag} --scenario ${shellQuote(what)}`;
+  const [seed, path] = what.split('|');
+  return `npx tidemark replay ${flag} ${seedFlag(Number(seed))} --path "${path}"`;
+}
+
+/** Quotes a value for a POSIX shell, so a printed replay command can be pasted as it is. */
+export function shellQuote(value: string): string {
+  return /^[\w./:=@-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
