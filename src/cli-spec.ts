@@ -10,6 +10,12 @@ import { DEFAULT_JOBS } from './search-pool.js';
  * cannot drift apart.
  */
 
+/**
+ * Exit codes: the verdict first, then the command line's trouble, then tidemark's own.
+ * 0 is returned only after a passing verdict was printed.
+ */
+export const EXIT = { pass: 0, fail: 1, unknown: 2, usage: 3, error: 4 } as const;
+
 /** A bad command line: exit 3, with the message and a pointer to the command's help. */
 export class UsageError extends Error {
   override name = 'UsageError';

@@ -7,14 +7,14 @@ import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
 import { PlanError } from '../scenarios/validate.js';
 import { doing, testing, watched } from './activity.js';
 import { loadAdapter, AdapterLoadError } from './adapter.js';
-import { commandHelp, findCommand, globalHelp, MAX_RUNS, parseFlags, UsageError, type Flags } from './cli-spec.js';
+import { commandHelp, EXIT, findCommand, globalHelp, MAX_RUNS, parseFlags, UsageError, type Flags } from './cli-spec.js';
 import { processConsumer, type ProcessOptions } from './process/bridge.js';
 import { ConsumerUnrunnableError } from './world/world.js';
 import { owns, scenarioStatus, SEARCHES, type Shard } from './conformance.js';
 import { checkJson } from './check-json.js';
 import type { AnyConsumer } from './consumer.js';
 import type { Io } from './io.js';
-import { guardReport, Outputs, prepareOutput } from './outputs.js';
+import { guardReport, Outputs, prepareOutput, prepareOutputs, withOutputs } from './outputs.js';
 import { Progress } from './progress.js';
 import { isBuiltIn, pruneRegressions, readRegressions, recordRegressions, RegressionFileError, TIDEMARK_VERSION, versionWarning, type RegressionEntry } from './regressions.js';
 import { renderJUnit } from './report/junit.js';
@@ -24,22 +24,20 @@ import { findMutant, MUTANTS } from './consumers/mutants.js';
 import { BUILT_IN, builtInConsumer } from './consumers/registry.js';
 import type { Execution } from './execute.js';
 import { replayWorld } from './replay.js';
-import { buildReport, rowsOf } from './report/report-md.js';
-import { killMatrix } from './search-pool.js';
-import { formatKillRow, formatReferenceRow, KILL_HEADER } from './report/kill-table.js';
+import { buildReport, reportTasks, rowsOf } from './report/report-md.js';
+import { killMatrix, runSearches } from './search-pool.js';
+import type { MutantsJson, ReportShardJson } from './merge.js';
+import { formatKillRow, formatReferenceRow, KILL_HEADER, matrixVerdict } from './report/kill-table.js';
 import { referenceConsumer } from './consumers/reference.js';
 import { renderFailure } from './report/failure.js';
 import { runSupervised, SUPERVISED } from './supervised.js';
 import { supervise } from './supervisor.js';
+import { merge } from './merge-command.js';
 import { replayCommand, seedFlag, shellQuote, targetFlag } from './replay-command.js';
 
 export type { Io } from './io.js';
 
-/**
- * Exit codes: the verdict first, then the command line's trouble, then tidemark's own.
- * 0 is returned only after a passing verdict was printed.
- */
-export const EXIT = { pass: 0, fail: 1, unknown: 2, usage: 3, error: 4 } as const;
+export { EXIT } from './cli-spec.js';
 
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   const [command = '', ...rest] = argv;
@@ -83,6 +81,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await report(flags, io);
       case 'regressions':
         return await regressions(flags, io);
+      case 'merge':
+        return await merge(flags, io);
       case 'scenarios':
         for (const s of ALL_SCENARIOS) io.out(`${s.name.padEnd(42)} ${s.rules.join(' ')}`);
         return EXIT.pass;
@@ -195,11 +195,6 @@ function shardText(shard: Shard): string {
 /** The generated worlds of `runs` that are this shard's (see checkProperty). */
 function shareOf(runs: number, shard: Shard): number {
   return runs < shard.index ? 0 : Math.floor((runs - shard.index) / shard.count) + 1;
-}
-
-/** Checks every output flag's path before any work: a bad one is a usage error now, not after the run. */
-function prepareOutputs(f: Flags): void {
-  for (const { flag, value } of f.given()) if (flag.type === 'output' && typeof value === 'string') prepareOutput(`--${flag.name}`, value);
 }
 
 async function check(f: Flags, io: Io): Promise<number> {
@@ -358,16 +353,6 @@ async function check(f: Flags, io: Io): Promise<number> {
   return withOutputs(EXIT[result.status], outputs, io);
 }
 
-/**
- * A verdict whose outputs could not all be written: a failure or unknown keeps its code,
- * which already stops CI; a pass becomes a harness error, because what CI reads is missing.
- */
-function withOutputs(code: number, outputs: Outputs, io: Io): number {
-  if (outputs.failed === 0 || code !== EXIT.pass) return code;
-  io.err(`tidemark: the verdict is pass, but ${outputs.failed} output(s) could not be written: exit ${EXIT.error}`);
-  return EXIT.error;
-}
-
 function firstFailure(result: SuiteResult, t: Target): { execution: Execution; replay: string } | null {
   for (const r of result.regressions) {
     if (r.status !== 'pass' && r.execution) return { execution: r.execution, replay: replayOf(t, r.entry.kind, r.entry.kind === 'scenario' ? r.entry.scenario : `${r.entry.seed}|${r.entry.path}`) };
@@ -470,6 +455,8 @@ async function regressions(f: Flags, io: Io): Promise<number> {
 }
 
 async function mutants(f: Flags, io: Io): Promise<number> {
+  const shard = f.shard('shard');
+  if (shard) shardNeeds(f, 'mutants');
   prepareOutputs(f);
   const runs = f.number('runs') as number;
   const seed = f.number('seed', Math.floor(Math.random() * 0x7fffffff)) as number;
@@ -477,21 +464,23 @@ async function mutants(f: Flags, io: Io): Promise<number> {
   const unknown = names?.filter((n) => !findMutant(n)) ?? [];
   if (unknown.length > 0) throw new UsageError(`no mutant named ${unknown.map((n) => `'${n}'`).join(', ')}; see 'tidemark consumers'`);
   const chosen = names === null ? MUTANTS : MUTANTS.filter((m) => names.includes(m.name));
-  io.out(`tidemark mutants: ${chosen.length} mutants, at most ${runs} worlds each, seed ${seed}`);
+  const share = shard ? `; ${shardText(shard)}: ${chosen.filter((_, j) => owns(shard, j)).length} of them, and its share of the reference's worlds` : '';
+  io.out(`tidemark mutants: ${chosen.length} mutants, at most ${runs} worlds each, seed ${seed}${share}`);
   io.out(KILL_HEADER);
   const jobs = f.number('jobs') as number;
-  const matrix = await killMatrix(chosen, referenceConsumer({ name: 'reference' }), { runs, seed, jobs }, (row) => io.out(formatKillRow(row)));
+  const matrix = await killMatrix(chosen, referenceConsumer({ name: 'reference' }), { runs, seed, jobs, ...(shard ? { shard } : {}) }, (row) => io.out(formatKillRow(row)));
   io.out(formatReferenceRow(matrix.reference));
   const outputs = new Outputs(io.err);
   const json = f.string('json');
-  if (json !== undefined) outputs.write('--json', json, () => `${JSON.stringify(matrix, (k, v: unknown) => (k === 'counterexample' ? undefined : v), 2)}\n`);
-  const killed = matrix.rows.filter((r) => r.killed).length;
-  const ok = killed === matrix.rows.length && matrix.reference.status === 'pass';
-  io.out(`verdict: ${killed} of ${matrix.rows.length} mutants killed, reference ${matrix.reference.status}`);
-  for (const r of matrix.rows.filter((x) => !x.killed)) {
-    io.out(`  not killed: ${r.mutant}${r.found ? ` (found ${r.found}, expected ${r.expected.join(' or ')})` : ''}; replay with ${seedFlag(r.seed)}`);
+  if (json !== undefined) {
+    // The counterexample's history is left out: the row's seed and path replay it.
+    const { counterexample: _, replayed: __, ...reference } = matrix.reference;
+    const written: MutantsJson = { seed, runs, mutants: chosen.map((m) => m.name), rows: matrix.rows, reference, ...(shard ? { shard: { command: 'mutants', ...shard, tidemark: TIDEMARK_VERSION } } : {}) };
+    outputs.write('--json', json, () => `${JSON.stringify(written, null, 2)}\n`);
   }
-  return withOutputs(ok ? EXIT.pass : EXIT.fail, outputs, io);
+  const verdict = matrixVerdict(matrix.rows, matrix.reference, shard ? ` (${shardText(shard)} alone: 'tidemark merge' of all ${shard.count} shards' --json gives the run's verdict)` : '');
+  for (const line of verdict.lines) io.out(line);
+  return withOutputs(verdict.ok ? EXIT.pass : EXIT.fail, outputs, io);
 }
 
 async function report(f: Flags, io: Io): Promise<number> {
@@ -500,6 +489,9 @@ async function report(f: Flags, io: Io): Promise<number> {
   const seeds = f.number('seeds') as number;
   const out = f.string('out') as string;
   const jobs = f.number('jobs') as number;
+  const shard = f.shard('shard');
+  if (shard) return reportShard(f, io, shard, { seed, runs, seeds, jobs });
+  if (f.has('json')) throw new UsageError("report --json is for a shard's searches (with --shard I/N); the report itself goes to --out");
   // Checked before the computation, which takes minutes: the output can be written, and
   // it is not someone's file that merely shares the name.
   prepareOutput('--out', out);
@@ -527,6 +519,30 @@ async function report(f: Flags, io: Io): Promise<number> {
     io.out(text);
   }
   return EXIT.error;
+}
+
+/**
+ * One shard of a report: its share of the report's searches (see reportTasks), written as
+ * JSON. The report itself is written by `tidemark merge` from all the shards' files.
+ */
+async function reportShard(f: Flags, io: Io, shard: Shard, o: { readonly seed: number; readonly runs: number; readonly seeds: number; readonly jobs: number }): Promise<number> {
+  conflicts(f, 'shard', ['out', 'force', 'reuse-searches', 'redo']);
+  shardNeeds(f, 'report');
+  prepareOutputs(f);
+  const json = f.string('json') as string;
+  const tasks = reportTasks(o).filter((_, j) => owns(shard, j));
+  io.out(`tidemark report: ${shardText(shard)}, ${tasks.length} of ${MUTANTS.length * o.seeds} searches (seed ${o.seed}, ${o.runs} worlds per search, ${o.seeds} seeds per mutant)`);
+  const left = new Map<string, number>();
+  for (const t of tasks) left.set(t.mutant, (left.get(t.mutant) ?? 0) + 1);
+  const rows = await runSearches(tasks, o.jobs, (row) => {
+    left.set(row.mutant, (left.get(row.mutant) ?? 0) - 1);
+    if (left.get(row.mutant) === 0) io.err(`report: mutant ${row.mutant}`);
+  });
+  const written: ReportShardJson = { seed: o.seed, runs: o.runs, seeds: o.seeds, rows, shard: { command: 'report', ...shard, tidemark: TIDEMARK_VERSION } };
+  const outputs = new Outputs(io.err);
+  if (!outputs.write('--json', json, () => `${JSON.stringify(written, null, 2)}\n`)) return EXIT.error;
+  io.out(`wrote ${json}: ${rows.length} searches of ${shardText(shard)}; 'tidemark merge' of all ${shard.count} shards' files writes the report`);
+  return EXIT.pass;
 }
 
 function indent(text: string): string {

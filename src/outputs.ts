@@ -1,6 +1,7 @@
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { UsageError } from './cli-spec.js';
+import { EXIT, UsageError, type Flags } from './cli-spec.js';
+import type { Io } from './io.js';
 
 /**
  * Output files are checked before any work starts, and written after it without ever
@@ -37,6 +38,11 @@ export function prepareOutput(flag: string, path: string): void {
       problem(`cannot create files in ${dirname(full)}`);
     }
   }
+}
+
+/** Checks every output flag's path before any work: a bad one is a usage error now, not after the run. */
+export function prepareOutputs(f: Flags): void {
+  for (const { flag, value } of f.given()) if (flag.type === 'output' && typeof value === 'string') prepareOutput(`--${flag.name}`, value);
 }
 
 /** The first line of every report `tidemark report` writes: how an existing file is recognised as one. */
@@ -78,4 +84,14 @@ export class Outputs {
       return false;
     }
   }
+}
+
+/**
+ * A verdict whose outputs could not all be written: a failure or unknown keeps its code,
+ * which already stops CI; a pass becomes a harness error, because what CI reads is missing.
+ */
+export function withOutputs(code: number, outputs: Outputs, io: Io): number {
+  if (outputs.failed === 0 || code !== EXIT.pass) return code;
+  io.err(`tidemark: the verdict is pass, but ${outputs.failed} output(s) could not be written: exit ${EXIT.error}`);
+  return EXIT.error;
 }

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
-import { checkProperty, type PropertyOutcome } from './conformance.js';
+import { checkProperty, owns, type PropertyOutcome, type Shard } from './conformance.js';
 import type { Consumer } from './consumer.js';
 import { findMutant, type Mutant } from './consumers/mutants.js';
 import { killOne, type KillRow } from './kill-matrix.js';
@@ -89,14 +89,16 @@ export interface KillMatrix {
 /**
  * Every mutant under one seed and budget, searched in the pool, and the reference consumer
  * under the same, which must pass. Rows come to `progress` in catalog order, whichever
- * search ends first.
+ * search ends first. With a shard, only its share: the jth mutant (from 0) when j mod count
+ * is index - 1, and its share of the reference's worlds (see checkProperty).
  */
 export async function killMatrix(
-  mutants: readonly Mutant[],
+  all: readonly Mutant[],
   reference: Consumer,
-  options: { readonly runs: number; readonly seed: number; readonly jobs?: number },
+  options: { readonly runs: number; readonly seed: number; readonly jobs?: number; readonly shard?: Shard },
   progress: (row: KillRow) => void = () => {},
 ): Promise<KillMatrix> {
+  const mutants = all.filter((_, j) => owns(options.shard, j));
   const ended: (KillRow | undefined)[] = mutants.map(() => undefined);
   let shown = 0;
   const rows = await runSearches(
@@ -108,6 +110,6 @@ export async function killMatrix(
     },
   );
   const t0 = performance.now();
-  const outcome = await checkProperty(reference, { runs: options.runs, seed: options.seed });
+  const outcome = await checkProperty(reference, { runs: options.runs, seed: options.seed, ...(options.shard ? { shard: options.shard } : {}) });
   return { rows, reference: { ...outcome, ms: performance.now() - t0 } };
 }

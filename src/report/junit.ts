@@ -1,8 +1,28 @@
 import { createHash } from 'node:crypto';
 import { ANOMALIES } from '../../model/anomalies.js';
+import { scenarioStatus, type ScenarioStatus } from '../conformance.js';
 import type { Execution } from '../execute.js';
 import type { SuiteResult } from '../suite.js';
 import { renderFailure } from './failure.js';
+
+/**
+ * A scenario as the report reads it. A suite merged from shards' JSON (src/merge.ts) keeps an
+ * execution only for the scenarios that did not pass, so the status is given with it.
+ */
+export interface JUnitScenario {
+  readonly scenario: { readonly name: string; readonly rules: readonly string[] };
+  readonly status: ScenarioStatus;
+  /** Present when the scenario ran and did not pass. */
+  readonly execution?: Execution;
+  readonly skipped?: string;
+  readonly untested?: string;
+  readonly ms?: number;
+}
+
+/** What the report reads of a suite: a SuiteResult, or one merged from shards. */
+export type JUnitSuite = Pick<SuiteResult, 'consumer' | 'adapter' | 'seed' | 'runs' | 'status' | 'regressions' | 'property' | 'checks'> & {
+  readonly scenarios: readonly JUnitScenario[];
+};
 
 export interface JUnitOptions {
   /** When the report is written; default now. The suite started its measured time before. */
@@ -36,7 +56,8 @@ interface Case {
  * cannot make the file unreadable (the shape follows the JUnit schema of Jenkins and
  * Surefire, which GitLab, GitHub and others read too).
  */
-export function renderJUnit(result: SuiteResult, replay: (kind: 'scenario' | 'world', what: string) => string, options: JUnitOptions = {}): string {
+export function renderJUnit(suite: SuiteResult | JUnitSuite, replay: (kind: 'scenario' | 'world', what: string) => string, options: JUnitOptions = {}): string {
+  const result: JUnitSuite = { ...suite, scenarios: suite.scenarios.map((s) => ('status' in s ? s : { ...s, status: scenarioStatus(s) })) };
   const cases: Case[] = [];
   for (const r of result.regressions) {
     const e = r.entry;
@@ -52,10 +73,13 @@ export function renderJUnit(result: SuiteResult, replay: (kind: 'scenario' | 'wo
   for (const s of result.scenarios) {
     const name = `${s.scenario.rules.join(' ')} ${s.scenario.name}`;
     const command = replay('scenario', s.scenario.name);
-    if (s.execution === undefined) cases.push({ classname: 'tidemark.scenarios', name, ms: 0, result: { kind: 'skipped', message: s.skipped } });
-    else if (s.untested !== undefined) cases.push({ classname: 'tidemark.scenarios', name, ms: s.ms ?? 0, result: { kind: 'skipped', message: `untested: ${s.untested}` }, out: `replay: ${command}` });
-    else if (s.execution.result.verdict.status === 'pass') cases.push({ classname: 'tidemark.scenarios', name, ms: s.ms ?? 0, result: { kind: 'passed' }, out: `replay: ${command}` });
-    else cases.push({ classname: 'tidemark.scenarios', name, ms: s.ms ?? 0, result: judged(s.execution, renderFailure({ consumer: result.consumer, execution: s.execution, replay: command })), out: `replay: ${command}` });
+    if (s.status === 'skipped') cases.push({ classname: 'tidemark.scenarios', name, ms: 0, result: { kind: 'skipped', message: s.skipped ?? '' } });
+    else if (s.status === 'untested') cases.push({ classname: 'tidemark.scenarios', name, ms: s.ms ?? 0, result: { kind: 'skipped', message: `untested: ${s.untested}` }, out: `replay: ${command}` });
+    else if (s.status === 'pass') cases.push({ classname: 'tidemark.scenarios', name, ms: s.ms ?? 0, result: { kind: 'passed' }, out: `replay: ${command}` });
+    else if (s.execution === undefined) {
+      // Never read as a pass: a scenario that did not pass and came without its execution.
+      cases.push({ classname: 'tidemark.scenarios', name, ms: s.ms ?? 0, result: { kind: 'error', message: `${s.status}, without its history`, type: s.status, text: `replay: ${command}` }, out: `replay: ${command}` });
+    } else cases.push({ classname: 'tidemark.scenarios', name, ms: s.ms ?? 0, result: judged(s.execution, renderFailure({ consumer: result.consumer, execution: s.execution, replay: command })), out: `replay: ${command}` });
   }
   const p = result.property;
   if (p) {

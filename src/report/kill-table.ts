@@ -1,5 +1,6 @@
 import type { PropertyOutcome } from '../conformance.js';
 import type { KillRow } from '../kill-matrix.js';
+import { seedFlag } from '../replay-command.js';
 
 /** The kill matrix as fixed-width text, one row per mutant, so it reads in a terminal and a CI log alike. */
 export const KILL_HEADER = `${'mutant'.padEnd(28)} ${'rule'.padEnd(4)} ${'expected'.padEnd(24)} ${'found'.padEnd(24)} killed ${'worlds'.padStart(6)} ${'events'.padStart(6)} ${'faults'.padStart(6)} ${'steps'.padStart(6)} ${'time'.padStart(7)}`;
@@ -20,6 +21,19 @@ export function formatKillRow(r: KillRow): string {
   return cells.join(' ');
 }
 
-export function formatReferenceRow(o: PropertyOutcome & { readonly ms: number }): string {
+export function formatReferenceRow(o: Pick<PropertyOutcome, 'status' | 'runs'> & { readonly ms: number }): string {
   return `${'reference'.padEnd(28)} ${'-'.padEnd(4)} ${'pass'.padEnd(24)} ${o.status.padEnd(24)} ${'-'.padEnd(6)} ${String(o.runs).padStart(6)} ${''.padStart(6)} ${''.padStart(6)} ${''.padStart(6)} ${`${(o.ms / 1000).toFixed(1)}s`.padStart(7)}`;
+}
+
+/**
+ * The kill matrix's verdict: every mutant killed and the reference passing, else the
+ * mutants that were not, each with the seed that replays it.
+ */
+export function matrixVerdict(rows: readonly KillRow[], reference: { readonly status: string }, suffix = ''): { readonly ok: boolean; readonly lines: readonly string[] } {
+  const killed = rows.filter((r) => r.killed).length;
+  const lines = [`verdict: ${killed} of ${rows.length} mutants killed, reference ${reference.status}${suffix}`];
+  for (const r of rows.filter((x) => !x.killed)) {
+    lines.push(`  not killed: ${r.mutant}${r.found ? ` (found ${r.found}, expected ${r.expected.join(' or ')})` : ''}; replay with ${seedFlag(r.seed)}`);
+  }
+  return { ok: killed === rows.length && reference.status === 'pass', lines };
 }

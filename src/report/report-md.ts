@@ -10,7 +10,7 @@ import type { Consumer } from '../consumer.js';
 import { MUTANTS, type Mutant } from '../consumers/mutants.js';
 import { referenceConsumer } from '../consumers/reference.js';
 import { reliabilityOf, seedsFrom, TARGETS, type KillRow } from '../kill-matrix.js';
-import { runSearches } from '../search-pool.js';
+import { runSearches, type SearchTask } from '../search-pool.js';
 import { describeValue } from './timeline.js';
 
 /**
@@ -41,6 +41,18 @@ export interface ReportOptions {
   readonly rows?: ReadonlyMap<string, readonly KillRow[]>;
   /** The previous report, whose timings reused searches keep. */
   readonly previous?: string;
+  /** The given rows were measured for this report (merged from its shards): their times are shown, not the previous report's. */
+  readonly timed?: boolean;
+}
+
+/**
+ * Every search of the report's kill matrix and reliability table, in the order the report
+ * lists them: each mutant of the catalog under each seed. `report --shard` runs a share of
+ * this list, and `tidemark merge` puts the rows back in this order.
+ */
+export function reportTasks(options: { readonly seed: number; readonly runs: number; readonly seeds: number }, mutants: readonly Mutant[] = MUTANTS): SearchTask[] {
+  const seeds = seedsFrom(options.seed, options.seeds);
+  return mutants.flatMap((m) => seeds.map((seed) => ({ mutant: m.name, runs: options.runs, seed })));
 }
 
 const VARIANTS: readonly Consumer[] = [
@@ -95,10 +107,9 @@ export async function buildReport(options: ReportOptions): Promise<string> {
   }
   out.push('');
 
-  const seeds = seedsFrom(options.seed, options.seeds);
   const rows = new Map<string, readonly KillRow[]>(options.rows ?? []);
-  const tasks = MUTANTS.filter((m) => !rows.has(m.name)).flatMap((m) => seeds.map((seed) => ({ mutant: m.name, runs: options.runs, seed })));
-  const left = new Map(MUTANTS.map((m) => [m.name, seeds.length]));
+  const tasks = reportTasks(options, MUTANTS.filter((m) => !rows.has(m.name)));
+  const left = new Map(MUTANTS.map((m) => [m.name, options.seeds]));
   const found = await runSearches(tasks, options.jobs, (row) => {
     left.set(row.mutant, (left.get(row.mutant) ?? 0) - 1);
     if (left.get(row.mutant) === 0) say(`mutant ${row.mutant}`);
@@ -145,7 +156,7 @@ export async function buildReport(options: ReportOptions): Promise<string> {
   const before = new Map([...(options.previous ?? '').matchAll(/^\| `([a-z-]+)` \| ([^|]+) \|$/gm)].map((m) => [m[1], m[2]]));
   for (const m of MUTANTS) {
     // A reused search keeps the time measured when it ran.
-    const time = options.rows?.has(m.name) ? (before.get(m.name) ?? 'not timed: reused search') : `${(rows.get(m.name)!.reduce((t, r) => t + r.ms, 0) / 1000).toFixed(1)} s`;
+    const time = options.rows?.has(m.name) && !options.timed ? (before.get(m.name) ?? 'not timed: reused search') : `${(rows.get(m.name)!.reduce((t, r) => t + r.ms, 0) / 1000).toFixed(1)} s`;
     out.push(`| \`${m.name}\` | ${time} |`);
   }
   out.push('');
