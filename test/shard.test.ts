@@ -1,0 +1,176 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../src/cli.js';
+import { findMutant } from '../src/consumers/mutants.js';
+import { killOne } from '../src/kill-matrix.js';
+import { buildReport, REPORT_SEED, reportTasks, rowsOf } from '../src/report/report-md.js';
+import { cli } from './support.js';
+
+/**
+ * A run split over machines (`--shard I/N`) and merged must be the run itself: the same
+ * verdict, scenarios, generated worlds (seed, runs, path, counterexample) and checks, the
+ * same kill matrix, the same report. Each case runs the shards and the unsharded run and
+ * compares what they wrote; only wall-clock timings and call counts may differ.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'tidemark-shard-'));
+const file = (name: string): string => join(dir, name);
+const readJson = (path: string): any => JSON.parse(readFileSync(path, 'utf8'));
+
+/** Runs `command argv` as shards 1..n and unsharded, then merges the shards; returns every file's JSON and exit code. */
+async function shardedAndWhole(name: string, command: string, argv: readonly string[], n = 2) {
+  const codes: number[] = [];
+  const shards: any[] = [];
+  for (let i = 1; i <= n; i++) {
+    const r = await cli(command, ...argv, '--shard', `${i}/${n}`, '--json', file(`${name}-${i}.json`));
+    codes.push(r.code);
+    shards.push(readJson(file(`${name}-${i}.json`)));
+  }
+  const extra = command === 'check' ? ['--junit', file(`${name}-whole.xml`)] : [];
+  const whole = await cli(command, ...argv, '--json', file(`${name}-whole.json`), ...extra);
+  const mergedExtra = command === 'check' ? ['--junit', file(`${name}-merged.xml`)] : [];
+  const merged = await cli('merge', ...shards.map((_, i) => file(`${name}-${i + 1}.json`)), '--json', file(`${name}-merged.json`), ...mergedExtra);
+  return { codes, shards, whole: { ...whole, json: readJson(file(`${name}-whole.json`)) }, merged: { ...merged, json: readJson(file(`${name}-merged.json`)) } };
+}
+
+/** A JUnit report without what is measured rather than decided: times, the timestamp and world call counts. */
+const decided = (xml: string): string => xml.replace(/ (time|timestamp)="[^"]*"/g, '').replace(/\d+ world calls/g, 'N world calls');
+
+describe('--shard I/N and tidemark merge', () => {
+  it('a failing check: shards 1/2 and 2/2 merged equal the unsharded run, JUnit included', async () => {
+    // Seed 5 first fails at world 14 (index 13): shard 2's world. Shard 1 skipped it and
+    // failed later, elsewhere; merge must keep shard 2's failure and its shrinking.
+    const r = await shardedAndWhole('fail', 'check', ['--consumer', 'max-position-fetched', '--runs', '300', '--seed', '5']);
+    expect(r.whole.code).toBe(EXIT.fail);
+    expect(r.merged.code).toBe(EXIT.fail);
+    expect(r.whole.json.worlds.runs).toBe(14);
+    expect(r.shards[1].worlds).toEqual(r.whole.json.worlds);
+    expect(r.shards[0].worlds.runs).toBeGreaterThan(14);
+    expect(r.merged.json).toEqual(r.whole.json);
+    expect(r.merged.out).toContain('found by shard 2');
+    expect(r.merged.out).toContain(`Replay: ${r.whole.json.worlds.replay}`);
+    expect(decided(readFileSync(file('fail-merged.xml'), 'utf8'))).toBe(decided(readFileSync(file('fail-whole.xml'), 'utf8')));
+  });
+
+  it('a failing check whose smallest counterexample came from a further search', async () => {
+    // Seed 4 first fails at world 2, and the reported world is from a derived seed: the
+    // shard that owns world 2 must run the further searches whole, as the unsharded run does.
+    const r = await shardedAndWhole('further', 'check', ['--consumer', 'max-position-fetched', '--runs', '300', '--seed', '4']);
+    expect(r.whole.json.worlds.seed).not.toBe(4);
+    expect(r.merged.json).toEqual(r.whole.json);
+  });
+
+  it('a passing check over 3 shards: each runs its share of the worlds, and the merge is the whole run', async () => {
+    const r = await shardedAndWhole('pass', 'check', ['--consumer', 'reference', '--runs', '100', '--seed', '1'], 3);
+    expect(r.codes).toEqual([EXIT.pass, EXIT.pass, EXIT.pass]);
+    // 100 worlds: 34, 33 and 33 run; 17 scenarios: 6, 6 and 5.
+    expect(r.shards.map((s) => s.shard.skipped)).toEqual([66, 67, 67]);
+    expect(r.shards.map((s) => s.scenarios.length)).toEqual([6, 6, 5]);
+    expect(r.merged.code).toBe(EXIT.pass);
+    expect(r.merged.out).toMatch(/verdict: pass$/);
+    expect(r.merged.json).toEqual(r.whole.json);
+    expect(decided(readFileSync(file('pass-merged.xml'), 'utf8'))).toBe(decided(readFileSync(file('pass-whole.xml'), 'utf8')));
+  });
+
+  it('mutants: the merged kill matrix has the unsharded rows, in order, and the reference over all its worlds', async () => {
+    const only = 'token-as-watermark,snapshot-bound-exclusive,lowers-watermark-on-retry';
+    const r = await shardedAndWhole('mutants', 'mutants', ['--runs', '500', '--seed', '3', '--only', only, '--jobs', '1']);
+    // In catalog order, the 1st and 3rd are shard 1's, the 2nd shard 2's.
+    const [first, second, third] = r.whole.json.mutants;
+    expect(r.shards.map((s) => s.rows.map((x: { mutant: string }) => x.mutant))).toEqual([[first, third], [second]]);
+    const untimed = (m: any) => ({ ...m, rows: m.rows.map(({ ms: _, ...row }: any) => row), reference: { ...m.reference, ms: 0, calls: 0 } });
+    expect(untimed(r.merged.json)).toEqual(untimed(r.whole.json));
+    expect(r.merged.code).toBe(EXIT.pass);
+    expect(r.merged.out).toContain('verdict: 3 of 3 mutants killed, reference pass');
+  });
+
+  it('report: a shard runs its share of the searches, and merge writes the report its rows make', async () => {
+    // One search of 23 (one seed per mutant): shard 23 of 23 runs only the catalog's last mutant.
+    const last = reportTasks({ seed: REPORT_SEED, runs: 100, seeds: 1 }).at(-1)!;
+    const one = await cli('report', '--seeds', '1', '--runs', '100', '--shard', '23/23', '--json', file('report-23.json'), '--jobs', '1');
+    expect(one.code).toBe(EXIT.pass);
+    const { ms: _, ...row } = readJson(file('report-23.json')).rows[0];
+    const { ms: __, ...fresh } = await killOne(findMutant(last.mutant)!, 100, last.seed);
+    expect(row).toEqual(fresh);
+
+    // The committed report's searches, split as two shards would have written them.
+    const rows = rowsOf(readFileSync('REPORT.md', 'utf8'));
+    const tasks = reportTasks({ seed: REPORT_SEED, runs: 3000, seeds: 20 });
+    const all = tasks.map((t) => rows.get(t.mutant)!.find((x) => x.seed === t.seed)!);
+    for (const i of [1, 2]) {
+      const shard = { command: 'report', index: i, count: 2, tidemark: readJson(file('report-23.json')).shard.tidemark };
+      writeFileSync(file(`report-${i}.json`), JSON.stringify({ seed: REPORT_SEED, runs: 3000, seeds: 20, rows: all.filter((_, j) => j % 2 === i - 1), shard }));
+    }
+    const merged = await cli('merge', file('report-2.json'), file('report-1.json'), '--out', file('REPORT.md'));
+    expect(merged.code).toBe(EXIT.pass);
+    const expected = await buildReport({ seed: REPORT_SEED, runs: 3000, seeds: 20, testDir: 'test', rows, timed: true });
+    expect(readFileSync(file('REPORT.md'), 'utf8')).toBe(expected);
+  });
+
+  it("checks count only what the unsharded run judged: a shard's evidence past the first failure does not", async () => {
+    // Shard 1 of the failing check ran worlds past the first failure (index 13) and shrank a
+    // failure of its own. Evidence it found there is not the unsharded run's; before it, it is.
+    const a = readJson(file('fail-1.json'));
+    const merged = async (evidence: object): Promise<any> => {
+      writeFileSync(file('edited-1.json'), JSON.stringify({ ...a, shard: { ...a.shard, evidence: { ...a.shard.evidence, 'duplicate-effect': evidence } } }));
+      expect((await cli('merge', file('edited-1.json'), file('fail-2.json'), '--json', file('edited.json'))).code).toBe(EXIT.fail);
+      return readJson(file('edited.json')).checks.find((c: { anomaly: string }) => c.anomaly === 'duplicate-effect');
+    };
+    const whole = readJson(file('fail-whole.json')).checks.find((c: { anomaly: string }) => c.anomaly === 'duplicate-effect');
+    expect(whole.status).toBe('untested');
+    expect(await merged({ exercised: [2, 20], found: [3, 0], untested: { at: [1, 0], reason: whole.reason } })).toEqual(whole);
+    expect((await merged({ exercised: [2, 12], untested: { at: [1, 0], reason: whole.reason } })).status).toBe('pass');
+    expect((await merged({ found: [1, 4], exercised: [1, 4] })).status).toBe('fail');
+    // The first reason in the unsharded order wins, whichever shard gave it.
+    expect((await merged({ untested: { at: [0, 0], reason: 'an earlier reason' } })).reason).toBe('an earlier reason');
+  });
+
+  it.each([
+    [['check', '--consumer', 'reference', '--seed', '1', '--shard', '3/2', '--json', 'x.json'], '--shard 3/2: I must be from 1 to 2'],
+    [['check', '--consumer', 'reference', '--seed', '1', '--shard', '0/2', '--json', 'x.json'], '--shard 0/2: I must be from 1 to 2'],
+    [['check', '--consumer', 'reference', '--seed', '1', '--shard', '1/0', '--json', 'x.json'], '--shard 1/0: N must be from 1 to 1000'],
+    [['check', '--consumer', 'reference', '--seed', '1', '--shard', 'half', '--json', 'x.json'], "--shard must look like I/N (the Ith of N shards, I from 1), got 'half'"],
+    [['check', '--consumer', 'reference', '--shard', '1/2', '--json', 'x.json'], '--shard needs --seed'],
+    [['check', '--consumer', 'reference', '--seed', '1', '--shard', '1/2'], '--shard needs --json FILE'],
+    [['check', '--consumer', 'reference', '--scenario', 'stale-token', '--shard', '1/2'], '--scenario cannot be combined with --shard'],
+    [['mutants', '--shard', '1/2', '--json', 'x.json'], '--shard needs --seed'],
+    [['report', '--shard', '1/2', '--json', 'x.json', '--out', 'R.md'], '--shard cannot be combined with --out'],
+    [['report', '--json', 'x.json'], "report --json is for a shard's searches"],
+    [['merge'], 'merge needs the --json files of the shards'],
+  ])('usage error %j exits 3 with a clear message', async (argv, message) => {
+    const r = await cli(...argv);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toContain(message);
+  });
+
+  it('merge refuses files that are not all the shards of one run, with exit 3', async () => {
+    const missing = await cli('merge', file('fail-1.json'));
+    expect(missing.code).toBe(EXIT.usage);
+    expect(missing.err).toContain('shard 2 of 2 is missing');
+    const twice = await cli('merge', file('fail-1.json'), file('fail-1.json'));
+    expect(twice.err).toContain('shard 1 of 2 is given twice');
+    const mixed = await cli('merge', file('fail-1.json'), file('further-2.json'));
+    expect(mixed.code).toBe(EXIT.usage);
+    expect(mixed.err).toContain('not the shards of one run: their seeds differ (5 in');
+    const counts = await cli('merge', file('fail-1.json'), file('pass-2.json'));
+    expect(counts.err).toContain('they split the run into different numbers of shards (2 in');
+    // Same consumer and seed, other runs.
+    const other = await cli('check', '--consumer', 'max-position-fetched', '--runs', '200', '--seed', '5', '--shard', '2/2', '--json', file('runs-200.json'));
+    expect(other.code).toBe(EXIT.fail);
+    const runs = await cli('merge', file('fail-1.json'), file('runs-200.json'));
+    expect(runs.code).toBe(EXIT.usage);
+    expect(runs.err).toContain('not the shards of one run: their runs differ (300 in');
+    const whole = await cli('merge', file('fail-whole.json'), file('fail-2.json'));
+    expect(whole.err).toContain("is not a shard's result");
+    const kinds = await cli('merge', file('fail-1.json'), file('mutants-2.json'));
+    expect(kinds.err).toContain('they are results of different commands');
+    // An edited history is refused: its failure could no longer be judged as it was.
+    const edited = readJson(file('fail-2.json'));
+    edited.worlds.failure.history.steps.pop();
+    writeFileSync(file('cut-2.json'), JSON.stringify(edited));
+    const cut = await cli('merge', file('fail-1.json'), file('cut-2.json'));
+    expect(cut.code).toBe(EXIT.usage);
+    expect(cut.err).toContain('is not the one its hash names');
+  });
+});
