@@ -183,15 +183,14 @@ overwrite a file that is not a tidemark report unless --force is given.`,
   {
     name: 'merge',
     summary: 'combine the --json files of a sharded check, mutants or report',
-    usage: 'tidemark merge FILE... [--json OUT] [--junit OUT] [--regressions FILE] [--out REPORT.md]',
+    usage: 'tidemark merge FILE... [--json FILE] [--junit FILE] [--regressions FILE] [--out FILE]',
     positionals: 'FILE...',
     about: `Reads the --json files that 'check', 'mutants' or 'report' wrote with --shard I/N, one per
 shard, checks that they are all N shards of one run (same command, consumer, seed, runs and
 N, each shard once), and prints the combined verdict: the same as the unsharded run's. From
 check shards it can write the combined JSON, JUnit XML and new regression entries; from
-mutants shards the kill matrix as JSON; from report shards the report (--out). Exit codes
-as the command merged: 0 only after a printed pass, 1 fail, 2 unknown, 3 when the files are
-not the shards of one run, 4 harness error.`,
+mutants shards the kill matrix as JSON; from report shards the report (--out). The exit
+code is the merged verdict's; files that are not the shards of one run are a usage error.`,
     flags: [
       { name: 'json', type: 'output', value: 'FILE', description: 'write the combined results as JSON, as the unsharded command writes them' },
       { name: 'junit', type: 'output', value: 'FILE', description: 'from check shards: write JUnit XML for CI' },
