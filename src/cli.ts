@@ -33,7 +33,7 @@ import { renderFailure } from './report/failure.js';
 import { runSupervised, SUPERVISED } from './supervised.js';
 import { supervise } from './supervisor.js';
 import { merge } from './merge-command.js';
-import { replayCommand, seedFlag, shellQuote, targetFlag } from './replay-command.js';
+import { replayCommand, targetFlag } from './replay-command.js';
 
 export type { Io } from './io.js';
 

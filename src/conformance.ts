@@ -126,8 +126,9 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
     let last: { readonly plan: Plan; execution: Execution | null } | null = null;
     const property = fc.asyncProperty(arb, async (plan) => {
       const k = first && last === null ? generated++ : null;
-      // Another shard's world: passing here, and never put in the memo as a pass, so that a
-      // shrinking step that meets the same plan runs it.
+      // Another shard's world: taken as passing, and kept out of the memo. Past the unsharded
+      // run's first failure it may well fail, and a shrinking step of this shard that meets
+      // the same plan must run it, not read a pass that was never judged.
       if (k !== null && !owns(options.shard, k)) {
         skipped++;
         return true;
