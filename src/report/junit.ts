@@ -67,8 +67,12 @@ export function renderJUnit(suite: SuiteResult | JUnitSuite, replay: (kind: 'sce
     const name = e.kind === 'scenario' ? `regression: scenario ${e.scenario}` : `regression: world ${e.anomaly} ${createHash('sha256').update(what).digest('hex').slice(0, 8)}`;
     const command = replay(e.kind, what);
     const out = `${e.kind === 'world' ? `seed ${e.seed}, path ${e.path}\n` : ''}first found: ${e.anomaly}\nreplay: ${command}`;
-    if (r.status === 'pass' || r.execution === null) cases.push({ classname: 'tidemark.regressions', name, ms: r.ms ?? 0, result: { kind: 'passed' }, out });
-    else cases.push({ classname: 'tidemark.regressions', name, ms: r.ms ?? 0, result: judged(r.execution, renderFailure({ consumer: result.consumer, execution: r.execution, replay: command })), out });
+    if (r.status === 'pass') cases.push({ classname: 'tidemark.regressions', name, ms: r.ms ?? 0, result: { kind: 'passed' }, out });
+    else if (r.execution === null) {
+      // Nothing ran (the seed and path lead to no world): that is no pass.
+      const why = r.note ?? 'the entry could not be replayed';
+      cases.push({ classname: 'tidemark.regressions', name, ms: r.ms ?? 0, result: { kind: 'error', message: why, type: r.status, text: why }, out });
+    } else cases.push({ classname: 'tidemark.regressions', name, ms: r.ms ?? 0, result: judged(r.execution, renderFailure({ consumer: result.consumer, execution: r.execution, replay: command })), out });
   }
   for (const s of result.scenarios) {
     const name = `${s.scenario.rules.join(' ')} ${s.scenario.name}`;
