@@ -3,12 +3,15 @@ import { isEligible } from '../../model/binding.js';
 import { covers, readCut } from '../../model/cut.js';
 import { Truth } from '../../model/truth.js';
 import { formatRef, positionOf, refKey, type SourceEvent } from '../../model/event.js';
-import type { CallStep, LifeStep, MutationStep, Phase, RebindStep, Step } from '../../model/history.js';
+import type { CallStep, LifeStep, RebindStep, Step } from '../../model/history.js';
 import { comparePositions, type Position } from '../../model/order.js';
-import { isPageQuirk, type FaultKind } from '../../scenarios/plan.js';
 import type { Execution } from '../execute.js';
 import { describePlan } from './failure.js';
 import { describeBinding, describeStep, describeValue } from './timeline.js';
+import { clip, callMark, lifeMark, mutationLabel, phaseLabel, type Label } from './picture-marks.js';
+import { COLOR, cross, diamond, dot, endGlyph, esc, fetchGlyph, flag, mutationGlyph, n, rebindGlyph, ring, square, tick, warn } from './svg.js';
+
+export { esc } from './svg.js';
 
 /**
  * One executed world as a picture: a self-contained HTML page holding one inline SVG, with
@@ -19,12 +22,13 @@ import { describeBinding, describeStep, describeValue } from './timeline.js';
  * watermark commits emphasised), leases, claims, crashes, errors and how each life ended.
  * Below the lanes, a chart over the stable order of every position that ever existed: the
  * committed watermark as a step line against the ground-truth prefix of eligible events with
- * durable outcomes, worked out here from the history alone (not from the checker, nor from
- * any consumer). Where the watermark stands above that prefix the gap is shaded: red when
+ * durable outcomes, read from the model's replay of the history (model/truth.ts, the same
+ * ground truth the checkers judge from; never from any consumer). Where the watermark stands above that prefix the gap is shaded: red when
  * the watermark was premature as it was committed, amber when a source mutation later put
  * an unhandled eligible event behind a watermark that was sound when written. A watermark
  * carried over a rebind is drawn dashed and never shaded: it is another binding's progress. The
- * witness steps of the verdict's anomalies are red guide lines through everything.
+ * witness steps of the verdict's anomalies are red guide lines through everything. The
+ * marks of each lane are in picture-marks.ts, the glyphs and palette in svg.ts.
  *
  * Same execution, same bytes: nothing here reads a clock, a locale or a random source.
  */
@@ -53,34 +57,6 @@ const OFF_BAND = 30;
 /** How many anomalies the headline lists in full. */
 const SHOWN = 3;
 
-const COLOR = {
-  adversity: '#fbf0dc',
-  drain: '#e4eefa',
-  fetch: '#3b6fb6',
-  served: '#9db7dc',
-  effect: '#2e8b57',
-  outbox: '#15918f',
-  deadLetter: '#8a4fbf',
-  commit: '#555555',
-  watermark: '#1c3a96',
-  prefix: '#5cb85c',
-  lease: '#7b5ea7',
-  read: '#8a8a8a',
-  caughtUp: '#2e8b57',
-  failed: '#d35400',
-  crash: '#d62728',
-  error: '#f08c00',
-  quirk: '#8a4fbf',
-  end: '#8b0000',
-  mutation: '#0b7a75',
-  rebind: '#8a4fbf',
-  witness: '#d62728',
-  premature: '#e03131',
-  behind: '#f5a623',
-  grid: '#c8c8c8',
-  text: '#222222',
-  dim: '#777777',
-} as const;
 
 export function renderPicture(execution: Execution, options: PictureOptions): string {
   const svg = new Picture(execution).render();
@@ -135,16 +111,6 @@ function headline(execution: Execution, options: PictureOptions): string[] {
 }
 
 /** Escapes text for XML and HTML, in content and in attribute values alike. */
-export function esc(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'));
-}
-
-/** Numbers as SVG wants them, the same on every machine. */
-function n(value: number): string {
-  const r = Math.round(value * 100) / 100;
-  return Object.is(r, -0) ? '0' : String(r);
-}
-
 const posKey = (p: Position): string => `${p.key.join(',')}#${p.id}`;
 const actorOf = (step: CallStep | LifeStep): string => `${step.actor.worker}#${step.actor.incarnation}`;
 
@@ -171,14 +137,6 @@ interface Row {
 
 type RowState = 'eligible' | 'ineligible' | 'gone';
 
-interface Label {
-  readonly x: number;
-  readonly text: string;
-  readonly color: string;
-  /** Lower is placed first. */
-  readonly priority: number;
-  readonly seq: number;
-}
 
 class Picture {
   private readonly steps: readonly Step[];
@@ -718,180 +676,4 @@ class Picture {
     parts.push('</g>');
     return { parts, bottom: top + 12 + Math.ceil(items.length / columns) * 26 };
   }
-}
-
-function phaseLabel(phase: Phase, width: number): string {
-  const full = phase === 'drain' ? 'drain phase (faults off, one worker)' : 'adversity phase (faults, mutations, competing workers)';
-  const short = phase === 'drain' ? 'drain' : 'adversity';
-  return full.length * 7 <= width ? full : short;
-}
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}
-
-function mutationLabel(step: MutationStep): string {
-  const e = step.event;
-  const attrs = Object.keys(e.attrs)
-    .sort()
-    .map((k) => `${k}=${String(e.attrs[k])}`)
-    .join(' ');
-  return `${step.mutation} ${formatRef(e)} at ${e.key.join(',')}${step.mutation === 'flip' ? ` ${attrs}` : ''}`;
-}
-
-interface Mark {
-  readonly cls: string;
-  readonly data: string;
-  readonly svg: string;
-  readonly labels: Omit<Label, 'x' | 'seq'>[];
-}
-
-function lifeMark(step: LifeStep, x: number, y: number): Mark {
-  const e = step.event;
-  if (e.kind === 'start') {
-    return {
-      cls: 'life life-start',
-      data: ' data-life="start"',
-      svg: `<path d="M${n(x + 3)} ${n(y - 8)} H${n(x)} V${n(y + 8)} H${n(x + 3)}" fill="none" stroke="#666666" stroke-width="1.5" />`,
-      labels: [],
-    };
-  }
-  const color = e.kind === 'returned' ? COLOR.dim : COLOR.end;
-  const text = e.kind === 'threw' ? `threw: ${e.message}` : e.kind === 'hung' ? 'hung' : e.kind === 'budget' ? 'budget ran out' : 'returned';
-  return {
-    cls: `life life-end life-${e.kind}`,
-    data: ` data-life="${e.kind}"`,
-    svg: endGlyph(x, y, color),
-    labels: [{ text, color, priority: 0 }],
-  };
-}
-
-function callMark(step: CallStep, x: number, y: number): Mark {
-  const { call, outcome, result } = step;
-  const faded = !step.applied;
-  const labels: Omit<Label, 'x' | 'seq'>[] = [];
-  let base = '';
-  switch (call.kind) {
-    case 'fetch': {
-      base = fetchGlyph(x, y, faded);
-      if (result?.kind === 'page') {
-        const page = result.page;
-        labels.push({ text: `[${page.events.map(formatRef).join(' ')}]${page.next === null ? ' end' : ''}`, color: COLOR.fetch, priority: 2 });
-      }
-      break;
-    }
-    case 'load':
-      base = square(x, y, COLOR.read);
-      break;
-    case 'completed':
-      base = ring(x, y, COLOR.read);
-      break;
-    case 'emit':
-      base = dot(x, y, COLOR.effect);
-      labels.push({ text: formatRef(call.event), color: COLOR.effect, priority: 4 });
-      break;
-    case 'commit': {
-      const watermarks = call.ops.filter((op) => op.op === 'watermark');
-      base = tick(x, y, watermarks.length > 0);
-      const outcomes = call.ops.filter((op) => op.op === 'effect' || op.op === 'outbox' || op.op === 'dead-letter');
-      const shown = outcomes.slice(0, 5);
-      shown.forEach((op, i) => {
-        const dy = (i - (shown.length - 1) / 2) * 6;
-        base += op.op === 'effect' ? dot(x, y + dy, COLOR.effect) : op.op === 'outbox' ? ring(x, y + dy, COLOR.outbox) : dot(x, y + dy, COLOR.deadLetter);
-      });
-      for (const op of watermarks) labels.push({ text: `wm ${describeValue(op.value)}`, color: COLOR.watermark, priority: 1 });
-      if (outcomes.length > 0) {
-        const names = outcomes.map((op) => `${op.op === 'effect' ? '' : op.op === 'outbox' ? 'outbox ' : 'dead-letter '}${formatRef(op.event)}`);
-        labels.push({ text: names.join(' '), color: COLOR.effect, priority: 4 });
-      }
-      break;
-    }
-    case 'lease':
-      base = diamond(x, y, COLOR.lease, false);
-      if (result?.kind === 'generation' && outcome.kind === 'ok') labels.push({ text: `g${result.generation}`, color: COLOR.lease, priority: 5 });
-      break;
-    case 'claim':
-      base = flag(x, y, call.claim.kind === 'caught-up' ? COLOR.caughtUp : COLOR.failed);
-      labels.push(
-        call.claim.kind === 'caught-up'
-          ? { text: 'caught up', color: COLOR.caughtUp, priority: 0 }
-          : { text: `failed visibly: ${call.claim.reason}`, color: COLOR.failed, priority: 0 },
-      );
-      break;
-    default:
-      // A call the world could not read (malformed), or any call kind added later.
-      base = square(x, y, COLOR.error);
-      labels.push({ text: call.kind, color: COLOR.error, priority: 3 });
-  }
-  let over = '';
-  let data = ` data-call="${call.kind}" data-outcome="${outcome.kind}"`;
-  let cls = `call call-${call.kind}`;
-  if (outcome.kind === 'crash-before' || outcome.kind === 'crash-after') {
-    over = `<g class="crash" data-outcome="${outcome.kind}">${cross(x, y)}</g>`;
-    labels.push({ text: outcome.kind === 'crash-before' ? 'crash before' : 'crash after', color: COLOR.crash, priority: 0 });
-    cls += ' crashed';
-  } else if (outcome.kind === 'error' || outcome.kind === 'indefinite') {
-    over = `<g class="fault-${outcome.kind}">${warn(x, y, outcome.kind === 'error')}</g>`;
-    labels.push({ text: outcome.kind === 'error' ? outcome.code : `${outcome.code} (${step.applied ? 'applied' : 'not applied'})`, color: COLOR.error, priority: 3 });
-  }
-  if (step.fault !== undefined && isPageQuirk(step.fault as FaultKind)) {
-    over += `<circle class="quirk" cx="${n(x)}" cy="${n(y - 11)}" r="2" fill="${COLOR.quirk}" />`;
-    labels.push({ text: `quirk: ${step.fault}`, color: COLOR.quirk, priority: 1 });
-    data += ` data-fault="${esc(step.fault)}"`;
-  }
-  return { cls, data, svg: `<g${faded ? ' opacity="0.4"' : ''}>${base}</g>${over}`, labels };
-}
-
-function fetchGlyph(x: number, y: number, faded: boolean): string {
-  return `<rect x="${n(x - 3)}" y="${n(y - 7)}" width="6" height="14" fill="${faded ? '#ffffff' : COLOR.fetch}" stroke="${COLOR.fetch}" stroke-width="1" />`;
-}
-
-function dot(x: number, y: number, color: string): string {
-  return `<circle cx="${n(x)}" cy="${n(y)}" r="3.2" fill="${color}" />`;
-}
-
-function ring(x: number, y: number, color: string): string {
-  return `<circle cx="${n(x)}" cy="${n(y)}" r="3" fill="#ffffff" stroke="${color}" stroke-width="1.4" />`;
-}
-
-function square(x: number, y: number, color: string): string {
-  return `<rect x="${n(x - 3)}" y="${n(y - 3)}" width="6" height="6" fill="#ffffff" stroke="${color}" stroke-width="1.4" />`;
-}
-
-function diamond(x: number, y: number, color: string, filled: boolean): string {
-  return `<path d="M${n(x)} ${n(y - 5)} L${n(x + 5)} ${n(y)} L${n(x)} ${n(y + 5)} L${n(x - 5)} ${n(y)} Z" fill="${filled ? color : '#ffffff'}" stroke="${color}" stroke-width="1.4" />`;
-}
-
-function tick(x: number, y: number, watermark: boolean): string {
-  return watermark
-    ? `<line x1="${n(x)}" y1="${n(y - 11)}" x2="${n(x)}" y2="${n(y + 11)}" stroke="${COLOR.watermark}" stroke-width="4" />`
-    : `<line x1="${n(x)}" y1="${n(y - 7)}" x2="${n(x)}" y2="${n(y + 7)}" stroke="${COLOR.commit}" stroke-width="1.6" />`;
-}
-
-function flag(x: number, y: number, color: string): string {
-  return (
-    `<line x1="${n(x)}" y1="${n(y + 9)}" x2="${n(x)}" y2="${n(y - 12)}" stroke="${color}" stroke-width="1.6" />` +
-    `<path d="M${n(x)} ${n(y - 12)} L${n(x + 11)} ${n(y - 8)} L${n(x)} ${n(y - 4)} Z" fill="${color}" />`
-  );
-}
-
-function cross(x: number, y: number): string {
-  return `<path d="M${n(x - 6)} ${n(y - 6)} L${n(x + 6)} ${n(y + 6)} M${n(x - 6)} ${n(y + 6)} L${n(x + 6)} ${n(y - 6)}" stroke="${COLOR.crash}" stroke-width="2.8" stroke-linecap="round" />`;
-}
-
-/** An orange triangle under the mark: filled for a definite error, hollow for an indefinite one. */
-function warn(x: number, y: number, definite: boolean): string {
-  return `<path d="M${n(x)} ${n(y + 6)} L${n(x + 5)} ${n(y + 14)} L${n(x - 5)} ${n(y + 14)} Z" fill="${definite ? COLOR.error : '#ffffff'}" stroke="${COLOR.error}" stroke-width="1.4" />`;
-}
-
-function endGlyph(x: number, y: number, color: string): string {
-  return `<path d="M${n(x - 3)} ${n(y - 9)} H${n(x)} V${n(y + 9)} H${n(x - 3)}" fill="none" stroke="${color}" stroke-width="2.6" />`;
-}
-
-function mutationGlyph(step: MutationStep, x: number, y: number): string {
-  return diamond(x, y, COLOR.mutation, step.mutation !== 'flip');
-}
-
-function rebindGlyph(x: number, y: number): string {
-  return `<rect x="${n(x - 4)}" y="${n(y - 4)}" width="8" height="8" fill="${COLOR.rebind}" />`;
 }
