@@ -17,6 +17,14 @@ export interface WorkerWorld {
   readonly source: { readonly pageSize: number; readonly resumes: readonly ResumeStyle[]; readonly contract: Contract };
   readonly worker: string;
   readonly incarnation: number;
+  /**
+   * How long the lease lasts without renewal, and the unit it is counted in. The world's
+   * clock counts steps, the numbers a timeline prints: every call any worker makes, every
+   * worker start or end, every source change and every look into a blackbox store is one
+   * step. A lease granted at step s is held through step s + value - 1; from step
+   * s + value on, another worker may take it. Renew well within it.
+   */
+  readonly leaseTtl: { readonly value: number; readonly unit: 'steps' };
   /** Aborted when this incarnation dies (a crash, the end of a phase, a rebind). */
   readonly signal: AbortSignal;
   /**

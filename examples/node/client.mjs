@@ -62,7 +62,11 @@ export function serve({ name, capabilities, kind = 'whitebox', run, inspect }) {
       if (!waiter) die(`a reply for unknown call id ${JSON.stringify(message.id)}`);
       pending.delete(message.id);
       if (message.ok) waiter.resolve(message.value);
-      else waiter.reject(Object.assign(new Error(message.error.message), { name: 'WorldError', code: message.error.code, definite: message.error.definite }));
+      else {
+        // A conflict names its guard (`cause`), a rejection its event (`ref`): only when present.
+        const { code, definite, cause, ref } = message.error;
+        waiter.reject(Object.assign(new Error(message.error.message), { name: 'WorldError', code, definite }, cause === undefined ? {} : { cause }, ref === undefined ? {} : { ref }));
+      }
     } else if (message.type === 'inspect') {
       if (start === null) early.push(message);
       else await answer(message);

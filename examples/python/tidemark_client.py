@@ -28,10 +28,14 @@ PROTOCOL = 1
 class WorldError(Exception):
     """A world call failed. `definite`: it did not happen; otherwise it may have happened."""
 
-    def __init__(self, code, definite, message):
+    def __init__(self, code, definite, message, cause=None, ref=None):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.definite = definite
+        # A conflict's guard ("fence", "expect", "unless-completed", "lease-held"), else None.
+        self.cause = cause
+        # A rejected effect's event ref {"id", "version"}, else None.
+        self.ref = ref
         self.message = message
 
 
@@ -117,7 +121,7 @@ class Client:
                 if message.get("ok"):
                     return message.get("value")
                 error = message.get("error") or {}
-                raise WorldError(error.get("code", "bad-request"), error.get("definite", True), error.get("message", ""))
+                raise WorldError(error.get("code", "bad-request"), error.get("definite", True), error.get("message", ""), error.get("cause"), error.get("ref"))
             else:
                 raise ProtocolError(f"waiting for the reply to call {call_id}, got {json.dumps(message)[:200]}")
 

@@ -280,6 +280,7 @@ class Incarnation {
           binding: world.binding,
           fingerprint: world.fingerprint,
           source: world.source,
+          leaseTtl: world.leaseTtl,
           ...(store ? { store: store.dir } : {}),
         });
         this.started = true;
@@ -306,8 +307,10 @@ class Incarnation {
           (error: unknown) => {
             if (world.signal.aborted || settled) return;
             release = hold();
-            const e = error as { code?: string; definite?: boolean; message?: string };
-            this.send({ type: 'reply', id, ok: false, error: { code: e.code ?? 'bad-request', definite: e.definite ?? true, message: e.message ?? String(error) } });
+            const e = error as { code?: string; definite?: boolean; message?: string; cause?: unknown; ref?: unknown };
+            // A conflict's cause and a rejection's ref travel too, only when the error has them.
+            const detail = { ...(e.code === 'conflict' && typeof e.cause === 'string' ? { cause: e.cause } : {}), ...(e.ref === undefined ? {} : { ref: e.ref }) };
+            this.send({ type: 'reply', id, ok: false, error: { code: e.code ?? 'bad-request', definite: e.definite ?? true, message: e.message ?? String(error), ...detail } });
           },
         );
       };

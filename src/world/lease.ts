@@ -17,7 +17,7 @@ export class Lease {
 
   acquire(who: string, now: number): number {
     if (this.holder !== null && this.holder !== who && this.expiresAt > now) {
-      throw new WorldError('conflict', true, `the lease is held by ${this.holder} until step ${this.expiresAt}`);
+      throw new WorldError('conflict', true, `the lease is held by ${this.holder} until step ${this.expiresAt}`, { cause: 'lease-held' });
     }
     // A holder renewing late keeps its generation when nobody took the lease meanwhile:
     // no newer generation exists, so nothing it fences can be stale.

@@ -24,19 +24,19 @@ export class Store {
     return events.map((e) => this.completions.has(refKey(e)));
   }
 
-  /** Validates the whole transaction, then applies it; throws a definite conflict otherwise. */
+  /** Validates the whole transaction, then applies it; throws a definite conflict naming the guard that refused otherwise. */
   commit(ops: readonly StoreOp[], fence: number | null, generation: number): void {
     if (fence !== null && fence !== generation) {
-      throw new WorldError('conflict', true, `fenced by generation ${fence}, but the newest lease is generation ${generation}`);
+      throw new WorldError('conflict', true, `fenced by generation ${fence}, but the newest lease is generation ${generation}`, { cause: 'fence' });
     }
     for (const op of ops) {
       if (op.op === 'unless-completed' && this.completions.has(refKey(op.event))) {
-        throw new WorldError('conflict', true, `${refKey(op.event)} is already completed`);
+        throw new WorldError('conflict', true, `${refKey(op.event)} is already completed`, { cause: 'unless-completed' });
       }
       if (op.op === 'watermark' && 'expect' in op) {
         const current = this.watermark?.binding === op.binding ? this.watermark.value : null;
         if (canonicalJson(current ?? null) !== canonicalJson(op.expect ?? null)) {
-          throw new WorldError('conflict', true, 'the watermark changed since it was read');
+          throw new WorldError('conflict', true, 'the watermark changed since it was read', { cause: 'expect' });
         }
       }
     }

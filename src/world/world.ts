@@ -400,7 +400,7 @@ export class World {
   }
 
   private refuse(event: EventRef): never {
-    throw new WorldError('rejected', true, `the effect for ${event.id} is refused: it is a poison event`);
+    throw new WorldError('rejected', true, `the effect for ${event.id} is refused: it is a poison event`, { ref: event });
   }
 
   /**
@@ -482,6 +482,7 @@ export class World {
       source: this.offer,
       worker: life.actor.worker,
       incarnation: life.actor.incarnation,
+      leaseTtl: Object.freeze({ value: this.plan.leaseTtl, unit: 'steps' as const }),
       fetch: (asked) => {
         const request = frozenCopy(asked);
         return this.submit(life, { kind: 'fetch', request }, (fault) => {

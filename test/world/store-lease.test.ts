@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { EventRef } from '../../model/event.js';
 import type { DurableState, StoreOp } from '../../model/history.js';
 import { pos, worldError } from '../support.js';
+import type { ConflictCause } from '../../src/world/errors.js';
 import { Lease } from '../../src/world/lease.js';
 import { Store } from '../../src/world/store.js';
 
@@ -63,20 +64,21 @@ describe('Store: a commit applies whole or not at all', () => {
     expect(store.completed([A, B, C])).toEqual([true, true, false]);
   });
 
-  it.each<[string, StoreOp, number | null, number]>([
-    ['R6 a compare-and-set on a watermark that moved', { op: 'watermark', binding: ORDERS, value: pos(3, 'c'), expect: pos(0, 'z') }, null, 0],
-    ['R6 a compare-and-set that expects no watermark', { op: 'watermark', binding: ORDERS, value: pos(3, 'c'), expect: null }, null, 0],
-    ['R5 unless-completed on a completed event', { op: 'unless-completed', event: A }, null, 0],
-    ['R6 a fence from an older generation', { op: 'watermark', binding: ORDERS, value: pos(3, 'c') }, 1, 2],
-    ['R6 a fence from a generation that does not exist yet', { op: 'complete', event: C }, 3, 2],
-  ])('%s fails definitely and leaves nothing applied, wherever the guard sits', (_, guard, fence, generation) => {
+  it.each<[string, StoreOp, number | null, number, ConflictCause]>([
+    ['R6 a compare-and-set on a watermark that moved', { op: 'watermark', binding: ORDERS, value: pos(3, 'c'), expect: pos(0, 'z') }, null, 0, 'expect'],
+    ['R6 a compare-and-set that expects no watermark', { op: 'watermark', binding: ORDERS, value: pos(3, 'c'), expect: null }, null, 0, 'expect'],
+    ['R5 unless-completed on a completed event', { op: 'unless-completed', event: A }, null, 0, 'unless-completed'],
+    ['R6 a fence from an older generation', { op: 'watermark', binding: ORDERS, value: pos(3, 'c') }, 1, 2, 'fence'],
+    ['R6 a fence from a generation that does not exist yet', { op: 'complete', event: C }, 3, 2, 'fence'],
+  ])('%s fails definitely, names its guard as the cause, and leaves nothing applied, wherever the guard sits', (_, guard, fence, generation, cause) => {
     for (const ops of [
       [guard, ...WRITES],
       [...WRITES, guard],
     ]) {
       const store = seeded();
       const error = worldError(() => store.commit(ops, fence, generation));
-      expect([error.code, error.definite]).toEqual(['conflict', true]);
+      expect([error.code, error.definite, error.cause]).toEqual(['conflict', true, cause]);
+      expect(error.ref).toBeUndefined();
       expect(store.state()).toEqual(SEEDED_STATE);
       expect(store.completed([A, B, C])).toEqual([true, false, false]);
     }
@@ -147,7 +149,7 @@ describe('Lease', () => {
     expect(lease.acquire('w1#1', 0)).toBe(1);
     for (const now of [1, 7]) {
       const error = worldError(() => lease.acquire('w2#1', now));
-      expect([error.code, error.definite]).toEqual(['conflict', true]);
+      expect([error.code, error.definite, error.cause]).toEqual(['conflict', true, 'lease-held']);
       expect(error.message).toContain('w1#1');
     }
     expect(lease.generation).toBe(1);

@@ -157,6 +157,78 @@ describe('call faults', () => {
   });
 });
 
+describe('errors a consumer can act on', () => {
+  it('a rejected effect names the refused event version, in emit and in commit; the history records only the code', async () => {
+    const errors: WorldError[] = [];
+    const refuser: Consumer = {
+      name: 'refuser',
+      capabilities: { delivery: 'at-least-once' },
+      run: async (w) => {
+        const page = await w.fetch({ resume: { kind: 'start' }, limit: 10 });
+        const e42 = page.events.find((e) => e.id === 'e42') as SourceEvent;
+        await w.emit(refOf(e42), e42.payload).catch((error: WorldError) => errors.push(error));
+        await w.commit([{ op: 'effect', event: refOf(e42), payload: e42.payload }]).catch((error: WorldError) => errors.push(error));
+        await w.fail('stopped for an operator');
+      },
+    };
+    const { history } = await execute(plan({ poison: ['e42'] }), refuser);
+    // Two refusals in each phase: the drain phase runs the consumer once more.
+    expect(errors).toHaveLength(4);
+    expect(errors.slice(0, 2).map((e) => [e.code, e.definite, e.ref, e.cause])).toEqual([
+      ['rejected', true, { id: 'e42', version: 1 }, undefined],
+      ['rejected', true, { id: 'e42', version: 1 }, undefined],
+    ]);
+    // The message is unchanged: consumers put it into dead letters, which the history records.
+    expect(errors[0]?.message).toBe('the effect for e42 is refused: it is a poison event');
+    const refused = callSteps(history).filter((s) => s.phase === 'adversity' && s.outcome.kind === 'error');
+    expect(refused.map((s) => s.outcome)).toEqual([
+      { kind: 'error', code: 'rejected' },
+      { kind: 'error', code: 'rejected' },
+    ]);
+  });
+
+  it('a conflict says which guard refused: the lease held by another worker, a fence, a compare-and-set, unless-completed', async () => {
+    const causes: string[] = [];
+    const note = (error: unknown): void => {
+      if (!(error instanceof WorldError)) throw error;
+      causes.push(`${error.code}:${String(error.cause)}`);
+    };
+    const guarded: Consumer = {
+      name: 'guarded',
+      capabilities: { delivery: 'at-least-once' },
+      run: async (w) => {
+        const generation = await w.lease().catch((error: unknown) => (note(error), 0));
+        if (w.worker === 'w2') {
+          // w1 holds an unexpired lease: w2 is refused, and its fenced commit too.
+          await w.commit([{ op: 'complete', event: { id: 'e41', version: 1 } }], { fence: 7 }).catch(note);
+          return await w.fail('w2 stops');
+        }
+        await w.commit([{ op: 'complete', event: { id: 'e41', version: 1 } }], { fence: generation });
+        await w.commit([{ op: 'watermark', binding: w.fingerprint, value: { key: [41], id: 'e41' }, expect: { key: [1], id: 'x' } }]).catch(note);
+        await w.commit([{ op: 'unless-completed', event: { id: 'e41', version: 1 } }]).catch(note);
+        await w.caughtUp();
+      },
+    };
+    // w1 goes first (lease, then its first commit); then w2 runs both its calls.
+    await execute(plan({ workers: 2, schedule: [0, 0, 1, 1] }), guarded);
+    expect(causes.slice(0, 4).sort()).toEqual(['conflict:expect', 'conflict:fence', 'conflict:lease-held', 'conflict:unless-completed']);
+  });
+
+  it("the lease's time to live and its unit are part of the world, as the plan sets them", async () => {
+    const seen: unknown[] = [];
+    const reader: Consumer = {
+      name: 'reader',
+      capabilities: { delivery: 'at-least-once' },
+      run: async (w) => {
+        seen.push(w.leaseTtl);
+        await w.caughtUp();
+      },
+    };
+    await execute(plan({ leaseTtl: 5 }), reader);
+    expect(seen[0]).toEqual({ value: 5, unit: 'steps' });
+  });
+});
+
 describe('faults in the drain phase', () => {
   /** Fetches from the start every time, follows tokens, records effects without a watermark, claims. */
   function fromStart(pages: string[][]): Consumer {

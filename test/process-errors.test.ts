@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import type { CallStep } from '../model/history.js';
+import { plan, ev } from '../scenarios/named.js';
+import { execute } from '../src/execute.js';
+import { processConsumer } from '../src/process/bridge.js';
+
+/**
+ * docs/protocol.md, Errors: a consumer in another language gets what an in-process one gets.
+ * A conflict names the guard that refused it, a rejection names the refused event version,
+ * and the start message carries the lease's time to live with its unit.
+ */
+describe('errors over the process protocol', () => {
+  it('carry a conflict cause and a rejected ref; start carries the lease time to live', { timeout: 60_000 }, async () => {
+    const consumer = await processConsumer('node test/fixtures/process/error-details.mjs');
+    const run = await execute(plan([ev(41)], [], { poison: ['e41'], leaseTtl: 6 }), consumer);
+    const claim = run.history.steps.find((s): s is CallStep => s.kind === 'call' && s.call.kind === 'claim');
+    expect(claim?.call.kind === 'claim' && claim.call.claim.kind === 'failed').toBe(true);
+    const reason = claim?.call.kind === 'claim' && claim.call.claim.kind === 'failed' ? claim.call.claim.reason : '{}';
+    expect(JSON.parse(reason)).toEqual({
+      leaseTtl: { value: 6, unit: 'steps' },
+      errors: [
+        { code: 'conflict', definite: true, cause: 'expect', ref: null },
+        { code: 'conflict', definite: true, cause: 'fence', ref: null },
+        { code: 'rejected', definite: true, cause: null, ref: { id: 'e41', version: 1 } },
+      ],
+    });
+  });
+});
