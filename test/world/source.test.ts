@@ -116,6 +116,17 @@ describe('resume forms', () => {
     expect(ids(src.fetch(ALL, request({ kind: 'after', position: { key: [0], id: 'zz' } })))).toEqual(['a', 'b1', 'b2', 'c']);
   });
 
+  it('after: a point between events, as docs/adapters.md states it: an empty id, a key shorter than the ordering', () => {
+    const src = source(tied);
+    // The empty id sorts before every id: just before the events at key 2.
+    expect(ids(src.fetch(ALL, request({ kind: 'after', position: { key: [2], id: '' } })))).toEqual(['b1', 'b2', 'c']);
+    const wide = source([ev('a', [1, 3]), ev('b', [2, 0]), ev('c', [2, 2]), ev('d', [3, 1])]);
+    // A shorter key is a prefix that sorts before every key it starts, whatever the id.
+    expect(ids(wide.fetch(ALL, request({ kind: 'after', position: { key: [2], id: 'zz' } })))).toEqual(['b', 'c', 'd']);
+    expect(ids(wide.fetch(ALL, request({ kind: 'key-gt', key: [2] })))).toEqual(['b', 'c', 'd']);
+    expect(ids(wide.fetch(ALL, request({ kind: 'key-gt', key: [2, 2] })))).toEqual(['d']);
+  });
+
   it('R1 key-gt skips every event tied at the key', () => {
     expect(ids(source(tied).fetch(ALL, request({ kind: 'key-gt', key: [2] })))).toEqual(['c']);
   });
