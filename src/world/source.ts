@@ -140,6 +140,8 @@ export class Source {
     const target = this.events.length > 0 ? this.events[spec.target % this.events.length] : undefined;
     let kind = spec.kind;
     let first: number;
+    /** Whether the change may tie with the newest position's key (insertion-stable only). */
+    let tie = false;
     switch (contract.kind) {
       case 'snapshot':
         // Nothing inside the snapshot ever changes: new events land beyond the bound.
@@ -147,8 +149,13 @@ export class Source {
         first = Math.max(head + 1, (binding.upTo ?? head) + 1);
         break;
       case 'insertion-stable':
-        // Every change, an update included, lands after the head (an `updated_at` clock).
+        // Nothing lands behind the newest position, an update included (an `updated_at`
+        // clock). A change that asks for nothing (`back` 0) ticks the clock: head + 1. One
+        // that asks to land further back gets as far back as the contract allows: the newest
+        // key itself, when its id sorts after the newest event's (a new row with the newest
+        // row's timestamp, the boundary case of incremental syncs); else head + 1 too.
         first = head + 1;
+        tie = spec.back > 0;
         break;
       case 'replay-window':
         first = behind(contract.window);
@@ -159,18 +166,22 @@ export class Source {
         if (kind === 'flip' && target) first = target.key[0] ?? first;
         break;
     }
+    // The events are kept in the stable order, so the newest position is the last one's; an
+    // id after its id (in the stable order's own comparison) lands after it at its key.
+    const newest = this.events.at(-1);
+    const tied = (id: string): readonly number[] | null => (tie && newest !== undefined && id > newest.id ? newest.key : null);
     let event: SourceEvent;
     if (kind === 'insert' || !target) {
       let id = `m${this.inserted++}`;
       while (this.byId.has(id)) id = `m${this.inserted++}`;
       const attr = spec.target % 2 === 0 ? 'order' : 'refund';
-      event = { id, version: 1, key: keyAt(first), attrs: { kind: attr }, payload: `${id}:${attr}` };
+      event = { id, version: 1, key: tied(id) ?? keyAt(first), attrs: { kind: attr }, payload: `${id}:${attr}` };
       kind = 'insert';
     } else {
       const current = String(target.attrs.kind ?? 'order');
       const attr = kind === 'flip' ? (current === 'order' ? 'refund' : 'order') : current;
       const version = target.version + 1;
-      const key = kind === 'flip' && first === target.key[0] ? target.key : keyAt(first);
+      const key = tied(target.id) ?? (kind === 'flip' && first === target.key[0] ? target.key : keyAt(first));
       event = { ...target, version, key, attrs: { ...target.attrs, kind: attr }, payload: `${target.id}:v${version}:${attr}` };
     }
     freezeOwn(event);

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isEligible, type Binding } from '../../model/binding.js';
-import type { SourceEvent } from '../../model/event.js';
+import { positionOf, type SourceEvent } from '../../model/event.js';
 import type { Contract, FetchRequest, Page, Resume, ResumeStyle } from '../../model/history.js';
 import type { MutationSpec, PageQuirk, SourceSpec } from '../../scenarios/plan.js';
 import { comparePositions } from '../../model/order.js';
@@ -398,9 +398,9 @@ describe('mutations keep the contract', () => {
     expect(src.mutate(m('move', 1, 5), ALL).event.key).toEqual([8]);
   });
 
-  it.each(['insert', 'move', 'flip'] as const)('R10 insertion-stable: a %s lands right after the head, whatever it asked for', (kind) => {
+  it.each(['insert', 'move', 'flip'] as const)('R10 insertion-stable: a %s that asks for nothing (back 0) lands right after the head', (kind) => {
     const src = source(orderly, { contract: { kind: 'insertion-stable' } });
-    const { event, mutation } = src.mutate(m(kind, 2, 5), ALL);
+    const { event, mutation } = src.mutate(m(kind, 2, 0), ALL);
     expect(mutation).toBe(kind);
     expect(event.key).toEqual([8]);
     expect(src.head()).toBe(8);
@@ -410,6 +410,36 @@ describe('mutations keep the contract', () => {
     expect(event.attrs.kind).toBe(kind === 'flip' ? 'refund' : 'order');
     const held = everything(src).filter((e) => e.id === 'c');
     expect(held).toEqual([event]);
+  });
+
+  it('R10 insertion-stable: a change that asks to land back ties at the newest key when its id sorts after the newest one, else lands after the head', () => {
+    const src = source(orderly, { contract: { kind: 'insertion-stable' } });
+    // The newest event is g at 7; m0 sorts after g, so it lands at 7 too: a new row with the newest row's timestamp.
+    expect(src.mutate(m('insert', 0, 5), ALL).event).toMatchObject({ id: 'm0', version: 1, key: [7] });
+    expect(src.head()).toBe(7);
+    // c sorts before m0, the newest now: it cannot tie, so it ticks the clock.
+    expect(src.mutate(m('move', 2, 5), ALL).event).toMatchObject({ id: 'c', version: 2, key: [8] });
+    // c is the newest now, and no id sorts after itself: a change of c lands after the head again.
+    expect(src.mutate(m('flip', 7, 1), ALL).event).toMatchObject({ id: 'c', version: 3, key: [9] });
+    // m1 ties with c at 9.
+    expect(src.mutate(m('insert', 1, 1), ALL).event).toMatchObject({ id: 'm1', key: [9] });
+    // With two ordering fields the tie takes the newest event's whole key.
+    const wide = source([ev('a', [1, 4]), ev('b', [2, 3])], { contract: { kind: 'insertion-stable' } });
+    expect(wide.mutate(m('insert', 0, 2), { ...ALL, ordering: ['day', 'seq'] }).event.key).toEqual([2, 3]);
+  });
+
+  it('R10 insertion-stable: whatever is asked, every change lands after every position the source held', () => {
+    const src = source(orderly, { contract: { kind: 'insertion-stable' } });
+    const kinds = ['insert', 'move', 'flip'] as const;
+    let ties = 0;
+    for (let i = 0; i < 60; i++) {
+      const held = everything(src);
+      const { event } = src.mutate(m(kinds[i % 3] as MutationSpec['kind'], (i * 5) % 9, i % 4), ALL);
+      for (const e of held) if (e.id !== event.id || e.version !== event.version) expect(comparePositions(positionOf(event), positionOf(e))).toBeGreaterThan(0);
+      if (held.some((e) => e.key[0] === event.key[0])) ties++;
+    }
+    // Ties at the newest key do happen, not only clock ticks.
+    expect(ties).toBeGreaterThanOrEqual(3);
   });
 
   it('R10 replay-window(n): no change lands more than n behind the head', () => {
