@@ -59,6 +59,12 @@ interface EventDraw {
   readonly key: readonly number[];
   readonly kind: (typeof KINDS)[number];
   readonly fault: FaultDraw;
+  /**
+   * How many more times the fault strikes the same call about the event, one call after the
+   * other: its first k deliveries fail, say, not only its first. Only for a fault tied to
+   * its event; shrinks towards 0, a single fault.
+   */
+  readonly again: number;
   readonly change: MutationDraw;
   /** 0: the fault, or the change, counts from the start of the run instead. */
   readonly tied: { readonly fault: number; readonly change: number };
@@ -80,7 +86,8 @@ function eventArb(size: WorldSize): fc.Arbitrary<EventDraw> {
   return fc.record({
     key: fc.tuple(fc.nat(size.maxKey), fc.nat(3)),
     kind: fc.constantFrom(...KINDS),
-    fault: faultArb(fc.nat(3), FAULT_CALLS, presentArb(FAULT_ONE_IN)),
+    fault: faultArb(fc.oneof(fc.constant(0), fc.nat(3)), FAULT_CALLS, presentArb(FAULT_ONE_IN)),
+    again: fc.nat(2),
     change: mutationArb(size, fc.nat(3), PLACE_CALLS, presentArb(CHANGE_ONE_IN)),
     // Mostly tied; shrinking may untie one, so a fault at the first fetch stays one when the event it rode on goes.
     tied: fc.record({ fault: fc.nat(3), change: fc.nat(3) }),
@@ -127,7 +134,7 @@ const resumesArb = fc.subarray<ResumeStyle>(['after', 'key-gte', 'key-gt', 'offs
  * A replay window is the contract with the most ways to get wrong, so it comes up most.
  */
 const liveArb = fc.record({
-  kind: fc.constantFrom<Contract['kind']>('insertion-stable', 'replay-window', 'replay-window', 'none'),
+  kind: fc.constantFrom<Contract['kind']>('insertion-stable', 'replay-window', 'insertion-stable', 'replay-window', 'none'),
   window: fc.integer({ min: 1, max: 12 }),
 });
 
@@ -198,6 +205,15 @@ function faultOf(f: FaultDraw, swarm: Swarm, forced: readonly Family[], after?: 
   return [{ call, nth: f.nth, kind: kinds[f.kind % kinds.length] as FaultKind, ...(after === undefined ? {} : { after }) }];
 }
 
+/**
+ * A fault tied to an event, and `again` more like it at the calls right after: "the first
+ * three emits of e07 fail". Calls about no event are counted from the start of the run, so
+ * there repeating would only strike whatever calls come next; those stay single.
+ */
+function repeated(faults: Fault[], again: number): Fault[] {
+  return faults.flatMap((f) => (f.after === undefined ? [f] : Array.from({ length: again + 1 }, (_, i) => ({ ...f, nth: f.nth + i }))));
+}
+
 /** A point in the consumer's work: mostly around commits and fetches, early more often than late. */
 const PLACE_CALLS: readonly PlaceableCall[] = ['commit', 'commit', 'fetch', 'fetch', 'emit', 'lease', 'load', 'completed', 'claim'];
 
@@ -206,6 +222,16 @@ function placementArb(nth: fc.Arbitrary<number>, calls: readonly PlaceableCall[]
 }
 
 type MutationDraw = MutationSpec & { readonly ticket: number };
+
+/**
+ * The first claim of the adversity phase ends it, so a change placed before a later claim
+ * could never happen. Before the first claim is where a change is most telling: the
+ * consumer has read the whole stream and bookmarked its end, and the change lands behind
+ * that bookmark or ties with it. Any claim placement is therefore the first claim.
+ */
+function claimOnce(before: Placement): Placement {
+  return before.call === 'claim' ? { ...before, nth: 0 } : before;
+}
 
 function mutationArb(size: WorldSize, nth: fc.Arbitrary<number>, calls: readonly PlaceableCall[], ticketArb: fc.Arbitrary<number> = ticket): fc.Arbitrary<MutationDraw> {
   return fc.record({
@@ -323,14 +349,31 @@ export function worldDrawArb(options: PlanOptions = {}) {
     live: liveArb,
     // Not tied to any event: early calls about no event only (see UNTIED_CALLS).
     faults: fc.array(faultArb(fc.nat(6), UNTIED_CALLS), { maxLength: size.maxFaults }),
-    mutations: fc.array(mutationArb(size, fc.nat(6), [...UNTIED_CALLS, 'claim']), { maxLength: size.maxMutations }),
+    mutations: fc.array(mutationArb(size, fc.nat(6), [...UNTIED_CALLS, 'claim', 'claim']), { maxLength: size.maxMutations }),
     workers: fc.integer({ min: 2, max: 3 }),
     // Short leases most of the time: a lease that lapses mid-page is where generations compete.
     leaseTtl: fc.oneof({ withCrossShrink: true }, { weight: 2, arbitrary: fc.integer({ min: 3, max: 8 }) }, { weight: 1, arbitrary: fc.integer({ min: 3, max: 24 }) }),
     rebind: fc.record({ anchor: fc.nat(2), before: placementArb(fc.nat(3)), filter: filterArb, upTo: fc.nat(size.maxKey) }),
-    schedule: fc.array(fc.nat(11), { maxLength: 64 }),
+    // Runs of one choice: a run keeps picking the same worker, so one worker can race ahead
+    // through pages while another waits with its call in flight (see `scheduleOf`).
+    schedule: fc.array(fc.tuple(fc.nat(11), fc.nat(RUN_MAX)), { maxLength: 32 }),
     seed: fc.nat(),
   });
+}
+
+/** The longest run of one schedule choice, less one. */
+const RUN_MAX = 24;
+
+/**
+ * The schedule as the world reads it: each drawn choice repeated as often as its run says.
+ * Choices drawn one by one alternate between workers every call or two, so a worker is
+ * rarely kept waiting for long; yet the races that matter most need just that: a worker
+ * pausing with a call in flight while its lease lapses, another taking the lease over and
+ * working through pages, then the first coming back, taking the lease back and finishing
+ * what it started (A, B, A'). A run shrinks towards 0, a single choice, the old schedule.
+ */
+function scheduleOf(runs: readonly (readonly [number, number])[]): number[] {
+  return runs.flatMap(([choice, run]) => Array.from({ length: run + 1 }, () => choice));
 }
 
 /** A whole world: the swarm, then stream, binding, source, faults, mutations, workers and schedule. */
@@ -353,10 +396,10 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
     const tied = w.events.map((d, i) => ({ d, id: ids[i] as string }));
     const faults = [
       ...w.faults.flatMap((f) => faultOf(f, swarm, forced)),
-      ...tied.flatMap(({ d, id }) => (isPresent(d.fault.ticket, FAULT_ONE_IN) ? faultOf({ ...d.fault, ticket: 9 }, swarm, forced, d.tied.fault === 0 ? undefined : id) : [])),
+      ...tied.flatMap(({ d, id }) => (isPresent(d.fault.ticket, FAULT_ONE_IN) ? repeated(faultOf({ ...d.fault, ticket: 9 }, swarm, forced, d.tied.fault === 0 ? undefined : id), d.again) : [])),
     ];
     const change = ({ ticket: t, ...m }: MutationDraw, after?: string): MutationSpec[] =>
-      admitted(swarm, 'mutation', t, forced) ? [after === undefined ? m : { ...m, before: { ...m.before, after } }] : [];
+      admitted(swarm, 'mutation', t, forced) ? [{ ...m, before: { ...claimOnce(m.before), ...(after === undefined ? {} : { after }) } }] : [];
     const mutations = [
       ...w.mutations.flatMap((m) => change(m)),
       ...tied.flatMap(({ d, id }) => (isPresent(d.change.ticket, CHANGE_ONE_IN) ? change({ ...d.change, ticket: 9 }, d.tied.change === 0 ? undefined : id) : [])),
@@ -372,7 +415,7 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
       binding,
       source: { pageSize: w.pageSize, resumes: w.resumes, contract },
       faults,
-      schedule: w.schedule,
+      schedule: scheduleOf(w.schedule),
       seed: String(w.seed),
       budget,
       workers: swarm.generations === 0 ? 1 : w.workers,
