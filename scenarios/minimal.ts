@@ -111,4 +111,24 @@ export const MINIMAL_WORLDS: Readonly<Record<string, Plan>> = {
   // Any repeat of its effect carries a stamp the source never served: w2 emits e1 and stalls
   // before its completion record until its lease lapses, and w1 emits e1 again.
   'effect-stamped-per-attempt': plan([ev(1)], [], race(STALL_AFTER_FIRST_WRITE)),
+  // The mutant reads e1 to the end and bookmarks ts 1; before its claim a new row lands at
+  // the same ts 1 with a larger id (m0). Resuming strictly after ts 1, the drain skips it.
+  'cursor-value-exclusive': plan([ev(1)], [], {
+    mutations: [{ before: { call: 'claim', nth: 0 }, kind: 'insert', target: 0, back: 1 }],
+  }),
+  // e1's first two deliveries fail: the retry in place fails too, and the mutant parks a good event.
+  'one-retry-per-event': plan(
+    [ev(1)],
+    [
+      { call: 'emit', nth: 0, kind: 'error' },
+      { call: 'emit', nth: 1, kind: 'error' },
+    ],
+  ),
+  // A, B, A': w1 takes the lease, reads e1 and waits with its work in flight while the lease
+  // lapses; w2 takes it over, handles e1 and e2 and bookmarks e2; w1 comes back, takes the
+  // lease back for its commit and writes its stale bookmark e1 under the new generation.
+  'work-survives-lease-retake': plan([ev(1), ev(2)], [], {
+    source: onePerPage(),
+    ...race([0, 0, 0, 0, ...Array.from({ length: 15 }, () => 1)]),
+  }),
 };

@@ -1,7 +1,7 @@
 import type { AnomalyKind } from '../../model/anomalies.js';
 import { positionOf, refOf, type SourceEvent } from '../../model/event.js';
 import type { Delivery, DurableState, Page, Resume } from '../../model/history.js';
-import { comparePositions, type Position } from '../../model/order.js';
+import { compareKeys, comparePositions, type Position } from '../../model/order.js';
 import type { RuleId } from '../../model/rules.js';
 import type { Consumer, WorkerWorld } from '../consumer.js';
 import { Incarnation, isWorldError } from './reference.js';
@@ -302,6 +302,80 @@ class EffectStampedPerAttempt extends Incarnation {
   }
 }
 
+/**
+ * Keeps the cursor value as its bookmark, the way many incremental syncs do, and reads on
+ * strictly after it (`key > bookmark`). It is careful about the ties it can see: the
+ * bookmark only moves to the end of a key it has read whole (a larger key follows on the
+ * page, or the stream ended there). Its mistake is to take "insertion-stable" for "nothing
+ * lands at the newest key again": a new row with the newest row's timestamp and a larger id
+ * is skipped.
+ */
+class CursorValueExclusive extends Incarnation {
+  private page: Page | null = null;
+  private fresh: readonly SourceEvent[] = [];
+  protected override normalize(page: Page): SourceEvent[] {
+    const mark = this.watermark;
+    const fresh = super.normalize(page).filter((e) => mark === null || compareKeys(e.key, mark.key) > 0);
+    this.page = page;
+    this.fresh = fresh;
+    return fresh;
+  }
+  /** Only to the last event of a key read whole, at or before `to`: never into the middle of a tie. */
+  protected override async advance(to: Position, token: string | null): Promise<void> {
+    let end: SourceEvent | undefined;
+    for (const [i, e] of this.fresh.entries()) {
+      if (comparePositions(positionOf(e), to) > 0) break;
+      const next = this.fresh[i + 1];
+      if (next === undefined ? this.page?.next === null : compareKeys(next.key, e.key) > 0) end = e;
+    }
+    if (end === undefined) return;
+    // A page token anchors the page's end; a bookmark short of it replays from the start.
+    await super.advance(positionOf(end), comparePositions(positionOf(end), to) === 0 ? token : null);
+  }
+}
+
+/**
+ * Retries a failed delivery once, in place, and takes a second failure for proof that the
+ * event is poison: it dead-letters it. A delivery can fail any number of times in a row.
+ */
+class OneRetryPerEvent extends Incarnation {
+  protected override async apply(e: SourceEvent): Promise<void> {
+    try {
+      await super.apply(e);
+    } catch (error) {
+      if (!isWorldError(error)) throw error;
+      try {
+        await this.effect(e);
+      } catch (again) {
+        if (!isWorldError(again)) throw again;
+        await this.park(e, `failed twice, so it must be poison: ${again.message}`);
+      }
+    }
+  }
+}
+
+/**
+ * Renews the lease right before each watermark commit and fences the commit with whatever
+ * generation the renewal returns, without a compare-and-set: fencing alone is safe only
+ * while the work being committed began under that generation. Work begun under a lease it
+ * lost (another worker held it since) is committed under the lease it took back.
+ */
+class WorkSurvivesLeaseRetake extends Incarnation {
+  protected override async advance(to: Position, token: string | null): Promise<void> {
+    this.generation = await this.world.lease();
+    const value = { key: [...to.key], id: to.id };
+    await this.world.commit(
+      [
+        { op: 'watermark', binding: this.label, value },
+        { op: 'anchor', binding: this.label, token, watermark: value },
+      ],
+      { fence: this.generation },
+    );
+    this.stored = value;
+    this.watermark = value;
+  }
+}
+
 const EXACTLY_ONCE: Options = { delivery: 'exactly-once' };
 
 export const MUTANTS: readonly Mutant[] = [
@@ -328,6 +402,9 @@ export const MUTANTS: readonly Mutant[] = [
   mutant('poison-retry-forever', { rule: 'R9', expect: 'liveness', minimal: { events: 1, faults: 0 }, life: PoisonRetryForever, description: 'retries an event whose effect is always refused, forever, instead of dead-lettering it' }),
   mutant('max-completed-concurrent', { rule: 'R6', expect: ['premature-watermark', 'omission'], minimal: { events: 2, faults: 1 }, life: MaxCompletedConcurrent, options: { concurrency: 3 }, description: 'handles a page concurrently and advances to the largest completed event instead of the gap-free prefix' }),
   mutant('effect-stamped-per-attempt', { rule: 'R4', expect: 'divergent-duplicate', minimal: { events: 1, faults: 0 }, life: EffectStampedPerAttempt, description: 'stamps each effect with the attempt that made it, so a replay produces different content' }),
+  mutant('cursor-value-exclusive', { rule: 'R1', expect: ['omission', 'premature-watermark'], minimal: { events: 1, faults: 1 }, life: CursorValueExclusive, description: 'bookmarks the cursor value and resumes strictly after it (key > bookmark), so a new row at the newest key is skipped' }),
+  mutant('one-retry-per-event', { rule: 'R7', expect: ['premature-watermark', 'omission'], minimal: { events: 1, faults: 2 }, life: OneRetryPerEvent, description: 'retries a failed delivery once and dead-letters the event when the retry fails too, as if it were poison' }),
+  mutant('work-survives-lease-retake', { rule: 'R3', expect: 'watermark-regression', minimal: { events: 2, faults: 0 }, life: WorkSurvivesLeaseRetake, description: 'renews the lease just before a commit and fences with what comes back, so work begun under a lost lease is committed after taking it back' }),
 ];
 
 export function findMutant(name: string): Mutant | undefined {
