@@ -5,8 +5,9 @@ export type AttrValue = string | number | boolean;
 
 /**
  * One version of an event as the source holds it. In an append-only log every event has
- * version 1 forever; in a mutable-records source a change is a new version at a new
- * position, and each version must be delivered (omission is judged per id and version).
+ * version 1 forever; in a mutable-records source a change is a new version, usually at a
+ * new position (a flip may keep its position where the contract allows changes behind the
+ * head), and each version must be delivered (omission is judged per id and version).
  */
 export interface SourceEvent {
   readonly id: string;

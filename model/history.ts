@@ -37,6 +37,13 @@ export interface HistoryHeader {
   readonly pageSize?: number;
   /** The lease's time to live in world steps: with it, ground truth replays every grant. */
   readonly leaseTtl?: number;
+  /**
+   * What the consumer declared it does with a refused effect (its source profile). Absent:
+   * it dead-letters, and a visible failure is judged as always. `fail-visibly`: it stops
+   * for an operator instead, so a visible failure while a refused event is unhandled is its
+   * honest end, not a liveness failure.
+   */
+  readonly refusals?: 'dead-letter' | 'fail-visibly';
 }
 
 export type Phase = 'adversity' | 'drain';

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { profileProblem, type SourceProfile } from '../scenarios/profiles.js';
 import { doing } from './activity.js';
 import type { AnyConsumer } from './consumer.js';
 
@@ -90,6 +91,15 @@ export function validateConsumer(value: unknown, origin: string): AnyConsumer {
   if (caps?.delivery !== 'at-least-once' && caps?.delivery !== 'exactly-once') fail(`capabilities.delivery must be 'at-least-once' or 'exactly-once', got ${JSON.stringify(caps?.delivery)}`);
   if (caps?.contracts !== undefined && !(Array.isArray(caps.contracts) && caps.contracts.length > 0 && caps.contracts.every((k) => CONTRACT_KINDS.includes(k as string)))) {
     fail(`capabilities.contracts must list some of ${CONTRACT_KINDS.join(', ')}`);
+  }
+  if (caps?.profile !== undefined) {
+    const problem = profileProblem(caps.profile);
+    if (problem !== null) fail(`capabilities.profile ${problem}`);
+    const fixed = (caps.profile as SourceProfile).contracts;
+    const claimed = caps.contracts as readonly string[] | undefined;
+    if (fixed !== undefined && claimed !== undefined && !fixed.some((k) => claimed.includes(k))) {
+      fail(`capabilities.contracts (${claimed.join(', ')}) and capabilities.profile.contracts (${fixed.join(', ')}) have no contract in common`);
+    }
   }
   if (typeof v.run !== 'function') fail('run(world) must be a function');
   if (v.kind === 'blackbox') {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { planArb, type PlanOptions } from '../scenarios/arbitraries.js';
+import { excludedBy, worldOptions } from '../scenarios/profiles.js';
 import { ALL_SCENARIOS, type NamedScenario } from '../scenarios/named.js';
 import { ANOMALY_KINDS, type AnomalyKind } from '../model/anomalies.js';
 import type { CheckResult } from '../model/checker.js';
@@ -102,8 +103,7 @@ export function searchSeed(seed: number, nth: number): number {
  * pass; `tidemark merge` keeps the failure found first (src/merge.ts).
  */
 export async function checkProperty(consumer: AnyConsumer, options: PropertyOptions): Promise<PropertyOutcome> {
-  const contracts = consumer.capabilities.contracts;
-  const arb = planArb({ ...options.worlds, ...(contracts ? { contracts } : {}) });
+  const arb = planArb(worldOptions(consumer.capabilities, options.worlds));
   const runs = options.runs ?? 1000;
   let worlds = 0;
   let calls = 0;
@@ -258,9 +258,7 @@ export async function checkScenarios(consumer: AnyConsumer, scenarios = ALL_SCEN
 }
 
 export function whyNot(consumer: AnyConsumer, scenario: NamedScenario): string | null {
-  const supported = consumer.capabilities.contracts;
-  const kind = scenario.plan.source.contract.kind;
-  return supported === undefined || supported.includes(kind) ? null : `the consumer does not support ${kind} sources`;
+  return excludedBy(consumer.capabilities, scenario.plan);
 }
 
 /** One check of the model over a whole run: failed where its anomaly was found, passed only where it ran, else untested. */

@@ -1,6 +1,7 @@
 import type { Binding } from '../model/binding.js';
 import type { EventRef } from '../model/event.js';
 import type { Contract, Delivery, DurableState, FetchRequest, Page, ResumeStyle, StoreOp } from '../model/history.js';
+import type { SourceProfile } from '../scenarios/profiles.js';
 
 /**
  * The boundary between the harness and a consumer under test. Everything a consumer does
@@ -61,6 +62,13 @@ export interface Capabilities {
    * are skipped, and reported as skipped. Default: all four.
    */
   readonly contracts?: readonly Contract['kind'][];
+  /**
+   * The source API the consumer is written against: the resume forms it uses, its key
+   * arity, whether records change, what it does with a refused effect (docs/adapters.md,
+   * Source profiles; presets in `PROFILES`). Worlds fix what it says and vary the rest;
+   * named scenarios it excludes are skipped, with the reason. Default: everything open.
+   */
+  readonly profile?: SourceProfile;
 }
 
 /**

@@ -34,3 +34,5 @@ export {
 export { protocolProblem, protocolSchema } from './process/schema.js';
 export { ConsumerUnrunnableError } from './world/world.js';
 export { ALL_SCENARIOS, type NamedScenario } from '../scenarios/named.js';
+export { PROFILES, type SourceProfile } from '../scenarios/profiles.js';
+export type { ConflictCause } from './world/errors.js';

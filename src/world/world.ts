@@ -99,6 +99,8 @@ export class World {
         poison: this.plan.poison,
         pageSize: this.plan.source.pageSize,
         leaseTtl: this.plan.leaseTtl,
+        // Only when declared, so that the histories of every other consumer stay as they were.
+        ...(this.consumer.capabilities.profile?.refusals === 'fail-visibly' ? { refusals: 'fail-visibly' as const } : {}),
       },
       steps: this.steps,
     };

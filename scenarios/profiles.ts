@@ -1,0 +1,132 @@
+import type { Contract, ResumeStyle } from '../model/history.js';
+import type { PlanOptions } from './arbitraries.js';
+import type { Plan } from './plan.js';
+
+/**
+ * The source API a consumer is written against, as its adapter declares it. A consumer
+ * for a SQL keyset table never sees an opaque cursor; one for an offset API never resumes
+ * after a position; one that stops for an operator on a refused effect does not
+ * dead-letter. Generated worlds fix what the profile says and vary only what it leaves
+ * open; named scenarios it excludes are skipped, with the reason. Every field is optional:
+ * an empty profile leaves everything open, as no profile does.
+ */
+export interface SourceProfile {
+  /**
+   * The resume forms the consumer uses, besides the opaque token every source offers:
+   * worlds offer exactly these. `[]` means tokens only; `['after']` a keyset API;
+   * `['key-gte']` an `updated_since` API; `['offset']` an offset API.
+   */
+  readonly resumes?: readonly ResumeStyle[];
+  /** How many ordering fields a key has: 1 (a timestamp, a sequence number) or 2. */
+  readonly keyArity?: 1 | 2;
+  /**
+   * Whether records change after they were written (a change is a new version of the
+   * record), or the source only ever gains new records. `false`: worlds only insert.
+   */
+  readonly mutable?: boolean;
+  /**
+   * What the consumer does when its sink refuses an effect (a poison event): `dead-letter`
+   * it and go on (the default); `fail-visibly`, stopping for an operator, which is then the
+   * honest outcome rather than a liveness failure; or `never`: its sink never refuses an
+   * effect, so worlds have no poison events.
+   */
+  readonly refusals?: 'dead-letter' | 'fail-visibly' | 'never';
+  /** The stability contracts such a source can have; combined with `capabilities.contracts`, both must allow one. */
+  readonly contracts?: readonly Contract['kind'][];
+}
+
+/**
+ * Presets for common API shapes. Spread one and override what differs:
+ * `{ ...PROFILES.sqlKeyset, refusals: 'fail-visibly' }`.
+ */
+export const PROFILES = {
+  /**
+   * A SQL table read by keyset pagination: `WHERE (updated_at, id) > (?, ?) ORDER BY
+   * updated_at, id LIMIT n`. It resumes strictly after a full position; rows are updated,
+   * each update a new version with a new `updated_at`.
+   */
+  sqlKeyset: { resumes: ['after'], keyArity: 1, mutable: true },
+  /**
+   * A REST API with an inclusive `updated_since` filter and a cursor token for the next
+   * page: it resumes by `key-gte` on the timestamp (re-reading the ties, deduplicated) and
+   * follows tokens within a sync. Records are updated.
+   */
+  restUpdatedSince: { resumes: ['key-gte'], keyArity: 1, mutable: true },
+  /**
+   * An API paginated by `offset` and `limit` over records that are only ever added: an
+   * offset stays put only while nothing changes before it.
+   */
+  offsetApi: { resumes: ['offset'], mutable: false },
+  /**
+   * A change log (CDC stream, outbox table, log partition): every change is a new entry at
+   * the end, read on after the last entry's position (its sequence number).
+   */
+  changeLog: { resumes: ['after'], keyArity: 1, mutable: true, contracts: ['insertion-stable'] },
+} as const satisfies Record<string, SourceProfile>;
+
+/** What a consumer claims that decides its worlds: its contracts and its profile. */
+export interface WorldClaims {
+  readonly contracts?: readonly Contract['kind'][];
+  readonly profile?: SourceProfile;
+}
+
+/** The contracts both the claims and the profile allow; undefined when neither restricts them. */
+function allowedContracts(claims: WorldClaims): readonly Contract['kind'][] | undefined {
+  const { contracts } = claims;
+  const fixed = claims.profile?.contracts;
+  if (contracts === undefined) return fixed;
+  if (fixed === undefined) return contracts;
+  return contracts.filter((k) => fixed.includes(k));
+}
+
+/** The generator options for a consumer's claims, on top of any the caller gives. */
+export function worldOptions(claims: WorldClaims, options: PlanOptions = {}): PlanOptions {
+  const contracts = allowedContracts(claims);
+  return { ...options, ...(contracts === undefined ? {} : { contracts }), ...(claims.profile === undefined ? {} : { profile: claims.profile }) };
+}
+
+/** Why a named scenario's world is not one the consumer is written for, or null if it is. */
+export function excludedBy(claims: WorldClaims, plan: Plan): string | null {
+  const contracts = allowedContracts(claims);
+  const kind = plan.source.contract.kind;
+  if (contracts !== undefined && !contracts.includes(kind)) return `the consumer does not support ${kind} sources`;
+  const profile = claims.profile;
+  if (profile === undefined) return null;
+  const missing = (profile.resumes ?? []).filter((r) => !plan.source.resumes.includes(r));
+  if (missing.length > 0) {
+    const offered = plan.source.resumes.length === 0 ? 'opaque tokens only' : `resume by token or ${plan.source.resumes.join(', ')}`;
+    return `the consumer resumes by ${missing.join(', ')}, and this scenario's source offers ${offered}`;
+  }
+  const arity = plan.binding.ordering.length;
+  if (profile.keyArity !== undefined && profile.keyArity !== arity) {
+    return `the consumer's keys have ${profile.keyArity} ordering field(s), and this scenario orders by ${arity}`;
+  }
+  const changes = kind === 'snapshot' ? [] : plan.mutations.filter((m) => m.kind !== 'insert');
+  if (profile.mutable === false && changes.length > 0) {
+    return `the consumer's source only gains records, and this scenario changes one (${changes[0]?.kind})`;
+  }
+  if (profile.refusals === 'never' && plan.poison.length > 0) return "the consumer's sink never refuses an effect, and this scenario has a poison event";
+  return null;
+}
+
+const PROFILE_KEYS = ['resumes', 'keyArity', 'mutable', 'refusals', 'contracts'];
+const RESUME_STYLES = ['token', 'after', 'key-gt', 'key-gte', 'offset'];
+const CONTRACT_KINDS = ['snapshot', 'insertion-stable', 'replay-window', 'none'];
+
+/** What is wrong with a profile an adapter declared, or null: it comes from outside, maybe from another language. */
+export function profileProblem(value: unknown): string | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'must be an object';
+  const p = value as Record<string, unknown>;
+  const unknown = Object.keys(p).find((k) => !PROFILE_KEYS.includes(k));
+  if (unknown !== undefined) return `has no field ${JSON.stringify(unknown)} (fields: ${PROFILE_KEYS.join(', ')})`;
+  if (p.resumes !== undefined && !(Array.isArray(p.resumes) && p.resumes.every((r) => RESUME_STYLES.includes(r as string) && r !== 'token'))) {
+    return `resumes must list some of ${RESUME_STYLES.filter((r) => r !== 'token').join(', ')} ([] for tokens only)`;
+  }
+  if (p.keyArity !== undefined && p.keyArity !== 1 && p.keyArity !== 2) return 'keyArity must be 1 or 2';
+  if (p.mutable !== undefined && typeof p.mutable !== 'boolean') return 'mutable must be true or false';
+  if (p.refusals !== undefined && !['dead-letter', 'fail-visibly', 'never'].includes(p.refusals as string)) return "refusals must be 'dead-letter', 'fail-visibly' or 'never'";
+  if (p.contracts !== undefined && !(Array.isArray(p.contracts) && p.contracts.length > 0 && p.contracts.every((k) => CONTRACT_KINDS.includes(k as string)))) {
+    return `contracts must list some of ${CONTRACT_KINDS.join(', ')}`;
+  }
+  return null;
+}
