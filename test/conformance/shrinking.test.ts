@@ -42,15 +42,15 @@ describe('shrinking generated worlds', () => {
 describe('the smallest of several searches', () => {
   const mutant = findMutant('watermark-across-bindings')!;
 
-  it('a failure is searched for three times and the smallest shrunk world is reported (seed 12: 24 events down to 2)', async () => {
+  it('a failure is searched for three times and the smallest shrunk world is reported (seed 20: 17 events down to 2)', async () => {
     const narrow = findMutant('narrow-replay-window')!;
-    const one = await checkProperty(narrow.consumer, { runs: 1000, seed: 12, searches: 1 });
-    const three = await checkProperty(narrow.consumer, { runs: 1000, seed: 12 });
+    const one = await checkProperty(narrow.consumer, { runs: 1000, seed: 20, searches: 1 });
+    const three = await checkProperty(narrow.consumer, { runs: 1000, seed: 20 });
     expect([one.searches, three.searches]).toEqual([1, 3]);
     // Worlds to the first failure are the first search's; the smaller world came from another.
     expect(three.runs).toBe(one.runs);
-    expect(three.seed).not.toBe(12);
-    expect(sizeOf(one.counterexample!).events).toBe(24);
+    expect(three.seed).not.toBe(20);
+    expect(sizeOf(one.counterexample!).events).toBe(17);
     expect(sizeOf(three.counterexample!)).toMatchObject({ events: narrow.minimal.events, faults: narrow.minimal.faults });
   });
 
