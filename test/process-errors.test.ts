@@ -26,3 +26,16 @@ describe('errors over the process protocol', () => {
     });
   });
 });
+
+describe('the protocol schema knows the fields', () => {
+  it('a conflict with its cause, a rejection with its ref, a start with the lease time to live, a hello with a profile', async () => {
+    const { protocolProblem } = await import('../src/process/schema.js');
+    expect(protocolProblem('fromHarness', { type: 'reply', id: 1, ok: false, error: { code: 'conflict', definite: true, message: 'm', cause: 'fence' } })).toBeNull();
+    expect(protocolProblem('fromHarness', { type: 'reply', id: 1, ok: false, error: { code: 'conflict', definite: true, message: 'm', cause: 'because' } })).not.toBeNull();
+    expect(protocolProblem('fromHarness', { type: 'reply', id: 1, ok: false, error: { code: 'rejected', definite: true, message: 'm', ref: { id: 'e1', version: 1 } } })).toBeNull();
+    expect(protocolProblem('fromHarness', { type: 'reply', id: 1, ok: false, error: { code: 'rejected', definite: true, message: 'm', ref: 'e1' } })).not.toBeNull();
+    const hello = { type: 'hello', protocol: 1, name: 'x', capabilities: { delivery: 'at-least-once', profile: { resumes: ['after'], keyArity: 1, mutable: true, refusals: 'fail-visibly' } } };
+    expect(protocolProblem('fromConsumer', hello)).toBeNull();
+    expect(protocolProblem('fromConsumer', { ...hello, capabilities: { delivery: 'at-least-once', profile: { keyArity: 3 } } })).not.toBeNull();
+  });
+});
