@@ -53,6 +53,14 @@ export class Incarnation {
   protected head: number | null = null;
   /** Tokens the source said were stale: an anchor holding one cannot replay (step 9). */
   private readonly staleTokens = new Set<string>();
+  /**
+   * Where each token the source handed out continues: after the largest position of the page
+   * that carried it (null: from the very start). An overlapping or repeated page starts
+   * before its token's predecessor ended, so the token that fetched a page may continue
+   * after events the page still shows; it replays from a watermark only if it starts at or
+   * before it (step 8). A token missing here starts somewhere unknown.
+   */
+  private readonly tokenStarts = new Map<string, Position | null>();
   protected readonly delivery: Delivery | 'outbox';
   protected readonly concurrency: number;
 
@@ -124,7 +132,15 @@ export class Incarnation {
 
   protected async fetch(resume: Resume): Promise<Page> {
     try {
-      return await this.world.fetch({ resume, limit: this.world.source.pageSize });
+      const page = await this.world.fetch({ resume, limit: this.world.source.pageSize });
+      if (page.next !== null) {
+        const last = page.events.reduce<Position | undefined>((m, e) => (m === undefined || comparePositions(positionOf(e), m) > 0 ? positionOf(e) : m), undefined);
+        // An empty page's token resumes where the request did.
+        const from = resume.kind === 'start' ? null : resume.kind === 'after' && isPosition(resume.position) ? resume.position : resume.kind === 'token' ? this.tokenStarts.get(resume.token) : undefined;
+        const start = last ?? from;
+        if (start !== undefined) this.tokenStarts.set(page.next, start);
+      }
+      return page;
     } catch (error) {
       if (isWorldError(error) && error.code === 'stale-token' && resume.kind === 'token') this.staleTokens.add(resume.token);
       throw error;
@@ -196,12 +212,21 @@ export class Incarnation {
     const settled = prefix.filter((e) => this.settled(e));
     const to = settled.at(-1);
     if (to !== undefined) {
-      // Anchor: the token that fetched this page replays the rest of it; only a page whose
-      // every event is covered lets the anchor move on to the next page's token (step 8).
+      // Anchor: the token that fetched this page replays the rest of it, if it starts at or
+      // before the new watermark; only a page whose every event is covered lets the anchor
+      // move on to the next page's token (step 8).
       const covered = !failed && settled.length === events.length && page.next !== null;
-      await this.advance(positionOf(to), covered ? page.next : resume.kind === 'token' ? resume.token : null);
+      const replays = resume.kind === 'token' && this.startsBy(resume.token, positionOf(to));
+      await this.advance(positionOf(to), covered ? page.next : replays ? resume.token : null);
     }
     return !failed;
+  }
+
+  /** Whether the token continues at or before `to`, so that nothing after `to` lies behind it. */
+  private startsBy(token: string, to: Position): boolean {
+    if (!this.tokenStarts.has(token)) return false;
+    const start = this.tokenStarts.get(token) ?? null;
+    return start === null || comparePositions(start, to) <= 0;
   }
 
   /**
