@@ -81,7 +81,7 @@ export function describePlan(plan: Plan): string[] {
     `faults (${plan.faults.length}): ${faults.join(', ') || 'none'}`,
   ];
   if (plan.mutations.length > 0) lines.push(`mutations (${plan.mutations.length}): ${mutations.join(', ')}`);
-  if (plan.workers > 1) lines.push(`workers: ${plan.workers}, lease time to live ${plan.leaseTtl} calls`);
+  if (plan.workers > 1) lines.push(`workers: ${plan.workers}, lease time to live ${plan.leaseTtl} steps`);
   if (plan.rebind) lines.push(`rebind before ${address(plan.rebind.before)} to: ${describeBinding(plan.rebind.binding)}`);
   return lines;
 }
