@@ -167,6 +167,14 @@ describe('a consumer that fails visibly on a refused effect says so in the histo
     expect(run.history.header.refusals).toBe('fail-visibly');
   });
 
+  it('a consumer that stops for an operator after a refused effect fails honestly, when it says so', async () => {
+    const honest = await execute(world, stopper({ ...PROFILES.sqlKeyset, refusals: 'fail-visibly' }));
+    expect(honest.result.verdict).toEqual({ status: 'pass', anomalies: [] });
+    // The same stop, undeclared: a source that proves its holes owed a dead letter and a claim.
+    const undeclared = await execute(world, stopper({}));
+    expect(undeclared.result.verdict.anomalies.map((a) => a.kind)).toEqual(['liveness']);
+  });
+
   it('any other consumer records no such field, so its history is as it was', async () => {
     for (const profile of [{}, { refusals: 'dead-letter' as const }]) {
       const run = await execute(world, stopper(profile));

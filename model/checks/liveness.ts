@@ -39,7 +39,7 @@ export class LivenessChecker implements Checker {
       // The drain phase's claim was judged as it was made: nothing changes in the drain.
       if (claim.kind === 'caught-up') return;
       const contract = history.header.contract.kind;
-      if (contract !== 'none') {
+      if (contract !== 'none' && !this.honestStop(truth, history)) {
         this.anomalies.push(anomaly('liveness', `the consumer failed visibly at step ${last.seq} ("${claim.reason}") although the ${contract} source proves its holes`, [], [last.seq]));
       }
       return;
@@ -49,6 +49,24 @@ export class LivenessChecker implements Checker {
     this.anomalies.push(
       anomaly('liveness', `with faults off the consumer did not catch up within the drain budget (${drained} steps)`, missing.slice(0, 3).map((e) => ({ id: e.id, version: e.version })), [last.seq]),
     );
+  }
+
+  /**
+   * A consumer that declares it stops for an operator when an effect is refused (its profile's
+   * `refusals: 'fail-visibly'`, recorded in the header) fails honestly when it does exactly
+   * that: an eligible poison event is still unhandled, and a call carrying its effect was
+   * refused before. What it committed on the way is judged as always.
+   */
+  private honestStop(truth: Truth, history: History): boolean {
+    if (history.header.refusals !== 'fail-visibly') return false;
+    const refused = new Set<string>();
+    for (const s of history.steps) {
+      if (s.kind !== 'call' || s.outcome.kind !== 'error' || s.outcome.code !== 'rejected') continue;
+      if (s.call.kind === 'emit') refused.add(s.call.event.id);
+      if (s.call.kind === 'commit') for (const op of s.call.ops) if (op.op === 'effect' || op.op === 'outbox') refused.add(op.event.id);
+    }
+    const poison = new Set(history.header.poison);
+    return truth.eligible().some((e) => poison.has(e.id) && refused.has(e.id) && !truth.handled(e));
   }
 
   untested(): string | null {
