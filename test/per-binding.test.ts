@@ -60,3 +60,13 @@ describe('a consumer with state per binding passes a rebind', () => {
     expect(result.verdict).toEqual({ status: 'pass', anomalies: [] });
   });
 });
+
+describe('over the process protocol', () => {
+  it('a Python tap with one bookmark per stream passes binding-change-same-store', { timeout: 60_000 }, async () => {
+    const { cli } = await import('./support.js');
+    const { EXIT } = await import('../src/cli.js');
+    const r = await cli('check', '--command', 'python3 examples/python/singer_tap.py', '--scenario', 'binding-change-same-store');
+    expect(r.code, r.out).toBe(EXIT.pass);
+    expect(r.out).toContain('pass     binding-change-same-store (R2)');
+  });
+});

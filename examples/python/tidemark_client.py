@@ -48,7 +48,8 @@ class Client:
 
     `inspect(start)` is for blackbox consumers: it is called with the start message whenever
     the harness asks what the consumer's own store durably holds, and must return
-    {"watermark": ..., "effects": [{"event": {"id", "version"}, "payload"}, ...]}.
+    {"watermark": ..., "effects": [{"event": {"id", "version"}, "payload"}, ...]}, or for
+    state kept per binding {"watermarks": {fingerprint: watermark, ...}, "effects": [...]}.
     """
 
     def __init__(self, name, capabilities, kind="whitebox", inspect=None, stdin=None, stdout=None):
@@ -85,7 +86,11 @@ class Client:
         if self.inspect is None:
             raise ProtocolError("the harness asked for an inspection, but this consumer gave no inspect callback")
         seen = self.inspect(self.start_message)
-        self.send({"type": "inspection", "id": message["id"], "watermark": seen.get("watermark"), "effects": seen.get("effects", [])})
+        answer = {"type": "inspection", "id": message["id"], "watermark": seen.get("watermark"), "effects": seen.get("effects", [])}
+        # State kept per binding: every binding's watermark by fingerprint; the harness reads its own.
+        if "watermarks" in seen:
+            answer["watermarks"] = seen["watermarks"]
+        self.send(answer)
 
     # -- the session ---------------------------------------------------------------------
 

@@ -452,7 +452,8 @@ class Incarnation {
         const resolve = this.inspections.get(String(message.id));
         if (!resolve) return this.fail(new Error(`protocol error: an inspection answers unknown id ${JSON.stringify(message.id)}${this.tail()}`));
         this.inspections.delete(String(message.id));
-        return resolve({ watermark: message.watermark ?? null, effects: (message.effects ?? []) as Inspection['effects'] });
+        const watermarks = message.watermarks as Inspection['watermarks'] | undefined;
+        return resolve({ watermark: message.watermark ?? null, ...(watermarks === undefined ? {} : { watermarks }), effects: (message.effects ?? []) as Inspection['effects'] });
       }
     }
   }
