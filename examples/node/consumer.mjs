@@ -1,62 +1,6 @@
-// A correct at-least-once consumer in plain Node, speaking the tidemark protocol over stdio.
-// Progress is a position { key, id } stored with the binding's fingerprint; effects go to
-// the sink, each followed by its completion record; the watermark moves only through the
-// handled prefix, fenced by the lease generation and a compare-and-set.
+// A correct at-least-once consumer in plain Node, speaking the tidemark protocol over stdio:
+// the ledger of ledger.mjs (read it for the design), served by the client of client.mjs.
 import { serve } from './client.mjs';
+import { ledger } from './ledger.mjs';
 
-const before = (a, b) => {
-  for (let i = 0; i < Math.min(a.key.length, b.key.length); i++) if (a.key[i] !== b.key[i]) return a.key[i] < b.key[i];
-  return a.key.length !== b.key.length ? a.key.length < b.key.length : a.id < b.id;
-};
-const pos = (e) => ({ key: e.key, id: e.id });
-const ref = (e) => ({ id: e.id, version: e.version });
-
-serve({
-  name: 'node-ledger',
-  capabilities: { delivery: 'at-least-once' },
-  async run(world) {
-    const contract = world.source.contract;
-    for (;;) {
-      try {
-        const generation = await world.lease();
-        const state = await world.load();
-        let stored = state.watermark?.binding === world.fingerprint ? state.watermark.value : null;
-        let resume = stored && world.source.resumes.includes('after') ? { kind: 'after', position: stored } : { kind: 'start' };
-        let head = null;
-        for (;;) {
-          const page = await world.fetch({ resume, limit: world.source.pageSize });
-          if (page.head !== null) head = Math.max(head ?? page.head, page.head);
-          const events = [...page.events].sort((a, b) => (before(a, b) ? -1 : 1)).filter((e) => !stored || before(stored, e));
-          const done = await world.completed(events.map(ref));
-          let last = -1;
-          for (const [i, e] of events.entries()) {
-            if (!done[i]) {
-              try {
-                await world.emit(ref(e), e.payload);
-              } catch (error) {
-                if (error.code !== 'rejected') throw error;
-                await world.commit([{ op: 'dead-letter', event: ref(e), reason: error.message }]);
-              }
-              await world.commit([{ op: 'complete', event: ref(e) }]);
-            }
-            const settled = contract.kind === 'snapshot' || contract.kind === 'insertion-stable' || (contract.kind === 'replay-window' && head !== null && e.key[0] < head - contract.window);
-            if (settled && last === i - 1) last = i;
-          }
-          if (last >= 0) {
-            const value = pos(events[last]);
-            await world.commit([{ op: 'watermark', binding: world.fingerprint, value, expect: stored }], { fence: generation });
-            stored = value;
-          }
-          if (page.next === null) break;
-          if ((await world.lease()) !== generation) throw Object.assign(new Error('lost the lease'), { code: 'conflict' });
-          // The token only continues this traversal; it is never the watermark.
-          resume = { kind: 'token', token: page.next };
-        }
-        if (contract.kind === 'none') return await world.fail('the source promises no stability: no hole can be proven empty');
-        return await world.caughtUp();
-      } catch (error) {
-        if (error.name !== 'WorldError') throw error;
-      }
-    }
-  },
-});
+serve(ledger);
