@@ -122,6 +122,14 @@ to the regression file. Give exactly one target: --adapter, --command or --consu
       shardFlag('the regressions, scenarios and generated worlds (needs --seed)'),
       { name: 'heartbeat', type: 'seconds', value: 'S', description: 'without a terminal, print a progress line every S seconds (0: never)', default: 30, min: 0 },
       ...PROCESS,
+      {
+        name: 'kills',
+        type: 'text',
+        value: 'MODE',
+        description:
+          "with --command: how incarnations end. real: each is its own process, killed with SIGKILL. sampled: if the consumer's hello offers sessions, 9 worlds in 10 end them with a session crash (docs/protocol.md, Sessions), the rest and every failure's final replay with real kills",
+        default: 'sampled',
+      },
       WATCHDOG,
     ],
   },

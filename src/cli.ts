@@ -8,7 +8,8 @@ import { PlanError } from '../scenarios/validate.js';
 import { doing, testing, watched } from './activity.js';
 import { loadAdapter, AdapterLoadError } from './adapter.js';
 import { commandHelp, EXIT, findCommand, globalHelp, MAX_RUNS, parseFlags, UsageError, type Flags } from './cli-spec.js';
-import { processConsumer, type ProcessOptions } from './process/bridge.js';
+import { processConsumer, processStats, type ProcessOptions } from './process/bridge.js';
+import { describeFinalReplays, replayUnderRealKills } from './final-replay.js';
 import { ConsumerUnrunnableError } from './world/world.js';
 import { owns, scenarioStatus, SEARCHES, type Shard } from './conformance.js';
 import { checkJson } from './check-json.js';
@@ -129,6 +130,8 @@ interface Target {
   readonly flag: string;
   /** Its key in the regression file. */
   readonly id: string;
+  /** A process consumer: how many worlds it ran with session crashes, and the same command killed for real. */
+  readonly process?: { readonly sessionWorlds: () => number; readonly realKills: () => Promise<AnyConsumer> };
 }
 
 interface TargetSpec {
@@ -151,7 +154,11 @@ async function target(o: TargetSpec, processOptions: ProcessOptions = {}): Promi
   if (o.command !== undefined) {
     testing(`command \`${o.command}\``, false);
     doing('starting the consumer process for its hello');
-    return { consumer: watched(await processConsumer(o.command, processOptions)), flag: targetFlag(`command:${o.command}`), id: `command:${o.command}` };
+    const command = o.command;
+    const consumer = await processConsumer(command, processOptions);
+    const real = { ...processOptions, kills: 'real' } as const;
+    const proc = { sessionWorlds: () => processStats(consumer)?.sessionWorlds ?? 0, realKills: () => processConsumer(command, real) };
+    return { consumer: watched(consumer), flag: targetFlag(`command:${command}`), id: `command:${command}`, process: proc };
   }
   const name = o.consumer ?? 'reference';
   const consumer = builtInConsumer(name);
@@ -160,13 +167,16 @@ async function target(o: TargetSpec, processOptions: ProcessOptions = {}): Promi
   return { consumer: watched(consumer), flag: targetFlag(`builtin:${name}`), id: `builtin:${name}` };
 }
 
-/** --hello-ms and --stall-ms, which only a --command consumer has. */
-function processOptions(f: Flags): ProcessOptions {
+/** --hello-ms and --stall-ms, which only a --command consumer has; and check's --kills. */
+function processOptions(f: Flags, check = false): ProcessOptions {
   if (!f.has('command')) {
-    for (const name of ['hello-ms', 'stall-ms']) if (f.has(name)) throw new UsageError(`--${name} applies only to a --command consumer`);
+    for (const name of ['hello-ms', 'stall-ms', ...(check ? ['kills'] : [])]) if (f.has(name)) throw new UsageError(`--${name} applies only to a --command consumer`);
     return {};
   }
-  return { helloMs: f.number('hello-ms') as number, stallMs: f.number('stall-ms') as number };
+  // Only check samples: a replay, one world, always kills for real.
+  const kills = check ? f.string('kills') : 'real';
+  if (kills !== 'real' && kills !== 'sampled') throw new UsageError(`--kills must be real or sampled, got '${kills}'`);
+  return { helloMs: f.number('hello-ms') as number, stallMs: f.number('stall-ms') as number, kills };
 }
 
 function replayOf(t: Target, kind: 'scenario' | 'world', what: string): string {
@@ -207,7 +217,7 @@ async function check(f: Flags, io: Io): Promise<number> {
       'check needs a consumer to check, in one of three ways: --adapter MODULE (your consumer in TypeScript or JavaScript), --command CMD (a consumer process in any language) or --consumer NAME (a built-in, such as --consumer reference)',
     );
   }
-  const popts = processOptions(f);
+  const popts = processOptions(f, true);
   prepareOutputs(f);
   const file = f.string('regressions') as string;
   prepareOutput('--regressions', file);
@@ -327,6 +337,7 @@ async function check(f: Flags, io: Io): Promise<number> {
     if (p.counterexample) show(p.counterexample, replayOf(t, 'world', `${p.seed}|${p.path}`), `minimal world, found after ${p.runs} worlds; the smallest of ${p.searches} shrunk failures`);
   }
   for (const c of result.checks) if (c.status === 'untested') io.out(`check ${c.anomaly}: untested, ${c.reason}`);
+  const status = await finalReplays(result, t, io);
 
   // Every output is attempted, and the verdict printed, whichever of them fails.
   const outputs = new Outputs(io.err);
@@ -349,8 +360,32 @@ async function check(f: Flags, io: Io): Promise<number> {
     else if (outputs.write('--timeline', timeline, () => renderPicture(failing.execution, { consumer: t.consumer.name, replay: failing.replay }))) io.out(`timeline picture of the failure: ${timeline}`);
   }
   const within = p?.interrupted ? ` (${p.runs} of ${runs} generated worlds ran within --time-limit ${limitS} s)` : '';
-  io.out(`verdict: ${result.status}${within}${shard ? ` (${shardText(shard)} alone: 'tidemark merge' of all ${shard.count} shards' --json gives the run's verdict)` : ''}`);
-  return withOutputs(EXIT[result.status], outputs, io);
+  io.out(`verdict: ${status}${within}${shard ? ` (${shardText(shard)} alone: 'tidemark merge' of all ${shard.count} shards' --json gives the run's verdict)` : ''}`);
+  return withOutputs(EXIT[status], outputs, io);
+}
+
+/**
+ * After a check with session crashes, every failure it shows runs once more with real kills
+ * (src/final-replay.ts). Returns the verdict: a failure that only session crashes produced
+ * is no verdict on the consumer (unknown).
+ */
+async function finalReplays(result: SuiteResult, t: Target, io: Io): Promise<SuiteResult['status']> {
+  if (!t.process || t.process.sessionWorlds() === 0) return result.status;
+  const failures = [
+    ...result.regressions.flatMap((r) => (r.status !== 'pass' && r.execution ? [{ what: r.entry.kind === 'scenario' ? `regression scenario ${r.entry.scenario}` : `regression world seed ${r.entry.seed} path ${r.entry.path}`, execution: r.execution }] : [])),
+    ...result.scenarios.flatMap((s) => (s.execution && !['pass', 'untested'].includes(scenarioStatus(s)) ? [{ what: `scenario ${s.scenario.name}`, execution: s.execution }] : [])),
+    ...(result.property?.counterexample ? [{ what: 'the minimal generated world', execution: result.property.counterexample }] : []),
+  ];
+  if (failures.length === 0) return result.status;
+  doing('replaying the failures with real kills');
+  const replays = await replayUnderRealKills(failures, await t.process.realKills());
+  const { lines, unconfirmed } = describeFinalReplays(replays);
+  for (const line of lines) io.out(line);
+  if (result.status === 'fail' && unconfirmed === replays.length) {
+    io.out('no failure happens under real kills: the failures came from session crashes, so the consumer cannot be judged this way');
+    return 'unknown';
+  }
+  return result.status;
 }
 
 function firstFailure(result: SuiteResult, t: Target): { execution: Execution; replay: string } | null {

@@ -5,20 +5,30 @@
 // `inspect(message, start)`: what its own store durably holds, read from the `start.store`
 // directory. A request that arrives before start waits until start has arrived.
 // Protocol 1 allows one call in flight at a time: await each call before the next.
+//
+// Sessions: with `sessions: true` the process offers to serve successive incarnations. On
+// `crash` the client forgets the incarnation: its pending calls never settle, its world
+// object sends nothing any more, and the next `start` runs `run` afresh. Offer it only if
+// everything your consumer keeps lives inside `run` (module-level caches, open handles and
+// buffers would survive a session crash, where a real kill would lose them).
 import { createInterface } from 'node:readline';
 
-export function serve({ name, capabilities, kind = 'whitebox', run, inspect }) {
+export function serve({ name, capabilities, kind = 'whitebox', run, inspect, sessions = false }) {
   const pending = new Map();
   let nextId = 1;
   let start = null;
-  const early = [];
+  let early = [];
+  // Which incarnation is current: a world object of an older one sends nothing.
+  let epoch = 0;
   const send = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
   const die = (problem) => {
     process.stderr.write(`${problem}\n`);
     process.exit(1);
   };
-  const call = (method, ...args) =>
+  const call = (mine, method, ...args) =>
     new Promise((resolve, reject) => {
+      // A crashed incarnation's call: never sent, never settled, as if its process were gone.
+      if (mine !== epoch) return;
       const id = nextId++;
       pending.set(id, { resolve, reject });
       send({ type: 'call', id, method, args });
@@ -39,21 +49,24 @@ export function serve({ name, capabilities, kind = 'whitebox', run, inspect }) {
     if (message.type === 'start') {
       if (message.protocol !== 1) die(`the harness speaks protocol ${message.protocol}; this client speaks protocol 1`);
       start = message;
+      const mine = epoch;
       const world = {
         ...message,
-        fetch: (request) => call('fetch', request),
-        load: () => call('load'),
-        completed: (events) => call('completed', events),
-        commit: (ops, options) => call('commit', ops, options ?? {}),
-        emit: (event, payload) => call('emit', event, payload),
-        lease: () => call('lease'),
-        caughtUp: () => call('caughtUp'),
-        fail: (reason) => call('fail', reason),
+        fetch: (request) => call(mine, 'fetch', request),
+        load: () => call(mine, 'load'),
+        completed: (events) => call(mine, 'completed', events),
+        commit: (ops, options) => call(mine, 'commit', ops, options ?? {}),
+        emit: (event, payload) => call(mine, 'emit', event, payload),
+        lease: () => call(mine, 'lease'),
+        caughtUp: () => call(mine, 'caughtUp'),
+        fail: (reason) => call(mine, 'fail', reason),
       };
       for (const m of early.splice(0)) await answer(m);
       try {
         await run(world);
       } catch (error) {
+        // An incarnation crashed meanwhile is gone: what it throws belongs to nobody.
+        if (mine !== epoch) return;
         process.stderr.write(`${error?.stack ?? error}\n`);
         process.exit(1);
       }
@@ -70,9 +83,16 @@ export function serve({ name, capabilities, kind = 'whitebox', run, inspect }) {
     } else if (message.type === 'inspect') {
       if (start === null) early.push(message);
       else await answer(message);
+    } else if (message.type === 'crash' && sessions) {
+      // Everything of the incarnation goes: its calls, its start, its world.
+      epoch++;
+      pending.clear();
+      start = null;
+      early = [];
+      send({ type: 'crashed' });
     } else {
       die(`an unknown message from the harness: ${line.slice(0, 200)}`);
     }
   });
-  send({ type: 'hello', protocol: 1, name, capabilities, kind });
+  send({ type: 'hello', protocol: 1, name, capabilities, kind, ...(sessions ? { sessions: true } : {}) });
 }

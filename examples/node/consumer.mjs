@@ -3,4 +3,5 @@
 import { serve } from './client.mjs';
 import { ledger } from './ledger.mjs';
 
-serve(ledger);
+// Everything the ledger keeps lives inside run(), so a session crash drops all of it.
+serve({ ...ledger, sessions: true });

@@ -17,6 +17,14 @@ reply, answering any `inspect` request that arrives meanwhile through a callback
     client.caught_up()                # never returns: the harness ends the process
 
 One call is in flight at a time; that is all protocol 1 allows.
+
+Sessions: `Client(..., sessions=True).serve(run)` offers to serve successive incarnations in
+one process. `serve` calls `run(client, start)` for each start; when the harness sends
+`crash`, the call in progress raises `Crashed`, which unwinds `run` (it is not an Exception,
+so `except Exception` does not catch it; never catch BaseException), the client forgets the
+incarnation, answers `crashed` and waits for the next start. Offer it only if everything
+`run` keeps lives in its own frames: module-level caches, open files and buffers would
+survive a session crash, where a real kill would lose them.
 """
 
 import json
@@ -39,6 +47,10 @@ class WorldError(Exception):
         self.message = message
 
 
+class Crashed(BaseException):
+    """The harness ended this incarnation with a session crash: unwind, keep nothing."""
+
+
 class ProtocolError(Exception):
     """The harness said something this client does not understand, or went away."""
 
@@ -52,10 +64,12 @@ class Client:
     state kept per binding {"watermarks": {fingerprint: watermark, ...}, "effects": [...]}.
     """
 
-    def __init__(self, name, capabilities, kind="whitebox", inspect=None, stdin=None, stdout=None):
+    def __init__(self, name, capabilities, kind="whitebox", inspect=None, stdin=None, stdout=None, sessions=False):
         self.name = name
         self.capabilities = capabilities
         self.kind = kind
+        self.sessions = sessions
+        self.said_hello = False
         self.inspect = inspect
         self.stdin = stdin if stdin is not None else sys.stdin
         self.stdout = stdout if stdout is not None else sys.stdout
@@ -77,7 +91,10 @@ class Client:
             if line == "":
                 raise ProtocolError("the harness closed stdin")
             if line.strip():
-                return json.loads(line)
+                message = json.loads(line)
+                if self.sessions and message.get("type") == "crash":
+                    raise Crashed()
+                return message
 
     def answer_inspect(self, message):
         if self.start_message is None:
@@ -95,8 +112,13 @@ class Client:
     # -- the session ---------------------------------------------------------------------
 
     def start(self):
-        """Says hello and waits for the start message, which it returns."""
-        self.send({"type": "hello", "protocol": PROTOCOL, "name": self.name, "capabilities": self.capabilities, "kind": self.kind})
+        """Says hello (once per process) and waits for the start message, which it returns."""
+        if not self.said_hello:
+            hello = {"type": "hello", "protocol": PROTOCOL, "name": self.name, "capabilities": self.capabilities, "kind": self.kind}
+            if self.sessions:
+                hello["sessions"] = True
+            self.send(hello)
+            self.said_hello = True
         while True:
             message = self.receive()
             if message.get("type") == "start":
@@ -111,6 +133,22 @@ class Client:
                 self.answer_inspect(message)
                 continue
             raise ProtocolError(f"expected start, got {json.dumps(message)[:200]}")
+
+    def serve(self, run):
+        """Runs `run(client, start)` for each incarnation this process serves.
+
+        Without sessions that is one incarnation, as `run(client, client.start())` would be.
+        With sessions, a crash unwinds `run`; the client drops the incarnation's state,
+        answers `crashed` and runs the next start. When `run` returns, the process ends.
+        """
+        while True:
+            try:
+                run(self, self.start())
+                return
+            except Crashed:
+                self.start_message = None
+                self.deferred = []
+                self.send({"type": "crashed"})
 
     def call(self, method, *args):
         """One world call: returns the reply's value, or raises WorldError."""

@@ -1,23 +1,27 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface, type Interface } from 'node:readline';
-import type { AnyConsumer, BlackboxConsumer, Capabilities, Consumer, Inspection, WorkerWorld } from '../consumer.js';
+import type { AnyConsumer, BlackboxConsumer, Consumer, Inspection, WorkerWorld } from '../consumer.js';
 import { AdapterLoadError, validateConsumer } from '../adapter.js';
 import { AdapterError, ConsumerUnrunnableError } from '../world/world.js';
-import { protocolProblem } from './schema.js';
+import { ConsumerProcess, PROTOCOL, running, type Hello, type Method } from './consumer-process.js';
+import { killAll, Pool, type Kills, type LoopState } from './pool.js';
+
+export { PROTOCOL, type Hello } from './consumer-process.js';
+export { REAL_KILL_EVERY, type Kills } from './pool.js';
 
 /**
  * The process bridge: the same world, offered over newline-delimited JSON on stdin and
  * stdout (docs/protocol.md, schema/protocol.schema.json), so a consumer in any language can
- * be tested. Every incarnation is a new process; a crash is a real SIGKILL of its process
- * group, at the call boundary the plan chose: before the world applies the call, or after
- * it applied it and before the reply is written. The harness decides when each reply is
- * sent, so several worker processes interleave as deterministically as in-process
+ * be tested. Every incarnation is its own process (started ahead of need, see pool.ts), and
+ * a crash is a real SIGKILL of its process group, at the call boundary the plan chose:
+ * before the world applies the call, or after it applied it and before the reply is
+ * written. A consumer whose hello offers sessions may instead, when asked for sampled kills,
+ * have most worlds' crashes delivered as a `crash` message to a process that serves
+ * successive incarnations (docs/protocol.md, Sessions). The harness decides when each reply
+ * is sent, so several worker processes interleave as deterministically as in-process
  * consumers do.
  */
-export const PROTOCOL = 1;
 
 /**
  * Incarnations in a row that end on their own before their first world call, after which
@@ -29,33 +33,20 @@ export const PROTOCOL = 1;
  */
 export const CRASH_LOOP_LIMIT = 5;
 
-/**
- * How long the harness keeps reading a process's pipes after it exited. Its last words
- * arrive within milliseconds; a pipe still open after this is held by a process it left
- * behind outside its group (a `setsid` grandchild), and is dropped rather than waited on.
- */
-const EXIT_GRACE_MS = 200;
-
-/** What a consumer process says first: who it is and what it claims. */
-export interface Hello {
-  readonly type: 'hello';
-  readonly protocol: number;
-  readonly name: string;
-  readonly capabilities: Capabilities;
-  readonly kind?: 'whitebox' | 'blackbox';
-}
-
-type Method = 'fetch' | 'load' | 'completed' | 'commit' | 'emit' | 'lease' | 'caughtUp' | 'fail';
-
-/** How much of a process's stderr a failure quotes. */
-const TAIL = 2000;
-
 export interface ProcessOptions {
   readonly cwd?: string;
   /** How long a process may work between calls before it is declared stalled. Default 10,000 ms. */
   readonly stallMs?: number;
   /** How long a process may take to say hello. Default 10,000 ms. */
   readonly helloMs?: number;
+  /**
+   * `real` (the default): every incarnation is its own process, killed with SIGKILL.
+   * `sampled`: if the hello offers sessions, all but one world in REAL_KILL_EVERY end their
+   * incarnations with a session crash instead. docs/protocol.md says what each proves.
+   */
+  readonly kills?: Kills;
+  /** Start each next incarnation's process ahead of need. Default true; false starts each when needed. */
+  readonly warm?: boolean;
 }
 
 /** The options of processConsumer, under the name the documentation uses. */
@@ -75,58 +66,75 @@ export class CrashLoopError extends ConsumerUnrunnableError {
   }
 }
 
-/** Every consumer process this harness has running, across every consumer and world. */
-const running = new Set<Incarnation>();
+
 /** Every blackbox store directory not yet removed. */
 const stores = new Set<string>();
 
 /**
  * The process groups of consumer processes still running and the blackbox stores not yet
  * removed: what a supervisor must clean up when the harness it watches dies abruptly.
+ * Warm spares and idle session processes are among them.
  */
 export function liveResources(): { readonly groups: readonly number[]; readonly stores: readonly string[] } {
-  return { groups: [...running].flatMap((i) => (i.pid === undefined ? [] : [i.pid])), stores: [...stores] };
+  return { groups: [...running].flatMap((p) => (p.pid === undefined ? [] : [p.pid])), stores: [...stores] };
 }
 
 /**
- * Kills every consumer process group the bridge started and is still running, and removes
- * every blackbox store directory it made. Synchronous, so a signal handler can call it
- * right before the process exits. Returns how many processes it killed.
+ * Kills every consumer process group the bridge started and is still running (spares and
+ * idle sessions included), and removes every blackbox store directory it made. Synchronous,
+ * so a signal handler can call it right before the process exits. Returns how many
+ * processes it killed.
  */
 export function killAllConsumers(): number {
-  let killed = 0;
-  for (const incarnation of [...running]) {
-    if (incarnation.kill()) killed++;
-    incarnation.drop();
-  }
-  running.clear();
+  const killed = killAll();
   for (const dir of stores) rmSync(dir, { recursive: true, force: true });
   stores.clear();
   return killed;
 }
 
+/** What a process consumer exposes beyond the consumer: how its processes were used, for tests and measurements. */
+export interface ProcessStats {
+  readonly spawned: number;
+  readonly sessionCrashes: number;
+  readonly realWorlds: number;
+  readonly sessionWorlds: number;
+}
+
+const pools = new WeakMap<object, Pool>();
+
+/** How a consumer made by processConsumer has used its processes so far; undefined for any other consumer. */
+export function processStats(consumer: AnyConsumer): ProcessStats | undefined {
+  const pool = pools.get(consumer);
+  return pool ? { ...pool.stats } : undefined;
+}
+
 /**
  * Starts the command once to read its hello, and returns a consumer that runs each
- * incarnation as a fresh process of the same command.
+ * incarnation in a process of the same command: its own process, started ahead of need
+ * (unless `warm: false`) and killed for real, or, with `kills: 'sampled'` and a hello that
+ * offers sessions, a session process that drops its memory at each crash, in all but one
+ * world in REAL_KILL_EVERY.
  */
 export async function processConsumer(command: string, options: ProcessOptions = {}): Promise<AnyConsumer> {
   for (const key of ['stallMs', 'helloMs'] as const) {
     const value = options[key];
     if (value !== undefined && !(Number.isFinite(value) && value > 0)) throw new RangeError(`processConsumer: ${key} must be a positive number of milliseconds, got ${String(value)}`);
   }
-  const probe = new Incarnation(command, options, new CrashLoop(command));
+  if (options.kills !== undefined && options.kills !== 'real' && options.kills !== 'sampled') throw new RangeError(`processConsumer: kills must be 'real' or 'sampled', got ${String(options.kills)}`);
+  const spawnOptions = { cwd: options.cwd };
   let hello: Hello;
   try {
-    hello = await probe.hello();
+    hello = await probe(command, spawnOptions, options.helloMs ?? 10_000);
   } catch (error) {
     throw new AdapterLoadError(`cannot start consumer process \`${command}\`: ${(error as Error).message}`);
-  } finally {
-    probe.kill();
   }
   validateConsumer({ ...hello, run: () => undefined, open: () => undefined, inspect: () => undefined }, command);
   const base = { name: hello.name, capabilities: hello.capabilities, stallMs: options.stallMs ?? 10_000 };
   // One count for the whole consumer: a crash loop spans worlds as well as incarnations.
   const loop = new CrashLoop(command);
+  const pool = new Pool(command, spawnOptions, options, hello.sessions === true, loop);
+  const incarnation = (): Incarnation => new Incarnation(pool, loop);
+  let consumer: AnyConsumer;
   if (hello.kind === 'blackbox') {
     const blackbox: BlackboxConsumer<Store> = {
       ...base,
@@ -136,24 +144,54 @@ export async function processConsumer(command: string, options: ProcessOptions =
         stores.add(dir);
         return { dir, live: new Set(), last: { watermark: null, effects: [] } };
       },
-      run: (world, store) => new Incarnation(command, options, loop).run(world, store),
+      run: (world, store) => incarnation().run(world, store),
       inspect: (store) => inspect(store, base.stallMs),
       close: (store) => {
         // Also when the world stopped on an error: no process of it may outlive it.
-        for (const incarnation of store.live) incarnation.kill();
+        for (const live of store.live) live.end();
         rmSync(store.dir, { recursive: true, force: true });
         stores.delete(store.dir);
       },
     };
-    return blackbox;
+    consumer = blackbox;
+  } else {
+    const whitebox: Consumer = { ...base, run: (world) => incarnation().run(world, null) };
+    consumer = whitebox;
   }
-  const whitebox: Consumer = { ...base, run: (world) => new Incarnation(command, options, loop).run(world, null) };
-  return whitebox;
+  pools.set(consumer, pool);
+  return consumer;
+}
+
+/** Runs the command once for its hello, then kills it. The probe never gets a start. */
+function probe(command: string, spawnOptions: { cwd?: string | undefined }, limit: number): Promise<Hello> {
+  const proc = new ConsumerProcess(command, spawnOptions);
+  return new Promise<Hello>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no hello within ${limit} ms${proc.tail()}`)), limit);
+    const settle =
+      <T>(f: (value: T) => void) =>
+      (value: T): void => {
+        clearTimeout(timer);
+        f(value);
+      };
+    const fail = settle(reject);
+    proc.attach({
+      hello: settle(resolve),
+      // A process that dies before its hello fails the load at once, not after the timeout.
+      exit: (code, signal) => fail(new Error(`it exited with ${signal ?? `code ${code}`} before saying hello${proc.tail()}`)),
+      fail,
+      call: () => fail(new Error('called the world before it was started')),
+      inspection: (id) => fail(new Error(`protocol error: an inspection answers unknown id ${JSON.stringify(id)}${proc.tail()}`)),
+    });
+  }).finally(() => {
+    proc.detach();
+    proc.kill();
+  });
 }
 
 /** Counts incarnations in a row that ended on their own before their first world call. */
-class CrashLoop {
-  private inARow = 0;
+class CrashLoop implements LoopState {
+  inARow = 0;
+  proven = false;
   /** Once tripped, every later incarnation fails at once with the same error, without a process. */
   tripped: CrashLoopError | null = null;
 
@@ -161,6 +199,7 @@ class CrashLoop {
 
   called(): void {
     this.inARow = 0;
+    this.proven = true;
   }
 
   /** Counts one; returns the error once the limit is reached. */
@@ -195,58 +234,39 @@ async function inspect(store: Store, stallMs: number): Promise<Inspection> {
   return store.last;
 }
 
-/** One consumer process, from spawn to exit or SIGKILL. */
+/**
+ * One incarnation: a process from the pool, from its start message to its end. The end is
+ * the world's (a crash the plan chose, a claim, the end of a phase): a SIGKILL of its
+ * process, or a session crash. Or it is the process's own: it exits, or breaks the protocol,
+ * and is killed.
+ */
 class Incarnation {
-  private child: ChildProcess | null = null;
-
-  /** The running process's pid, which is also its process group (it is started detached). */
-  get pid(): number | undefined {
-    return this.child?.pid;
-  }
-  private lines: Interface | null = null;
-  private stderr = '';
+  private proc: ConsumerProcess | null = null;
+  private session = false;
+  private ended = false;
   private lastCall = 'none yet';
   private called = false;
-  /** The process group was signalled, or found empty: it is never signalled again. */
-  private groupDone = false;
   private readonly inspections = new Map<string, (value: Inspection) => void>();
   private nextInspection = 0;
-  private onHello: ((hello: Hello) => void) | null = null;
   private fail: (error: Error) => void = () => {};
   /** Sent its start message, so it knows its store. */
   started = false;
 
   constructor(
-    private readonly command: string,
-    private readonly options: ProcessOptions,
+    private readonly pool: Pool,
     private readonly loop: CrashLoop,
   ) {}
 
-  /** Spawns the process and resolves with its hello. */
-  hello(): Promise<Hello> {
-    return new Promise<Hello>((resolve, reject) => {
-      const limit = this.options.helloMs ?? 10_000;
-      const timer = setTimeout(() => reject(new Error(`no hello within ${limit} ms${this.tail()}`)), limit);
-      const settle = <T>(f: (value: T) => void) => (value: T) => {
-        clearTimeout(timer);
-        f(value);
-      };
-      this.fail = settle(reject);
-      this.onHello = settle(resolve);
-      // A process that dies before its hello fails the load at once, not after the timeout.
-      this.onExit = (code, signal) => this.fail(new Error(`it exited with ${signal ?? `code ${code}`} before saying hello${this.tail()}`));
-      this.spawn();
-    });
-  }
-
-  /** One incarnation: start, serve its calls until it claims, exits, or is killed. */
   run(world: WorkerWorld, store: Store | null): Promise<void> {
     if (this.loop.tripped) return Promise.reject(this.loop.tripped);
     // Started and stopped in the same step (a restart the step budget cut short): no
     // process, or nothing would ever kill it.
     if (world.signal.aborted) return Promise.resolve();
+    const { proc, session } = this.pool.take(world);
+    this.proc = proc;
+    this.session = session;
     return new Promise<void>((resolve, reject) => {
-      // Between a reply (or the spawn) and the next call the process is working outside the
+      // Between a reply (or the start) and the next call the process is working outside the
       // world: the world waits for it, so interleaving and inspections never race it.
       const hold = (): (() => void) => world.hold(() => this.note());
       let release = hold();
@@ -256,9 +276,9 @@ class Incarnation {
         settled = true;
         store?.live.delete(this);
         release();
-        this.kill();
+        this.end('kill');
         if (!this.called && !world.signal.aborted) {
-          const loop = this.loop.died(error?.message ?? `exited with code 0 before its first world call${this.tail()}`);
+          const loop = this.loop.died(error?.message ?? `exited with code 0 before its first world call${proc.tail()}`);
           if (loop) return reject(loop);
         }
         if (error) reject(error);
@@ -266,66 +286,55 @@ class Incarnation {
       };
       this.fail = (error) => die(error);
       world.signal.addEventListener('abort', () => {
-        // The world crashed this incarnation: kill it for real, and never settle.
+        // The world crashed this incarnation: a real kill, or a session crash; never settled.
         settled = true;
         store?.live.delete(this);
-        this.kill();
+        this.end(this.session ? 'crash' : 'kill');
       });
-      this.onHello = () => {
-        this.send({
-          type: 'start',
-          protocol: PROTOCOL,
-          worker: world.worker,
-          incarnation: world.incarnation,
-          binding: world.binding,
-          fingerprint: world.fingerprint,
-          source: world.source,
-          leaseTtl: world.leaseTtl,
-          ...(store ? { store: store.dir } : {}),
-        });
-        this.started = true;
-      };
-      this.onCall = (id, method, args) => {
-        this.lastCall = `${method} (id ${id})`;
-        if (!this.called) {
-          this.called = true;
-          this.loop.called();
-        }
-        release();
-        let call: Promise<unknown>;
-        try {
-          call = (world[method] as (...a: unknown[]) => Promise<unknown>).apply(world, args);
-        } catch (error) {
-          call = Promise.reject(error);
-        }
-        call.then(
-          (value) => {
-            if (world.signal.aborted || settled) return;
-            release = hold();
-            this.send({ type: 'reply', id, ok: true, value: value ?? null });
-          },
-          (error: unknown) => {
-            if (world.signal.aborted || settled) return;
-            release = hold();
-            const e = error as { code?: string; definite?: boolean; message?: string; cause?: unknown; ref?: unknown };
-            // A conflict's cause and a rejection's ref travel too, only when the error has them.
-            const detail = { ...(e.code === 'conflict' && typeof e.cause === 'string' ? { cause: e.cause } : {}), ...(e.ref === undefined ? {} : { ref: e.ref }) };
-            this.send({ type: 'reply', id, ok: false, error: { code: e.code ?? 'bad-request', definite: e.definite ?? true, message: e.message ?? String(error), ...detail } });
-          },
-        );
-      };
-      this.onExit = (code, signal) => {
-        if (world.signal.aborted) return;
-        const when = this.called ? `after ${this.lastCall}` : 'before its first world call';
-        if (code === 0) die(null);
-        else die(new Error(`the consumer process exited with ${signal ?? `code ${code}`} ${when}${this.tail()}`));
-      };
       store?.live.add(this);
-      this.spawn();
+      proc.attach({
+        hello: () => {
+          proc.send({
+            type: 'start',
+            protocol: PROTOCOL,
+            worker: world.worker,
+            incarnation: world.incarnation,
+            binding: world.binding,
+            fingerprint: world.fingerprint,
+            source: world.source,
+            leaseTtl: world.leaseTtl,
+            ...(store ? { store: store.dir } : {}),
+          });
+          this.started = true;
+        },
+        call: (id, method, args) => this.call(world, id, method, args, () => release(), () => (release = hold()), () => settled),
+        inspection: (id, message) => {
+          const answer = this.inspections.get(String(id));
+          if (!answer) return this.fail(new Error(`protocol error: an inspection answers unknown id ${JSON.stringify(id)}${proc.tail()}`));
+          this.inspections.delete(String(id));
+          const watermarks = message.watermarks as Inspection['watermarks'] | undefined;
+          answer({ watermark: message.watermark ?? null, ...(watermarks === undefined ? {} : { watermarks }), effects: (message.effects ?? []) as Inspection['effects'] });
+        },
+        exit: (code, signal) => {
+          if (world.signal.aborted) return;
+          const when = this.called ? `after ${this.lastCall}` : 'before its first world call';
+          if (code === 0) die(null);
+          else die(new Error(`the consumer process exited with ${signal ?? `code ${code}`} ${when}${proc.tail()}`));
+        },
+        fail: (error) => this.fail(error),
+      });
     });
   }
 
+  /** Ends it from outside (the world is being closed): its process is killed. */
+  end(how: 'crash' | 'kill' = 'kill'): void {
+    if (this.ended || !this.proc) return;
+    this.ended = true;
+    this.pool.end(this.proc, how);
+  }
+
   inspect(timeoutMs: number): Promise<Inspection> {
+    const proc = this.proc as ConsumerProcess;
     return new Promise((resolve, reject) => {
       const id = `i${this.nextInspection++}`;
       const before = this.fail;
@@ -339,136 +348,52 @@ class Incarnation {
         reject(error);
         before(error);
       };
-      const timer = setTimeout(() => failed(new Error(`protocol error: no inspection answers inspect ${id} within ${timeoutMs} ms${this.tail()}`)), timeoutMs);
+      const timer = setTimeout(() => failed(new Error(`protocol error: no inspection answers inspect ${id} within ${timeoutMs} ms${proc.tail()}`)), timeoutMs);
       this.inspections.set(id, (value) => {
         settle();
         resolve(value);
       });
       this.fail = failed;
-      this.send({ type: 'inspect', id });
+      proc.send({ type: 'inspect', id });
     });
   }
 
-  /**
-   * SIGKILL to the process's whole group: the shell and everything it started die
-   * together. Returns whether a running process was signalled.
-   */
-  kill(): boolean {
-    const child = this.child;
-    if (!child) return false;
-    const alive = child.exitCode === null && child.signalCode === null;
-    this.killGroup();
-    if (alive) {
-      // A group that could not be signalled: at least the process itself.
-      child.kill('SIGKILL');
+  /** One world call from the process: run by the world in its turn, answered with a reply. */
+  private call(world: WorkerWorld, id: number | string, method: Method, args: unknown[], release: () => void, rehold: () => void, settled: () => boolean): void {
+    const proc = this.proc as ConsumerProcess;
+    this.lastCall = `${method} (id ${id})`;
+    if (!this.called) {
+      this.called = true;
+      this.loop.called();
+      this.pool.proven();
     }
-    return alive;
-  }
-
-  /** Stops reading its pipes and forgets it: what is left of it can no longer keep the harness alive. */
-  drop(): void {
-    this.lines?.close();
-    this.child?.stdin?.destroy();
-    this.child?.stdout?.destroy();
-    this.child?.stderr?.destroy();
-    running.delete(this);
-  }
-
-  /**
-   * Signals the group once. After the process has exited, the group's id stays reserved
-   * only while a member lives, so the group is signalled right when the exit is seen, and
-   * never later: a later signal could reach an unrelated group that reused the id.
-   */
-  private killGroup(): void {
-    const pid = this.child?.pid;
-    if (this.groupDone || pid === undefined) return;
-    this.groupDone = true;
+    release();
+    let call: Promise<unknown>;
     try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // The group is empty: nothing left to kill.
+      call = (world[method] as (...a: unknown[]) => Promise<unknown>).apply(world, args);
+    } catch (error) {
+      call = Promise.reject(error);
     }
-  }
-
-  private onCall: (id: number | string, method: Method, args: unknown[]) => void = () => {
-    this.fail(new Error('called the world before it was started'));
-  };
-  private onExit: (code: number | null, signal: NodeJS.Signals | null) => void = () => {};
-
-  private spawn(): void {
-    const child = spawn(this.command, { shell: true, detached: true, cwd: this.options.cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, TIDEMARK_PROTOCOL: String(PROTOCOL) } });
-    this.child = child;
-    running.add(this);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      this.stderr = (this.stderr + chunk.toString()).slice(-TAIL);
-    });
-    child.on('error', (error) => {
-      this.drop();
-      this.fail(new Error(`cannot run \`${this.command}\`: ${error.message}`));
-    });
-    child.on('exit', (code, signal) => {
-      // What the process left running in its group dies with it, as after a crash.
-      this.killGroup();
-      // Its last lines and stderr are read until its pipes close, which is at once unless
-      // a process outside its group (a `setsid` grandchild) holds them: then they are
-      // dropped after a short grace, so that process cannot keep the harness waiting.
-      let done = false;
-      const finish = (): void => {
-        if (done) return;
-        done = true;
-        clearTimeout(grace);
-        this.drop();
-        this.onExit(code, signal);
-      };
-      const grace = setTimeout(finish, EXIT_GRACE_MS);
-      child.once('close', finish);
-    });
-    child.stdin?.on('error', () => {});
-    const lines = createInterface({ input: child.stdout! });
-    this.lines = lines;
-    lines.on('line', (line) => this.receive(line));
-  }
-
-  private receive(line: string): void {
-    if (line.trim() === '') return;
-    let message: Record<string, unknown>;
-    try {
-      message = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      return this.fail(new Error(`protocol error: not JSON on stdout: ${JSON.stringify(line.slice(0, 200))}${this.tail()}`));
-    }
-    // The version first: a consumer of another version may shape every message differently.
-    if (typeof message === 'object' && message !== null && message.type === 'hello' && typeof message.protocol === 'number' && message.protocol !== PROTOCOL) {
-      return this.fail(new Error(`it speaks protocol ${message.protocol}; this tidemark speaks protocol ${PROTOCOL}${this.tail()}`));
-    }
-    const problem = protocolProblem('fromConsumer', message);
-    if (problem !== null) return this.fail(new Error(`protocol error: ${problem} (schema/protocol.schema.json): ${line.slice(0, 200)}${this.tail()}`));
-    switch (message.type) {
-      case 'hello':
-        return this.onHello?.(message as unknown as Hello);
-      case 'call':
-        return this.onCall(message.id as number | string, message.method as Method, message.args as unknown[]);
-      default: {
-        const resolve = this.inspections.get(String(message.id));
-        if (!resolve) return this.fail(new Error(`protocol error: an inspection answers unknown id ${JSON.stringify(message.id)}${this.tail()}`));
-        this.inspections.delete(String(message.id));
-        const watermarks = message.watermarks as Inspection['watermarks'] | undefined;
-        return resolve({ watermark: message.watermark ?? null, ...(watermarks === undefined ? {} : { watermarks }), effects: (message.effects ?? []) as Inspection['effects'] });
-      }
-    }
-  }
-
-  private send(message: unknown): void {
-    const stdin = this.child?.stdin;
-    if (stdin && !stdin.destroyed) stdin.write(`${JSON.stringify(message)}\n`);
+    call.then(
+      (value) => {
+        if (world.signal.aborted || settled()) return;
+        rehold();
+        proc.send({ type: 'reply', id, ok: true, value: value ?? null });
+      },
+      (error: unknown) => {
+        if (world.signal.aborted || settled()) return;
+        rehold();
+        const e = error as { code?: string; definite?: boolean; message?: string; cause?: unknown; ref?: unknown };
+        // A conflict's cause and a rejection's ref travel too, only when the error has them.
+        const detail = { ...(e.code === 'conflict' && typeof e.cause === 'string' ? { cause: e.cause } : {}), ...(e.ref === undefined ? {} : { ref: e.ref }) };
+        proc.send({ type: 'reply', id, ok: false, error: { code: e.code ?? 'bad-request', definite: e.definite ?? true, message: e.message ?? String(error), ...detail } });
+      },
+    );
   }
 
   private note(): string {
-    return `last call ${this.lastCall}${this.tail()}`;
-  }
-
-  private tail(): string {
-    const t = this.stderr.trim();
-    return t ? `; stderr tail: ${t.slice(-500)}` : '';
+    const proc = this.proc as ConsumerProcess;
+    const waiting = proc.awaitingCrashed ? '; its process has not yet answered crash with crashed' : '';
+    return `last call ${this.lastCall}${waiting}${proc.tail()}`;
   }
 }

@@ -19,7 +19,7 @@ export type Schema = boolean | { readonly [keyword: string]: unknown };
 const ANNOTATIONS = new Set(['$schema', '$id', '$comment', '$defs', 'title', 'description', 'default', 'examples']);
 const ASSERTIONS = new Set(['type', 'const', 'enum', 'properties', 'required', 'items', 'prefixItems', 'minItems', 'maxItems', 'minLength', 'minimum', 'oneOf', 'anyOf', '$ref']);
 
-const MESSAGES = new Set(['hello', 'call', 'inspection', 'start', 'reply', 'inspect']);
+const MESSAGES = new Set(['hello', 'call', 'inspection', 'crashed', 'start', 'reply', 'inspect', 'crash']);
 
 let loaded: { readonly root: Record<string, unknown> } | null = null;
 

@@ -1,0 +1,265 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface, type Interface } from 'node:readline';
+import type { Capabilities } from '../consumer.js';
+import { protocolProblem } from './schema.js';
+
+/** The protocol version this harness speaks. */
+export const PROTOCOL = 1;
+
+/**
+ * How long the harness keeps reading a process's pipes after it exited. Its last words
+ * arrive within milliseconds; a pipe still open after this is held by a process it left
+ * behind outside its group (a `setsid` grandchild), and is dropped rather than waited on.
+ */
+const EXIT_GRACE_MS = 200;
+
+/** How much of a process's stderr a failure quotes. */
+const TAIL = 2000;
+
+/** What a consumer process says first: who it is and what it claims. */
+export interface Hello {
+  readonly type: 'hello';
+  readonly protocol: number;
+  readonly name: string;
+  readonly capabilities: Capabilities;
+  readonly kind?: 'whitebox' | 'blackbox';
+  /** It can serve successive incarnations: it answers `crash` by dropping all in-memory state. */
+  readonly sessions?: boolean;
+}
+
+export type Method = 'fetch' | 'load' | 'completed' | 'commit' | 'emit' | 'lease' | 'caughtUp' | 'fail';
+
+export interface SpawnOptions {
+  readonly cwd?: string | undefined;
+}
+
+/**
+ * Who a process's messages and its end go to: the incarnation it serves, or the probe. A
+ * process started ahead of need (a warm spare) has nobody yet; what it says and does meanwhile
+ * is kept and handed over when an incarnation takes it.
+ */
+export interface Listener {
+  hello(hello: Hello): void;
+  call(id: number | string, method: Method, args: unknown[]): void;
+  inspection(id: unknown, message: Record<string, unknown>): void;
+  /** The process exited and its pipes were read to the end (or given up on). */
+  exit(code: number | null, signal: NodeJS.Signals | null): void;
+  /** It broke the protocol or could not be run. */
+  fail(error: Error): void;
+}
+
+/** Every consumer process this harness has running, across every consumer and world. */
+export const running = new Set<ConsumerProcess>();
+
+/**
+ * One consumer process, from spawn to exit or SIGKILL. It is started in a process group of
+ * its own, so a kill reaches everything it started. It serves one incarnation (the default,
+ * and always under real kills), or, when its hello offers sessions and the harness asks for
+ * them, several in a row: between two, the harness sends `crash`, and ignores whatever the
+ * process says until it answers `crashed`, its in-memory state dropped.
+ */
+export class ConsumerProcess {
+  private readonly child: ChildProcess;
+  private lines: Interface | null = null;
+  private stderr = '';
+  /** The process group was signalled, or found empty: it is never signalled again. */
+  private groupDone = false;
+  private listener: Listener | null = null;
+  /** Its hello, once it said it. */
+  private said: Hello | null = null;
+  /** Its exit, once its pipes are read: kept for the incarnation that takes it later. */
+  private ended: { readonly code: number | null; readonly signal: NodeJS.Signals | null } | null = null;
+  /** The first failure while nobody listened. */
+  private failure: Error | null = null;
+  /** `crash` messages it has not yet acknowledged: until then, what it says belongs to no one. */
+  private unacked = 0;
+  /** Incarnations it has been handed to. */
+  served = 0;
+  /** Killed: it serves nobody again. */
+  killed = false;
+  /** Killed with every other process (a signal handler's clean-up): not even as a dead spare. */
+  abandoned = false;
+
+  constructor(
+    private readonly command: string,
+    options: SpawnOptions,
+  ) {
+    const child = spawn(command, { shell: true, detached: true, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, TIDEMARK_PROTOCOL: String(PROTOCOL) } });
+    this.child = child;
+    running.add(this);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      this.stderr = (this.stderr + chunk.toString()).slice(-TAIL);
+    });
+    child.on('error', (error) => {
+      this.drop();
+      this.fail(new Error(`cannot run \`${this.command}\`: ${error.message}`));
+    });
+    child.on('exit', (code, signal) => {
+      // What the process left running in its group dies with it, as after a crash.
+      this.killGroup();
+      // Its last lines and stderr are read until its pipes close, which is at once unless
+      // a process outside its group (a `setsid` grandchild) holds them: then they are
+      // dropped after a short grace, so that process cannot keep the harness waiting.
+      let done = false;
+      const finish = (): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(grace);
+        this.drop();
+        this.ended = { code, signal };
+        this.listener?.exit(code, signal);
+      };
+      const grace = setTimeout(finish, EXIT_GRACE_MS);
+      child.once('close', finish);
+    });
+    child.stdin?.on('error', () => {});
+    const lines = createInterface({ input: child.stdout! });
+    this.lines = lines;
+    lines.on('line', (line) => this.receive(line));
+  }
+
+  /** The running process's pid, which is also its process group (it is started detached). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Its hello, if it said one. */
+  get hello(): Hello | null {
+    return this.said;
+  }
+
+  /** Neither ended, failed nor killed: it can still serve an incarnation. */
+  get usable(): boolean {
+    return !this.killed && this.ended === null && this.failure === null && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /**
+   * Hands the process to an incarnation (or the probe). What it did before (its hello, a
+   * failure, its exit) is told at once, in that order, as if the listener had been there.
+   */
+  attach(listener: Listener): void {
+    this.listener = listener;
+    this.served++;
+    if (this.failure) return listener.fail(this.failure);
+    if (this.said && this.unacked === 0) listener.hello(this.said);
+    if (this.ended && this.listener === listener) listener.exit(this.ended.code, this.ended.signal);
+  }
+
+  /** Nobody listens any more; what it says next is dropped, a failure kept. */
+  detach(): void {
+    this.listener = null;
+  }
+
+  /**
+   * A session crash: the incarnation it served is over. It is told to drop its in-memory
+   * state; everything it says until it answers `crashed` (the rest of the dead incarnation's
+   * work) is ignored.
+   */
+  crash(): void {
+    this.listener = null;
+    this.unacked++;
+    this.send({ type: 'crash' });
+  }
+
+  /**
+   * SIGKILL to the process's whole group: the shell and everything it started die
+   * together. Returns whether a running process was signalled.
+   */
+  kill(): boolean {
+    this.killed = true;
+    const child = this.child;
+    const alive = child.exitCode === null && child.signalCode === null;
+    this.killGroup();
+    if (alive) {
+      // A group that could not be signalled: at least the process itself.
+      child.kill('SIGKILL');
+    }
+    return alive;
+  }
+
+  /** Stops reading its pipes and forgets it: what is left of it can no longer keep the harness alive. */
+  drop(): void {
+    this.lines?.close();
+    this.child.stdin?.destroy();
+    this.child.stdout?.destroy();
+    this.child.stderr?.destroy();
+    running.delete(this);
+  }
+
+  send(message: unknown): void {
+    const stdin = this.child.stdin;
+    if (stdin && !stdin.destroyed) stdin.write(`${JSON.stringify(message)}\n`);
+  }
+
+  /** The last of its stderr, for an error message; empty when it wrote none. */
+  tail(): string {
+    const t = this.stderr.trim();
+    return t ? `; stderr tail: ${t.slice(-500)}` : '';
+  }
+
+  /** Whether it still owes an answer to `crash`: a stall report says so. */
+  get awaitingCrashed(): boolean {
+    return this.unacked > 0;
+  }
+
+  /**
+   * Signals the group once. After the process has exited, the group's id stays reserved
+   * only while a member lives, so the group is signalled right when the exit is seen, and
+   * never later: a later signal could reach an unrelated group that reused the id.
+   */
+  private killGroup(): void {
+    const pid = this.child.pid;
+    if (this.groupDone || pid === undefined) return;
+    this.groupDone = true;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // The group is empty: nothing left to kill.
+    }
+  }
+
+  private fail(error: Error): void {
+    if (this.listener) return this.listener.fail(error);
+    // Nobody to tell yet: kept for the incarnation that takes this process, and the process,
+    // useless now, is killed, as it would have been with a listener.
+    this.failure ??= error;
+    this.kill();
+  }
+
+  private receive(line: string): void {
+    if (line.trim() === '') return;
+    let message: Record<string, unknown>;
+    try {
+      message = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      if (this.unacked > 0) return;
+      return this.fail(new Error(`protocol error: not JSON on stdout: ${JSON.stringify(line.slice(0, 200))}${this.tail()}`));
+    }
+    if (this.unacked > 0) {
+      // The rest of a crashed incarnation's work: it belongs to no world. Only the
+      // acknowledgement counts; then the process waits for its next start.
+      if (typeof message !== 'object' || message === null || message.type !== 'crashed') return;
+      if (--this.unacked === 0 && this.said) this.listener?.hello(this.said);
+      return;
+    }
+    // The version first: a consumer of another version may shape every message differently.
+    if (typeof message === 'object' && message !== null && message.type === 'hello' && typeof message.protocol === 'number' && message.protocol !== PROTOCOL) {
+      return this.fail(new Error(`it speaks protocol ${message.protocol}; this tidemark speaks protocol ${PROTOCOL}${this.tail()}`));
+    }
+    const problem = protocolProblem('fromConsumer', message);
+    if (problem !== null) return this.fail(new Error(`protocol error: ${problem} (schema/protocol.schema.json): ${line.slice(0, 200)}${this.tail()}`));
+    switch (message.type) {
+      case 'hello':
+        this.said = message as unknown as Hello;
+        return this.listener?.hello(this.said);
+      case 'call':
+        if (!this.listener) return this.fail(new Error('called the world before it was started'));
+        return this.listener.call(message.id as number | string, message.method as Method, message.args as unknown[]);
+      case 'crashed':
+        return this.fail(new Error(`protocol error: crashed, but it was not sent crash${this.tail()}`));
+      default:
+        if (!this.listener) return this.fail(new Error(`protocol error: an inspection answers unknown id ${JSON.stringify(message.id)}${this.tail()}`));
+        return this.listener.inspection(message.id, message);
+    }
+  }
+}

@@ -1,0 +1,177 @@
+import type { WorkerWorld } from '../consumer.js';
+import { ConsumerProcess, running, type SpawnOptions } from './consumer-process.js';
+
+/**
+ * How incarnations of a process consumer end. `real`: each is its own process, killed with
+ * SIGKILL. `sampled`: when the consumer's hello offers sessions, most worlds end their
+ * incarnations with a session crash (the process drops its memory and serves the next
+ * incarnation), and one world in REAL_KILL_EVERY still kills every incarnation for real.
+ */
+export type Kills = 'real' | 'sampled';
+
+/**
+ * Under `sampled` kills, one world in this many runs with real kills: the first world of a
+ * run, then every 10th. At the measured costs (a world of real kills is about 10 times one
+ * of session crashes), that keeps the real processes to a cost of about as much again as the
+ * session worlds, while a consumer that loses state only to a real kill is still killed for
+ * real several times per hundred worlds, and in every failure's final replay.
+ */
+export const REAL_KILL_EVERY = 10;
+
+export interface PoolOptions extends SpawnOptions {
+  /** Start the next incarnation's process before it is needed. Default true. */
+  readonly warm?: boolean | undefined;
+  readonly kills?: Kills | undefined;
+}
+
+/** The crash-loop state the pool must respect: no spare for a command that cannot start. */
+export interface LoopState {
+  /** Incarnations in a row that ended before their first world call. */
+  readonly inARow: number;
+  /** Some incarnation made a world call: the command can start. */
+  readonly proven: boolean;
+  readonly tripped: unknown;
+}
+
+/**
+ * The processes of one process consumer that are not serving an incarnation right now: at
+ * most one warm spare (started, never used, so it can be any incarnation's own process) and
+ * the session processes between two incarnations. Processes are started outside the
+ * simulation: which one serves an incarnation, and when it was started, never changes what
+ * the world sees, because the world waits for every process between its calls.
+ *
+ * Nothing here outlives the worlds that use it: once no incarnation of the consumer is alive
+ * at the end of a macrotask turn (its world is over, and no next world began at once), the
+ * spare and the idle sessions are killed. Every process is in the bridge's registry while it
+ * runs, so a signal handler kills them too.
+ */
+export class Pool {
+  private spare: ConsumerProcess | null = null;
+  private readonly idle: ConsumerProcess[] = [];
+  /** Incarnations holding a process now. */
+  private live = 0;
+  /** Worlds begun, counted at each world's first incarnation (w1#1). */
+  private worlds = 0;
+  /** Whether the current world's incarnations end with session crashes. */
+  private sessionWorld = false;
+  private sweepQueued = false;
+  private readonly warm: boolean;
+  private readonly kills: Kills;
+  /** Counters for tests and measurements: processes started, session crashes sent. */
+  readonly stats = { spawned: 0, sessionCrashes: 0, realWorlds: 0, sessionWorlds: 0 };
+
+  constructor(
+    private readonly command: string,
+    private readonly spawnOptions: SpawnOptions,
+    options: PoolOptions,
+    /** The hello offered sessions. */
+    private readonly sessions: boolean,
+    private readonly loop: LoopState,
+  ) {
+    this.warm = options.warm ?? true;
+    this.kills = options.kills ?? 'real';
+  }
+
+  /** A process for this incarnation, and whether its end is a session crash rather than a kill. */
+  take(world: WorkerWorld): { readonly proc: ConsumerProcess; readonly session: boolean } {
+    if (world.worker === 'w1' && world.incarnation === 1) {
+      // A world always starts with w1's first life, and numbers lives per world.
+      const nth = this.worlds++;
+      this.sessionWorld = this.sessions && this.kills === 'sampled' && nth % REAL_KILL_EVERY !== 0;
+      if (this.sessionWorld) this.stats.sessionWorlds++;
+      else this.stats.realWorlds++;
+    }
+    const session = this.sessionWorld;
+    this.live++;
+    if (this.spare?.abandoned) this.spare = null;
+    let proc: ConsumerProcess | null = null;
+    if (session) {
+      // A session process that died between incarnations served nobody's world: dropped.
+      while (proc === null && this.idle.length > 0) {
+        const candidate = this.idle.pop() as ConsumerProcess;
+        if (candidate.usable) proc = candidate;
+        else candidate.kill();
+      }
+    }
+    if (proc === null && this.spare !== null && !this.spare.abandoned) {
+      // Never used: this is the incarnation's own process, even if it already died or broke
+      // the protocol, which the incarnation then sees as if it had been there.
+      proc = this.spare;
+      this.spare = null;
+    }
+    proc ??= this.spawn();
+    this.replenish();
+    return { proc, session };
+  }
+
+  /** An incarnation made its first world call: the command starts, so keep a spare ready. */
+  proven(): void {
+    this.replenish();
+  }
+
+  /**
+   * An incarnation is over. A session process is told to crash and waits for the next one;
+   * any other is killed for real.
+   */
+  end(proc: ConsumerProcess, how: 'crash' | 'kill'): void {
+    this.live--;
+    if (how === 'crash' && proc.usable) {
+      proc.crash();
+      this.stats.sessionCrashes++;
+      this.idle.push(proc);
+    } else {
+      proc.detach();
+      proc.kill();
+    }
+    if (this.live === 0 && !this.sweepQueued) {
+      this.sweepQueued = true;
+      // The next phase or world starts its incarnations within this turn; if none did, no
+      // world needs these processes now.
+      setImmediate(() => {
+        this.sweepQueued = false;
+        if (this.live === 0) this.sweep();
+      });
+    }
+  }
+
+  /** Kills the spare and the idle sessions. */
+  sweep(): void {
+    this.spare?.kill();
+    this.spare = null;
+    for (const proc of this.idle.splice(0)) proc.kill();
+  }
+
+  private spawn(): ConsumerProcess {
+    this.stats.spawned++;
+    return new ConsumerProcess(this.command, this.spawnOptions);
+  }
+
+  /**
+   * Starts a spare when one may be needed: not for a command that has not yet made a world
+   * call or is failing to start (a crash loop costs exactly its incarnations), nor while an
+   * idle session can serve the next incarnation of a session world.
+   */
+  private replenish(): void {
+    if (!this.warm || this.spare !== null || this.loop.tripped || !this.loop.proven || this.loop.inARow > 0) return;
+    if (this.sessionWorld && this.idle.some((p) => p.usable)) return;
+    this.spare = this.spawn();
+  }
+}
+
+/** Kills every process of every pool; returns how many were running. */
+export function killAll(): number {
+  let killed = 0;
+  for (const proc of [...running]) {
+    proc.abandoned = true;
+    if (proc.kill()) killed++;
+    proc.drop();
+  }
+  running.clear();
+  return killed;
+}
+
+// No process may outlive the harness, however it ends: an exit with processes still running
+// (an adapter calling process.exit, an error nothing caught) kills them on the way out.
+process.once('exit', () => {
+  for (const proc of running) proc.kill();
+});
