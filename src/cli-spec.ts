@@ -127,7 +127,7 @@ to the regression file. Give exactly one target: --adapter, --command or --consu
         type: 'text',
         value: 'MODE',
         description:
-          "with --command: how incarnations end. real: each is its own process, killed with SIGKILL. sampled: if the consumer's hello offers sessions, 9 worlds in 10 end them with a session crash (docs/protocol.md, Sessions), the rest and every failure's final replay with real kills",
+          "with --command: how incarnations end. real: each is its own process, killed with SIGKILL. sampled: if the consumer's hello offers sessions, 49 worlds in 50 end them with a session crash (docs/protocol.md, Sessions), the rest and every failure's final replay with real kills",
         default: 'sampled',
       },
       WATCHDOG,

@@ -95,6 +95,7 @@ export function killAllConsumers(): number {
 /** What a process consumer exposes beyond the consumer: how its processes were used, for tests and measurements. */
 export interface ProcessStats {
   readonly spawned: number;
+  readonly fromSpare: number;
   readonly sessionCrashes: number;
   readonly realWorlds: number;
   readonly sessionWorlds: number;

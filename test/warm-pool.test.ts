@@ -1,0 +1,122 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { History } from '../model/history.js';
+import { findScenario } from '../scenarios/named.js';
+import { EXIT } from '../src/cli.js';
+import { execute } from '../src/execute.js';
+import { killAllConsumers, liveResources, processConsumer, processStats, type ProcessOptions } from '../src/process/bridge.js';
+import { cli } from './support.js';
+
+/**
+ * The warm pool and session crashes are outside the simulation: the histories they give
+ * must be those of the unpooled bridge, byte for byte, and no process they start may be
+ * left behind, checked by pid. And what a session crash cannot see (state kept outside the
+ * incarnation) must be caught by the real-kill replay of the failure.
+ */
+const FIXTURES = 'test/fixtures/process';
+const scratch = mkdtempSync(join(tmpdir(), 'tidemark-pool-'));
+let files = 0;
+const pidFile = (): string => join(scratch, `pids-${files++}`);
+const pidsIn = (file: string): number[] => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map(Number) : []);
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until none of these processes runs; returns those still running after 2 s. */
+async function gone(pids: readonly number[]): Promise<number[]> {
+  let left = [...pids];
+  for (let i = 0; i < 40 && left.length > 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    left = left.filter(alive);
+  }
+  return left;
+}
+
+const incarnations = (h: History): number => h.steps.filter((s) => s.kind === 'life' && s.event.kind === 'start').length;
+
+/** Crashes before and between calls, two competing workers, a rebind: each restarts processes differently. */
+const SCENARIOS = ['crash-before-first-effect', 'crash-between-effect-and-completion', 'stale-generation-cannot-advance', 'binding-change-same-store'];
+
+/** The scenarios through the node ledger, with these options; a first world (the one `sampled` always kills for real) is run and set aside. */
+async function run(options: ProcessOptions): Promise<{ hashes: string[]; lives: number; pids: number[]; stats: ReturnType<typeof processStats> }> {
+  const file = pidFile();
+  const consumer = await processConsumer(`node ${FIXTURES}/pid-ledger.mjs ${file}`, options);
+  await execute(findScenario('failed-event-holds-watermark')!.plan, consumer);
+  const hashes: string[] = [];
+  let lives = 0;
+  for (const name of SCENARIOS) {
+    const e = await execute(findScenario(name)!.plan, consumer);
+    expect(e.result.verdict.status, name).toBe('pass');
+    hashes.push(e.hash);
+    lives += incarnations(e.history);
+  }
+  return { hashes, lives, pids: pidsIn(file), stats: processStats(consumer) };
+}
+
+describe('the warm pool and session crashes', () => {
+  it('give the unpooled bridge its histories byte for byte, and leave no process behind, by pid', { timeout: 60_000 }, async () => {
+    const cold = await run({ warm: false });
+    const warm = await run({});
+    const session = await run({ kills: 'sampled' });
+    expect(warm.hashes).toEqual(cold.hashes);
+    expect(session.hashes).toEqual(cold.hashes);
+    // Unpooled: one process per incarnation, and none started ahead.
+    expect(cold.stats?.fromSpare).toBe(0);
+    // Warm: every incarnation still its own process, most of them started ahead of need.
+    expect(warm.stats?.fromSpare).toBeGreaterThan(cold.lives / 2);
+    expect(new Set(warm.pids).size).toBeGreaterThan(cold.lives);
+    expect(warm.stats?.sessionCrashes).toBe(0);
+    // Sessions: every scenario world crashed its incarnations by message, in far fewer processes.
+    expect(session.stats?.sessionWorlds).toBe(SCENARIOS.length);
+    expect(session.stats?.sessionCrashes).toBeGreaterThanOrEqual(cold.lives);
+    expect(session.pids.length).toBeLessThan(cold.lives / 2);
+    // Nothing of any of them runs on: spares and idle sessions die with the last world.
+    for (const r of [cold, warm, session]) expect(await gone(r.pids)).toEqual([]);
+    expect(liveResources().groups).toEqual([]);
+  });
+
+  it('a spare and idle sessions are in the registry a signal handler kills, and the pool recovers after', { timeout: 60_000 }, async () => {
+    const file = pidFile();
+    const consumer = await processConsumer(`node ${FIXTURES}/pid-ledger.mjs ${file}`, { kills: 'sampled' });
+    const plan = findScenario('crash-between-effect-and-completion')!.plan;
+    const first = await execute(plan, consumer);
+    await execute(plan, consumer);
+    // Right after the world, before the turn in which they would be swept: still running, and registered.
+    const left = pidsIn(file).filter(alive);
+    expect(left.length).toBeGreaterThan(0);
+    expect(liveResources().groups).toEqual(expect.arrayContaining(left));
+    expect(killAllConsumers()).toBe(left.length);
+    expect(await gone(pidsIn(file))).toEqual([]);
+    // The next world starts fresh processes and gives the same history.
+    expect((await execute(plan, consumer)).hash).toBe(first.hash);
+    expect(await gone(pidsIn(file))).toEqual([]);
+  });
+
+  it('state kept outside the incarnation escapes session crashes, and the final replay under real kills says so', { timeout: 120_000 }, async () => {
+    const command = `node ${FIXTURES}/session-leak.mjs`;
+    const plan = findScenario('crash-before-first-effect')!.plan;
+    const real = await processConsumer(command);
+    expect((await execute(plan, real)).result.verdict.status).toBe('pass');
+    const sampled = await processConsumer(command, { kills: 'sampled' });
+    await execute(plan, sampled);
+    const leaked = await execute(plan, sampled);
+    expect(leaked.result.verdict.status).toBe('fail');
+    expect(leaked.result.verdict.anomalies[0]?.kind).toBe('omission');
+
+    const regressions = join(scratch, 'leak.json');
+    const r = await cli('check', '--command', command, '--runs', '3', '--seed', '1', '--regressions', regressions);
+    expect(r.out).toMatch(/final replays under real kills: \d+ failure\(s\) run again, 0 with the same history/);
+    expect(r.out).toContain('warning: scenario crash-before-first-effect under real kills: pass, History sha256');
+    expect(r.out).toContain('no failure happens under real kills');
+    expect(r.out).toMatch(/verdict: unknown$/m);
+    expect(r.code).toBe(EXIT.unknown);
+  });
+});
