@@ -124,4 +124,13 @@ describe('the warm pool and session crashes', () => {
     expect(r.out).toMatch(/verdict: unknown$/m);
     expect(r.code).toBe(EXIT.unknown);
   });
+
+  it('--kills takes real or sampled, with --command only', async () => {
+    const bad = await cli('check', '--command', 'node examples/node/consumer.mjs', '--kills', 'sometimes', '--runs', '1');
+    expect(bad.code).toBe(EXIT.usage);
+    expect(bad.err).toContain("--kills must be real or sampled, got 'sometimes'");
+    const stray = await cli('check', '--consumer', 'reference', '--kills', 'real', '--runs', '1');
+    expect(stray.code).toBe(EXIT.usage);
+    expect(stray.err).toContain('--kills applies only to a --command consumer');
+  });
 });
