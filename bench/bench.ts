@@ -450,7 +450,7 @@ const bridge: Row = {
     const rounds = r?.rounds ?? [];
     const lines: string[] = [];
     const first = rounds[0];
-    if (first) lines.push(`  ${first.process.worlds} worlds a round, ${rounds.length} round(s), interleaved: A process (each incarnation a process), B in process; both recorded ${int(first.process.steps)} steps`);
+    if (first) lines.push(`  ${first.process.worlds} worlds a round, ${rounds.length} round(s), interleaved: A process (check's sampled kills: session crashes, real kills in 1 world of REAL_KILL_EVERY), B in process; both recorded ${int(first.process.steps)} steps`);
     const perWorld = (x: { wallMs: number; worlds: number }): number => x.wallMs / x.worlds;
     const ratio = of(rounds, (x) => perWorld(x.process) / perWorld(x.inProcess));
     // The consumer processes' own CPU is not shown: the bridge kills each one's process group,

@@ -229,14 +229,15 @@ interface BridgeArgs {
 }
 
 /**
- * The process bridge: examples/node/consumer.mjs as a --command consumer (every incarnation
- * a process), against the very same file run in this process, over the same worlds (same
- * seed), interleaved. Their histories must have the same number of steps, or they were not
+ * The process bridge: examples/node/consumer.mjs as a --command consumer, with the kills
+ * `check --command` uses by default (sampled: session crashes in most worlds, real kills in
+ * one in REAL_KILL_EVERY), against the very same ledger run in this process, over the same
+ * worlds (same seed), interleaved. Their histories must have the same number of steps, or they were not
  * the same runs.
  */
 async function bridge(args: BridgeArgs): Promise<void> {
   const command = `${JSON.stringify(process.execPath)} ${NODE_EXAMPLE}`;
-  const outside = await processConsumer(command, { cwd: repoRoot() });
+  const outside = await processConsumer(command, { cwd: repoRoot(), kills: 'sampled' });
   const inside = await nodeExampleInProcess();
   const heap = new HeapSampler();
   // Warm-up, untimed, sampling the heap while process incarnations are alive.

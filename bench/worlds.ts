@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { positionOf, refOf, type SourceEvent } from '../model/event.js';
 import type { Resume } from '../model/history.js';
 import { ev, plan } from '../scenarios/named.js';
@@ -107,31 +107,18 @@ export function manyPendingConsumer(probe: PendingProbe, onAllIssued: () => void
 /** The example consumer the process bridge row runs, relative to the repository root. */
 export const NODE_EXAMPLE = 'examples/node/consumer.mjs';
 
+/** The ledger that examples/node/consumer.mjs serves, relative to the repository root. */
+export const NODE_LEDGER = 'examples/node/ledger.mjs';
+
 /**
- * The very code of examples/node/consumer.mjs, run in this process: its one import (the
- * protocol client's `serve`) is replaced by a function that captures what it would serve,
- * and the rest is loaded unchanged. Comparing this with the same file run through the
- * process bridge compares the bridge alone, not two implementations.
+ * The very code of examples/node/consumer.mjs, run in this process: the ledger object it
+ * serves over stdio (examples/node/ledger.mjs, which examples/node/in-process.mjs also hands to
+ * the harness directly). Comparing this with the process example through the bridge
+ * compares the bridge alone, not two implementations.
  */
 export async function nodeExampleInProcess(): Promise<Consumer> {
-  const source = readFileSync(join(repoRoot(), NODE_EXAMPLE), 'utf8');
-  const importLine = /^import \{ serve \} from '\.\/client\.mjs';$/m;
-  if (!importLine.test(source) || /^import /m.test(source.replace(importLine, ''))) {
-    throw new Error(`${NODE_EXAMPLE} no longer has exactly one import, of serve from ./client.mjs: the bench cannot load it in process`);
-  }
   type Served = { name: string; capabilities: Consumer['capabilities']; run: (world: WorkerWorld) => Promise<void> };
-  const slot = globalThis as { __tidemarkBenchServe?: (spec: Served) => void };
-  let served: Served | null = null;
-  slot.__tidemarkBenchServe = (spec) => {
-    served = spec;
-  };
-  try {
-    const code = source.replace(importLine, 'const serve = globalThis.__tidemarkBenchServe;');
-    await import(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`);
-  } finally {
-    delete slot.__tidemarkBenchServe;
-  }
-  const spec = served as Served | null;
-  if (spec === null) throw new Error(`${NODE_EXAMPLE} did not call serve() when loaded`);
-  return { name: `${spec.name} (in process)`, capabilities: spec.capabilities, run: (world) => spec.run(world) };
+  const { ledger } = (await import(pathToFileURL(join(repoRoot(), NODE_LEDGER)).href)) as { ledger?: Served };
+  if (!ledger) throw new Error(`${NODE_LEDGER} exports no ledger: the bench cannot load the node example in process`);
+  return { name: `${ledger.name} (in process)`, capabilities: ledger.capabilities, run: (world) => ledger.run(world) };
 }
