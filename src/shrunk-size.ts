@@ -20,9 +20,15 @@ export function sizeOf(execution: Execution): ShrunkSize {
   return { events: execution.plan.events.length, faults: adversityOf(execution.history), steps: execution.history.steps.length };
 }
 
-/** Whether `a` is the smaller counterexample to read: fewer events and faults together, then fewer steps. */
+/**
+ * Whether `a` is the smaller counterexample to read: fewer events and faults together; then
+ * the calmer one, with fewer faults (a change to the source can stand in for an initial
+ * event, and two inserted events read harder than two that were there from the start);
+ * then fewer steps.
+ */
 export function isSmaller(a: ShrunkSize, b: ShrunkSize): boolean {
   const x = a.events + a.faults;
   const y = b.events + b.faults;
-  return x !== y ? x < y : a.steps < b.steps;
+  if (x !== y) return x < y;
+  return a.faults !== b.faults ? a.faults < b.faults : a.steps < b.steps;
 }
