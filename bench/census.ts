@@ -1,11 +1,11 @@
 /**
  * How many of 1,000 generated worlds reach each kind of adversity that real sources show,
- * counted in the executed histories of the reference consumer (src/adversity-census.ts).
+ * counted in the executed histories of the reference consumer (src/selftest/adversity-census.ts).
  *
  *     npx tsx bench/census.ts [worlds] [seed]
  */
-import { census, CENSUS } from '../src/adversity-census.js';
-import { referenceConsumer } from '../src/consumers/reference.js';
+import { census, CENSUS } from '../src/selftest/adversity-census.js';
+import { referenceConsumer } from '../src/selftest/reference.js';
 
 const worlds = Number(process.argv[2] ?? 1000);
 const seed = Number(process.argv[3] ?? 20260401);

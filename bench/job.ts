@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { check } from '../model/checker.js';
 import { planArb } from '../scenarios/arbitraries.js';
-import { checkProperty, type PropertyOutcome } from '../src/conformance.js';
-import { findMutant } from '../src/consumers/mutants.js';
-import { referenceConsumer } from '../src/consumers/reference.js';
-import type { AnyConsumer } from '../src/consumer.js';
-import { execute } from '../src/execute.js';
-import { processConsumer } from '../src/process/bridge.js';
+import { checkProperty, type PropertyOutcome } from '../src/run/conformance.js';
+import { findMutant } from '../src/selftest/mutants.js';
+import { referenceConsumer } from '../src/selftest/reference.js';
+import type { AnyConsumer } from '../src/adapter/consumer.js';
+import { execute } from '../src/run/execute.js';
+import { processConsumer } from '../src/adapter/process/bridge.js';
 import { countCalls, syntheticHistory, withoutOneEffect } from './histories.js';
 import { liveHeapMiB, peakRssMiB, startClock, timed, type Cost } from './measure.js';
 import { runPeer, runPlain } from './peer.js';

@@ -5,7 +5,7 @@ import { positionOf, refOf, type SourceEvent } from '../model/event.js';
 import type { Resume } from '../model/history.js';
 import { ev, plan } from '../scenarios/named.js';
 import type { Plan } from '../scenarios/plan.js';
-import type { Consumer, WorkerWorld } from '../src/consumer.js';
+import type { Consumer, WorkerWorld } from '../src/adapter/consumer.js';
 
 /** The repository's root: the bench runs from bench/ under tsx and from dist/bench/ when built. */
 export function repoRoot(): string {

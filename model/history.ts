@@ -1,5 +1,8 @@
 import type { Binding } from './binding.js';
+import type { Contract, Delivery, DurableState, FetchRequest, Page, StoreOp } from './api.js';
 import type { EventRef, SourceEvent } from './event.js';
+
+export type { Contract, Delivery, DurableState, FetchRequest, Page, Resume, ResumeStyle, StoreOp } from './api.js';
 
 /**
  * The history: a typed log of everything that happened in one simulated world, written by
@@ -10,19 +13,6 @@ export interface History {
   readonly header: HistoryHeader;
   readonly steps: readonly Step[];
 }
-
-export type Delivery = 'at-least-once' | 'exactly-once';
-
-/**
- * A source's declared stability. `snapshot` and `insertion-stable` sources never put an
- * eligible event behind a served position; `replay-window` may, but only within `window`
- * positions of the head; `none` promises nothing.
- */
-export type Contract =
-  | { readonly kind: 'snapshot' }
-  | { readonly kind: 'insertion-stable' }
-  | { readonly kind: 'replay-window'; readonly window: number }
-  | { readonly kind: 'none' };
 
 export interface HistoryHeader {
   /** The events the source held before the first step. */
@@ -102,48 +92,6 @@ export type Call =
 
 export type CallKind = Call['kind'];
 
-/** Where a page request resumes: the ways real paginated APIs offer. */
-export type Resume =
-  | { readonly kind: 'start' }
-  | { readonly kind: 'token'; readonly token: string }
-  | { readonly kind: 'after'; readonly position: unknown }
-  | { readonly kind: 'key-gt'; readonly key: readonly number[] }
-  | { readonly kind: 'key-gte'; readonly key: readonly number[] }
-  | { readonly kind: 'offset'; readonly offset: number };
-
-/** The resume forms a source can offer besides starting over. */
-export type ResumeStyle = Exclude<Resume['kind'], 'start'>;
-
-export interface FetchRequest {
-  readonly resume: Resume;
-  readonly limit: number;
-}
-
-/** Durable writes, applied all together or not at all. */
-export type StoreOp =
-  /** A transactional effect: the consumer's durable handling of one event version. */
-  | { readonly op: 'effect'; readonly event: EventRef; readonly payload: string }
-  /** A completion (deduplication) record. */
-  | { readonly op: 'complete'; readonly event: EventRef }
-  /** Guard: abort the transaction if this event already has a completion record. */
-  | { readonly op: 'unless-completed'; readonly event: EventRef }
-  /**
-   * The committed watermark for `binding`. With `expect` present this is a compare-and-set
-   * on the previous value; without it, a blind write the store accepts as is.
-   */
-  | { readonly op: 'watermark'; readonly binding: string; readonly value: unknown; readonly expect?: unknown }
-  /** The replay anchor: a page token together with the watermark it is tied to (R8). */
-  | { readonly op: 'anchor'; readonly binding: string; readonly token: string | null; readonly watermark: unknown }
-  /** A durable handoff of an external effect: the outbox entry is the event's durable outcome (R5). */
-  | { readonly op: 'outbox'; readonly event: EventRef; readonly payload: string }
-  /** The outbox entry was delivered to the sink and can be dropped. */
-  | { readonly op: 'outbox-done'; readonly event: EventRef }
-  /**
-   * The event is parked for a person: a durable outcome, but only for an event the world
-   * really refuses (a poison event). Dead-lettering a good event loses it.
-   */
-  | { readonly op: 'dead-letter'; readonly event: EventRef; readonly reason: string };
-
 export type Claim = { readonly kind: 'caught-up' } | { readonly kind: 'failed'; readonly reason: string };
 
 export type CallResult =
@@ -152,24 +100,6 @@ export type CallResult =
   | { readonly kind: 'flags'; readonly flags: readonly boolean[] }
   | { readonly kind: 'generation'; readonly generation: number }
   | { readonly kind: 'done' };
-
-export interface Page {
-  readonly events: readonly SourceEvent[];
-  /** Opaque continuation; null at the end of the bound stream. */
-  readonly next: string | null;
-  /**
-   * The source's head: the largest first ordering field it has ever held, eligible or not.
-   * It only grows, so a consumer can tell where a replay window starts.
-   */
-  readonly head: number | null;
-}
-
-export interface DurableState {
-  readonly watermark: { readonly binding: string; readonly value: unknown } | null;
-  readonly anchor: { readonly binding: string; readonly token: string | null; readonly watermark: unknown } | null;
-  /** Outbox entries not yet marked delivered. */
-  readonly outbox: readonly { readonly event: EventRef; readonly payload: string }[];
-}
 
 /** Life-cycle steps the world records around the calls. */
 export interface LifeStep {

@@ -5,40 +5,40 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
 import { PlanError } from '../scenarios/validate.js';
-import { doing, testing, watched } from './activity.js';
-import { loadAdapter, AdapterLoadError } from './adapter.js';
-import { commandHelp, EXIT, findCommand, globalHelp, MAX_RUNS, parseFlags, UsageError, type Flags } from './cli-spec.js';
-import { processConsumer, processStats, type ProcessOptions } from './process/bridge.js';
-import { describeFinalReplays, replayUnderRealKills } from './final-replay.js';
-import { ConsumerUnrunnableError } from './world/world.js';
-import { owns, scenarioStatus, SEARCHES, type Shard } from './conformance.js';
-import { checkJson } from './check-json.js';
-import type { AnyConsumer } from './consumer.js';
-import type { Io } from './io.js';
-import { guardReport, Outputs, prepareOutput, prepareOutputs, withOutputs } from './outputs.js';
-import { Progress } from './progress.js';
-import { isBuiltIn, pruneRegressions, readRegressions, recordRegressions, RegressionFileError, TIDEMARK_VERSION, versionWarning, type RegressionEntry } from './regressions.js';
+import { doing, testing, watched } from './cli/activity.js';
+import { loadAdapter, AdapterLoadError } from './adapter/load.js';
+import { commandHelp, EXIT, findCommand, globalHelp, MAX_RUNS, parseFlags, UsageError, type Flags } from './cli/spec.js';
+import { processConsumer, processStats, type ProcessOptions } from './adapter/process/bridge.js';
+import { describeFinalReplays, replayUnderRealKills } from './run/final-replay.js';
+import { ConsumerUnrunnableError } from './adapter/errors.js';
+import { owns, scenarioStatus, SEARCHES, type Shard } from './run/conformance.js';
+import { checkJson } from './run/check-json.js';
+import type { AnyConsumer } from './adapter/consumer.js';
+import type { Io } from './cli/io.js';
+import { guardReport, Outputs, prepareOutput, prepareOutputs, withOutputs } from './cli/outputs.js';
+import { Progress } from './cli/progress.js';
+import { isBuiltIn, pruneRegressions, readRegressions, recordRegressions, RegressionFileError, TIDEMARK_VERSION, versionWarning, type RegressionEntry } from './run/regressions.js';
 import { renderJUnit } from './report/junit.js';
 import { renderPicture } from './report/picture.js';
-import { newRegressions, replayedRegressions, runSuite, UnknownScenarioError, type SuiteResult } from './suite.js';
-import { findMutant, MUTANTS } from './consumers/mutants.js';
-import { BUILT_IN, builtInConsumer } from './consumers/registry.js';
-import type { Execution } from './execute.js';
-import { replayWorld } from './replay.js';
+import { newRegressions, replayedRegressions, runSuite, UnknownScenarioError, type SuiteResult } from './run/suite.js';
+import { findMutant, MUTANTS } from './selftest/mutants.js';
+import { BUILT_IN, builtInConsumer } from './selftest/registry.js';
+import type { Execution } from './run/execute.js';
+import { replayWorld } from './run/replay.js';
 import { buildReport, reportTasks, rowsOf } from './report/report-md.js';
-import { killMatrix, runSearches } from './search-pool.js';
-import type { MutantsJson, ReportShardJson } from './merge.js';
+import { killMatrix, runSearches } from './selftest/search-pool.js';
+import type { MutantsJson, ReportShardJson } from './cli/merge.js';
 import { formatKillRow, formatReferenceRow, KILL_HEADER, matrixVerdict } from './report/kill-table.js';
-import { referenceConsumer } from './consumers/reference.js';
+import { referenceConsumer } from './selftest/reference.js';
 import { renderFailure } from './report/failure.js';
-import { runSupervised, SUPERVISED } from './supervised.js';
-import { supervise } from './supervisor.js';
-import { merge } from './merge-command.js';
-import { replayCommand, targetFlag } from './replay-command.js';
+import { runSupervised, SUPERVISED } from './cli/supervised.js';
+import { supervise } from './cli/supervisor.js';
+import { merge } from './cli/merge-command.js';
+import { replayCommand, targetFlag } from './report/replay-command.js';
 
-export type { Io } from './io.js';
+export type { Io } from './cli/io.js';
 
-export { EXIT } from './cli-spec.js';
+export { EXIT } from './cli/spec.js';
 
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   const [command = '', ...rest] = argv;
@@ -366,7 +366,7 @@ async function check(f: Flags, io: Io): Promise<number> {
 
 /**
  * After a check with session crashes, every failure it shows runs once more with real kills
- * (src/final-replay.ts). Returns the verdict: a failure that only session crashes produced
+ * (src/run/final-replay.ts). Returns the verdict: a failure that only session crashes produced
  * is no verdict on the consumer (unknown).
  */
 async function finalReplays(result: SuiteResult, t: Target, io: Io): Promise<SuiteResult['status']> {
@@ -415,7 +415,7 @@ async function replay(f: Flags, io: Io): Promise<number> {
   const t = await target({ adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer') }, popts);
   let execution: Execution;
   let replayed: string;
-  // Each replay runs the world twice and compares (src/replay.ts): a consumer that is not
+  // Each replay runs the world twice and compares (src/run/replay.ts): a consumer that is not
   // deterministic gets unknown, never a PASS.
   if (world === null) {
     const scenario = findScenario(scenarioName as string)!;

@@ -7,20 +7,20 @@
  * own vitest file with `registerConformance` from `tidemark/vitest`. docs/adapters.md has
  * a complete example.
  */
-export type { AnyConsumer, BlackboxConsumer, Capabilities, Consumer, Inspection, WorkerWorld } from './consumer.js';
+export type { AnyConsumer, BlackboxConsumer, Capabilities, Consumer, Inspection, WorkerWorld } from './adapter/consumer.js';
 export type { Binding, Filter } from '../model/binding.js';
 export type { EventRef, SourceEvent } from '../model/event.js';
 export type { Contract, Delivery, DurableState, FetchRequest, Page, Resume, ResumeStyle, StoreOp } from '../model/history.js';
 export type { Position } from '../model/order.js';
 export { comparePositions, isPosition } from '../model/order.js';
 export { WorldError, type WorldErrorCode } from './world/errors.js';
-export { referenceConsumer, type ReferenceOptions } from './consumers/reference.js';
-export { MUTANTS, type Mutant } from './consumers/mutants.js';
-export { runSuite, type SuiteResult, type SuiteOptions } from './suite.js';
-export { checkProperty, checkScenarios, type PropertyOutcome, type ScenarioOutcome } from './conformance.js';
-export { execute, type Execution } from './execute.js';
+export { referenceConsumer, type ReferenceOptions } from './selftest/reference.js';
+export { MUTANTS, type Mutant } from './selftest/mutants.js';
+export { runSuite, type SuiteResult, type SuiteOptions } from './run/suite.js';
+export { checkProperty, checkScenarios, type PropertyOutcome, type ScenarioOutcome } from './run/conformance.js';
+export { execute, type Execution } from './run/execute.js';
 export { renderFailure } from './report/failure.js';
-export { loadAdapter, AdapterLoadError } from './adapter.js';
+export { loadAdapter, AdapterLoadError } from './adapter/load.js';
 export {
   processConsumer,
   killAllConsumers,
@@ -30,9 +30,9 @@ export {
   type ProcessConsumerOptions,
   type ProcessOptions,
   type Hello,
-} from './process/bridge.js';
-export { protocolProblem, protocolSchema } from './process/schema.js';
-export { ConsumerUnrunnableError } from './world/world.js';
+} from './adapter/process/bridge.js';
+export { protocolProblem, protocolSchema } from './adapter/process/schema.js';
+export { AdapterError, ConsumerUnrunnableError } from './adapter/errors.js';
 export { ALL_SCENARIOS, type NamedScenario } from '../scenarios/named.js';
 export { PROFILES, type SourceProfile } from '../scenarios/profiles.js';
 export type { ConflictCause } from './world/errors.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { conformanceCases, defaultReplayFlag, isProcessTarget, resolveTarget, type CaseOptions, type ConformanceCase, type ProcessTarget } from './conformance-tests.js';
-import type { AnyConsumer } from './consumer.js';
+import { conformanceCases, defaultReplayFlag, isProcessTarget, resolveTarget, type CaseOptions, type ConformanceCase, type ProcessTarget } from './run/conformance-tests.js';
+import type { AnyConsumer } from './adapter/consumer.js';
 
-export type { ProcessTarget } from './conformance-tests.js';
+export type { ProcessTarget } from './run/conformance-tests.js';
 
 export interface ConformanceOptions extends CaseOptions {
   /** Generated worlds (default 200: a test suite runs often; `tidemark check` runs 1,000). */

@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findScenario } from '../scenarios/named.js';
-import { AdapterLoadError, loadAdapter } from '../src/adapter.js';
+import { AdapterLoadError, loadAdapter } from '../src/adapter/load.js';
 import { EXIT } from '../src/cli.js';
 import { cli } from './support.js';
-import type { Consumer } from '../src/consumer.js';
-import { referenceConsumer } from '../src/consumers/reference.js';
-import { execute } from '../src/execute.js';
+import type { Consumer } from '../src/adapter/consumer.js';
+import { referenceConsumer } from '../src/selftest/reference.js';
+import { execute } from '../src/run/execute.js';
 
 const base = findScenario('failed-event-holds-watermark')!.plan;
 const tmp = mkdtempSync(join(tmpdir(), 'tidemark-adapters-'));

@@ -4,11 +4,11 @@ import { refOf } from '../model/event.js';
 import { planArb } from '../scenarios/arbitraries.js';
 import { MINIMAL_WORLDS } from '../scenarios/minimal.js';
 import { ev, plan } from '../scenarios/named.js';
-import { adversityIn, CENSUS, type CensusItem } from '../src/adversity-census.js';
-import type { Consumer } from '../src/consumer.js';
-import { findMutant } from '../src/consumers/mutants.js';
-import { Incarnation, referenceConsumer } from '../src/consumers/reference.js';
-import { execute } from '../src/execute.js';
+import { adversityIn, CENSUS, type CensusItem } from '../src/selftest/adversity-census.js';
+import type { Consumer } from '../src/adapter/consumer.js';
+import { findMutant } from '../src/selftest/mutants.js';
+import { Incarnation, referenceConsumer } from '../src/selftest/reference.js';
+import { execute } from '../src/run/execute.js';
 import { SEED } from './support.js';
 
 /**

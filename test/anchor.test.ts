@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { SourceEvent } from '../model/event.js';
 import { plan } from '../scenarios/named.js';
-import { referenceConsumer } from '../src/consumers/reference.js';
-import { execute } from '../src/execute.js';
+import { referenceConsumer } from '../src/selftest/reference.js';
+import { execute } from '../src/run/execute.js';
 
 /**
  * Step 8: a page token persisted as the replay anchor must replay from the watermark it sits

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT, main } from '../src/cli.js';
-import { Progress } from '../src/progress.js';
-import { COMMANDS } from '../src/cli-spec.js';
+import { Progress } from '../src/cli/progress.js';
+import { COMMANDS } from '../src/cli/spec.js';
 import { argvOf, cli } from './support.js';
 
 describe('tidemark CLI', () => {

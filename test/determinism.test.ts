@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { planArb } from '../scenarios/arbitraries.js';
-import { checkProperty } from '../src/conformance.js';
-import { findMutant } from '../src/consumers/mutants.js';
-import { referenceConsumer } from '../src/consumers/reference.js';
-import { execute } from '../src/execute.js';
+import { checkProperty } from '../src/run/conformance.js';
+import { findMutant } from '../src/selftest/mutants.js';
+import { referenceConsumer } from '../src/selftest/reference.js';
+import { execute } from '../src/run/execute.js';
 import { SEED } from './support.js';
 
 describe('one seed decides everything', () => {

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { watchdogMs } from '../src/supervisor.js';
+import { watchdogMs } from '../src/cli/supervisor.js';
 
 /**
  * The `tidemark` command as CI runs it, a real process, against adapters that misbehave the

@@ -6,9 +6,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { CallStep } from '../model/history.js';
 import { findScenario } from '../scenarios/named.js';
 import type { Plan } from '../scenarios/plan.js';
-import { AdapterLoadError } from '../src/adapter.js';
-import { execute } from '../src/execute.js';
-import { CRASH_LOOP_LIMIT, CrashLoopError, killAllConsumers, processConsumer } from '../src/process/bridge.js';
+import { AdapterLoadError } from '../src/adapter/load.js';
+import { execute } from '../src/run/execute.js';
+import { CRASH_LOOP_LIMIT, CrashLoopError, killAllConsumers, processConsumer } from '../src/adapter/process/bridge.js';
 import { renderFailure } from '../src/report/failure.js';
 
 /**

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { MINIMAL_WORLDS } from '../scenarios/minimal.js';
-import type { Consumer } from '../src/consumer.js';
-import { MUTANTS, type Mutant } from '../src/consumers/mutants.js';
-import { referenceConsumer } from '../src/consumers/reference.js';
-import { execute } from '../src/execute.js';
-import { adversityOf } from '../src/shrunk-size.js';
+import type { Consumer } from '../src/adapter/consumer.js';
+import { MUTANTS, type Mutant } from '../src/selftest/mutants.js';
+import { referenceConsumer } from '../src/selftest/reference.js';
+import { execute } from '../src/run/execute.js';
+import { adversityOf } from '../src/selftest/shrunk-size.js';
 
 /** Mutants built with pages in flight at once; their fair comparison is the concurrent reference. */
 const CONCURRENT = new Set(['max-completed-concurrent']);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ANOMALIES } from '../model/anomalies.js';
-import { checkProperty } from '../src/conformance.js';
-import { MUTANT_BUDGET } from '../src/kill-matrix.js';
-import { MUTANTS } from '../src/consumers/mutants.js';
+import { checkProperty } from '../src/run/conformance.js';
+import { MUTANT_BUDGET } from '../src/selftest/kill-matrix.js';
+import { MUTANTS } from '../src/selftest/mutants.js';
 import { renderFailure } from '../src/report/failure.js';
 import { SEED } from './support.js';
 

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import ledger, { openDb, type LedgerDb } from '../examples/blackbox-consumer.js';
-import type { BlackboxConsumer, Inspection } from '../src/consumer.js';
-import { execute } from '../src/execute.js';
+import type { BlackboxConsumer, Inspection } from '../src/adapter/consumer.js';
+import { execute } from '../src/run/execute.js';
 import { findScenario } from '../scenarios/named.js';
 
 /** A store of one ledger per binding fingerprint, sharing the booked effects (an append-only log). */

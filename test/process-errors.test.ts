@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { CallStep } from '../model/history.js';
 import { plan, ev } from '../scenarios/named.js';
-import { execute } from '../src/execute.js';
-import { processConsumer } from '../src/process/bridge.js';
+import { execute } from '../src/run/execute.js';
+import { processConsumer } from '../src/adapter/process/bridge.js';
 
 /**
  * docs/protocol.md, Errors: a consumer in another language gets what an in-process one gets.
@@ -29,7 +29,7 @@ describe('errors over the process protocol', () => {
 
 describe('the protocol schema knows the fields', () => {
   it('a conflict with its cause, a rejection with its ref, a start with the lease time to live, a hello with a profile', async () => {
-    const { protocolProblem } = await import('../src/process/schema.js');
+    const { protocolProblem } = await import('../src/adapter/process/schema.js');
     expect(protocolProblem('fromHarness', { type: 'reply', id: 1, ok: false, error: { code: 'conflict', definite: true, message: 'm', cause: 'fence' } })).toBeNull();
     expect(protocolProblem('fromHarness', { type: 'reply', id: 1, ok: false, error: { code: 'conflict', definite: true, message: 'm', cause: 'because' } })).not.toBeNull();
     expect(protocolProblem('fromHarness', { type: 'reply', id: 1, ok: false, error: { code: 'rejected', definite: true, message: 'm', ref: { id: 'e1', version: 1 } } })).toBeNull();

@@ -5,8 +5,8 @@ import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
 import type { Plan } from '../scenarios/plan.js';
 import { EXIT } from '../src/cli.js';
 import { argvOf, cli } from './support.js';
-import { execute } from '../src/execute.js';
-import { processConsumer } from '../src/process/bridge.js';
+import { execute } from '../src/run/execute.js';
+import { processConsumer } from '../src/adapter/process/bridge.js';
 import { renderFailure } from '../src/report/failure.js';
 
 /**

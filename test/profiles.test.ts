@@ -5,11 +5,11 @@ import { planArb } from '../scenarios/arbitraries.js';
 import { ALL_SCENARIOS, ev, findScenario, plan } from '../scenarios/named.js';
 import type { Plan } from '../scenarios/plan.js';
 import { excludedBy, PROFILES, worldOptions, type SourceProfile } from '../scenarios/profiles.js';
-import { validateConsumer } from '../src/adapter.js';
-import { checkProperty, checkScenarios, whyNot } from '../src/conformance.js';
-import type { Consumer } from '../src/consumer.js';
-import { referenceConsumer } from '../src/consumers/reference.js';
-import { execute } from '../src/execute.js';
+import { validateConsumer } from '../src/adapter/load.js';
+import { checkProperty, checkScenarios, whyNot } from '../src/run/conformance.js';
+import type { Consumer } from '../src/adapter/consumer.js';
+import { referenceConsumer } from '../src/selftest/reference.js';
+import { execute } from '../src/run/execute.js';
 import { SEED } from './support.js';
 
 /**

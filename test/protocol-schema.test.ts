@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { checkKeywords, protocolProblem, protocolSchema } from '../src/process/schema.js';
+import { checkKeywords, protocolProblem, protocolSchema } from '../src/adapter/process/schema.js';
 
 /**
  * schema/protocol.schema.json against docs/protocol.md and against the check the bridge

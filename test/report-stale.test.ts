@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MUTANTS } from '../src/consumers/mutants.js';
-import { killOne, MUTANT_BUDGET } from '../src/kill-matrix.js';
+import { MUTANTS } from '../src/selftest/mutants.js';
+import { killOne, MUTANT_BUDGET } from '../src/selftest/kill-matrix.js';
 import { buildReport, deterministicPart, REPORT_SEED, rowsOf } from '../src/report/report-md.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { KillRow } from '../src/kill-matrix.js';
-import { runSearches } from '../src/search-pool.js';
+import type { KillRow } from '../src/selftest/kill-matrix.js';
+import { runSearches } from '../src/selftest/search-pool.js';
 
 const withoutTime = ({ ms: _, ...row }: KillRow) => row;
 

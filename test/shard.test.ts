@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli.js';
-import { findMutant } from '../src/consumers/mutants.js';
-import { killOne } from '../src/kill-matrix.js';
+import { findMutant } from '../src/selftest/mutants.js';
+import { killOne } from '../src/selftest/kill-matrix.js';
 import { buildReport, REPORT_SEED, reportTasks, rowsOf } from '../src/report/report-md.js';
 import { cli } from './support.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { conformanceCases, defaultReplayFlag, resolveTarget } from '../src/conformance-tests.js';
+import { conformanceCases, defaultReplayFlag, resolveTarget } from '../src/run/conformance-tests.js';
 import { EXIT } from '../src/cli.js';
 import { registerConformance } from '../src/vitest.js';
 import { argvOf, cli } from './support.js';

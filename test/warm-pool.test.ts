@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import type { History } from '../model/history.js';
 import { findScenario } from '../scenarios/named.js';
 import { EXIT } from '../src/cli.js';
-import { execute } from '../src/execute.js';
-import { killAllConsumers, liveResources, processConsumer, processStats, type ProcessOptions } from '../src/process/bridge.js';
+import { execute } from '../src/run/execute.js';
+import { killAllConsumers, liveResources, processConsumer, processStats, type ProcessOptions } from '../src/adapter/process/bridge.js';
 import { cli } from './support.js';
 
 /**

@@ -1,7 +1,7 @@
 import { ANOMALIES, type Anomaly } from '../../model/anomalies.js';
 import { RULES } from '../../model/rules.js';
 import type { Placement, Plan } from '../../scenarios/plan.js';
-import type { Execution } from '../execute.js';
+import type { Execution } from '../run/execute.js';
 import { describeBinding, renderTimeline } from './timeline.js';
 import { formatRef } from '../../model/event.js';
 

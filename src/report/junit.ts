@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { ANOMALIES } from '../../model/anomalies.js';
-import { scenarioStatus, type ScenarioStatus } from '../conformance.js';
-import type { Execution } from '../execute.js';
-import type { SuiteResult } from '../suite.js';
+import { scenarioStatus, type ScenarioStatus } from '../run/conformance.js';
+import type { Execution } from '../run/execute.js';
+import type { SuiteResult } from '../run/suite.js';
 import { renderFailure } from './failure.js';
 
 /**
- * A scenario as the report reads it. A suite merged from shards' JSON (src/merge.ts) keeps an
+ * A scenario as the report reads it. A suite merged from shards' JSON (src/cli/merge.ts) keeps an
  * execution only for the scenarios that did not pass, so the status is given with it.
  */
 export interface JUnitScenario {

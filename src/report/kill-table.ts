@@ -1,6 +1,6 @@
-import type { PropertyOutcome } from '../conformance.js';
-import type { KillRow } from '../kill-matrix.js';
-import { seedFlag } from '../replay-command.js';
+import type { PropertyOutcome } from '../run/conformance.js';
+import type { KillRow } from '../selftest/kill-matrix.js';
+import { seedFlag } from './replay-command.js';
 
 /** The kill matrix as fixed-width text, one row per mutant, so it reads in a terminal and a CI log alike. */
 export const KILL_HEADER = `${'mutant'.padEnd(28)} ${'rule'.padEnd(4)} ${'expected'.padEnd(24)} ${'found'.padEnd(24)} killed ${'worlds'.padStart(6)} ${'events'.padStart(6)} ${'faults'.padStart(6)} ${'steps'.padStart(6)} ${'time'.padStart(7)}`;

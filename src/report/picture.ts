@@ -5,7 +5,7 @@ import { Truth } from '../../model/truth.js';
 import { formatRef, positionOf, refKey, type SourceEvent } from '../../model/event.js';
 import type { CallStep, LifeStep, RebindStep, Step } from '../../model/history.js';
 import { comparePositions, type Position } from '../../model/order.js';
-import type { Execution } from '../execute.js';
+import type { Execution } from '../run/execute.js';
 import { describePlan } from './failure.js';
 import { describeBinding, describeStep, describeValue } from './timeline.js';
 import { clip, callMark, lifeMark, mutationLabel, phaseLabel, type Label } from './picture-marks.js';

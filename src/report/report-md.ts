@@ -5,12 +5,12 @@ import { formatRef } from '../../model/event.js';
 import type { History } from '../../model/history.js';
 import { RULE_IDS, RULES } from '../../model/rules.js';
 import { ALL_SCENARIOS, SEED_SCENARIOS } from '../../scenarios/named.js';
-import { checkScenarios, scenarioStatus } from '../conformance.js';
-import type { Consumer } from '../consumer.js';
-import { MUTANTS, type Mutant } from '../consumers/mutants.js';
-import { referenceConsumer } from '../consumers/reference.js';
-import { reliabilityOf, seedsFrom, TARGETS, type KillRow } from '../kill-matrix.js';
-import { runSearches, type SearchTask } from '../search-pool.js';
+import { checkScenarios, scenarioStatus } from '../run/conformance.js';
+import type { Consumer } from '../adapter/consumer.js';
+import { MUTANTS, type Mutant } from '../selftest/mutants.js';
+import { referenceConsumer } from '../selftest/reference.js';
+import { reliabilityOf, seedsFrom, TARGETS, type KillRow } from '../selftest/kill-matrix.js';
+import { runSearches, type SearchTask } from '../selftest/search-pool.js';
 import { describeValue } from './timeline.js';
 
 /**

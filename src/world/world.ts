@@ -2,8 +2,9 @@ import type { Binding } from '../../model/binding.js';
 import type { EventRef, SourceEvent } from '../../model/event.js';
 import type { Actor, Call, CallResult, CallStep, History, LifeStep, Outcome, Page, Phase, Step, StoreOp } from '../../model/history.js';
 import { isPageQuirk, type Plan } from '../../scenarios/plan.js';
-import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../consumer.js';
+import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../adapter/consumer.js';
 import { isKey, jsonProblem, shown } from './arguments.js';
+import { AdapterError, ConsumerUnrunnableError } from '../adapter/errors.js';
 import { worldBug } from './bugs.js';
 import { WorldError } from './errors.js';
 import { CallCounter, FaultPlan } from './faults.js';
@@ -580,20 +581,6 @@ function badOps(ops: unknown): string | null {
     if ((o.op === 'watermark' || o.op === 'anchor') && typeof o.binding !== 'string') return `ops[${i}].binding must be a string`;
   }
   return null;
-}
-
-/**
- * What a consumer's run() rejects with to stop the whole run instead of ending one
- * incarnation: the consumer cannot be run at all (a process that dies on start every time,
- * say), so no world can be judged. The world stops every incarnation and rethrows it.
- */
-export class ConsumerUnrunnableError extends Error {
-  override name = 'ConsumerUnrunnableError';
-}
-
-/** An adapter error: the consumer's harness-facing code is broken, not its ingestion logic. */
-export class AdapterError extends Error {
-  override name = 'AdapterError';
 }
 
 function checkInspection(value: unknown): Inspection {

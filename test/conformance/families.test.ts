@@ -2,9 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isEligible } from '../../model/binding.js';
 import { FAMILIES, planArb } from '../../scenarios/arbitraries.js';
-import { checkProperty } from '../../src/conformance.js';
-import { referenceConsumer } from '../../src/consumers/reference.js';
-import { execute } from '../../src/execute.js';
+import { checkProperty } from '../../src/run/conformance.js';
+import { referenceConsumer } from '../../src/selftest/reference.js';
+import { execute } from '../../src/run/execute.js';
 import { SEED } from '../support.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkProperty } from '../../src/conformance.js';
-import { referenceConsumer } from '../../src/consumers/reference.js';
+import { checkProperty } from '../../src/run/conformance.js';
+import { referenceConsumer } from '../../src/selftest/reference.js';
 import { SEED } from '../support.js';
 
 describe('the reference consumer over generated worlds', () => {

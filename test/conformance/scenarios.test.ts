@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ADVERSITY_SCENARIOS, ALL_SCENARIOS, findScenario } from '../../scenarios/named.js';
-import { findMutant } from '../../src/consumers/mutants.js';
-import { referenceConsumer } from '../../src/consumers/reference.js';
-import { execute } from '../../src/execute.js';
-import { missedAdversity } from '../../src/exercised.js';
+import { findMutant } from '../../src/selftest/mutants.js';
+import { referenceConsumer } from '../../src/selftest/reference.js';
+import { execute } from '../../src/run/execute.js';
+import { missedAdversity } from '../../src/run/exercised.js';
 import { calls, committedWatermarks, effectsById, effectsByVersion, pos, samePosition } from '../support.js';
 
 const VARIANTS = [

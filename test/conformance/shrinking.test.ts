@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ShrinkTwice, worldDrawArb } from '../../scenarios/arbitraries.js';
-import { checkProperty } from '../../src/conformance.js';
-import { findMutant } from '../../src/consumers/mutants.js';
-import { isSmaller, sizeOf } from '../../src/shrunk-size.js';
+import { checkProperty } from '../../src/run/conformance.js';
+import { findMutant } from '../../src/selftest/mutants.js';
+import { isSmaller, sizeOf } from '../../src/selftest/shrunk-size.js';
 import { SEED } from '../support.js';
 
 describe('shrinking generated worlds', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { findScenario } from '../../scenarios/named.js';
-import { findMutant } from '../../src/consumers/mutants.js';
-import { referenceConsumer } from '../../src/consumers/reference.js';
-import { execute } from '../../src/execute.js';
+import { findMutant } from '../../src/selftest/mutants.js';
+import { referenceConsumer } from '../../src/selftest/reference.js';
+import { execute } from '../../src/run/execute.js';
 import { renderFailure } from '../../src/report/failure.js';
 
 async function render(consumer: string, scenario: string) {

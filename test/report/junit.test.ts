@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { findMutant } from '../../src/consumers/mutants.js';
-import { processConsumer } from '../../src/process/bridge.js';
+import { findMutant } from '../../src/selftest/mutants.js';
+import { processConsumer } from '../../src/adapter/process/bridge.js';
 import { renderFailure } from '../../src/report/failure.js';
 import { printable, renderJUnit } from '../../src/report/junit.js';
-import { runSuite, type SuiteResult } from '../../src/suite.js';
+import { runSuite, type SuiteResult } from '../../src/run/suite.js';
 import { allText, caseNames, junitReportErrors, junitSchemaErrors, parseXml, type XmlElement } from './xml.js';
 
 /**

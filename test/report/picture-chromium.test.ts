@@ -6,8 +6,8 @@ import { promisify } from 'node:util';
 import { inflateSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findScenario } from '../../scenarios/named.js';
-import { findMutant } from '../../src/consumers/mutants.js';
-import { execute } from '../../src/execute.js';
+import { findMutant } from '../../src/selftest/mutants.js';
+import { execute } from '../../src/run/execute.js';
 import { renderPicture } from '../../src/report/picture.js';
 
 /**

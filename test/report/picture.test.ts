@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { Consumer } from '../../src/consumer.js';
+import type { Consumer } from '../../src/adapter/consumer.js';
 import { check } from '../../model/checker.js';
 import type { SourceEvent } from '../../model/event.js';
 import type { Actor, History, Step } from '../../model/history.js';
 import { ALL_SCENARIOS, findScenario } from '../../scenarios/named.js';
-import { MUTANTS, findMutant } from '../../src/consumers/mutants.js';
-import { referenceConsumer } from '../../src/consumers/reference.js';
-import { execute, hashHistory, type Execution } from '../../src/execute.js';
+import { MUTANTS, findMutant } from '../../src/selftest/mutants.js';
+import { referenceConsumer } from '../../src/selftest/reference.js';
+import { execute, hashHistory, type Execution } from '../../src/run/execute.js';
 import { renderPicture } from '../../src/report/picture.js';
 
 function consumerNamed(name: string): Consumer {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { findScenario } from '../../scenarios/named.js';
-import type { Consumer } from '../../src/consumer.js';
-import { execute } from '../../src/execute.js';
+import type { Consumer } from '../../src/adapter/consumer.js';
+import { execute } from '../../src/run/execute.js';
 import { renderFailure } from '../../src/report/failure.js';
 import { renderTimeline } from '../../src/report/timeline.js';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { CallStep } from '../../model/history.js';
 import { findScenario } from '../../scenarios/named.js';
-import type { Consumer, WorkerWorld } from '../../src/consumer.js';
-import { referenceConsumer } from '../../src/consumers/reference.js';
-import { execute } from '../../src/execute.js';
+import type { Consumer, WorkerWorld } from '../../src/adapter/consumer.js';
+import { referenceConsumer } from '../../src/selftest/reference.js';
+import { execute } from '../../src/run/execute.js';
 
 /**
  * Arguments no world can record (docs/adapters.md: the world takes JSON data): each is the

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { Plan } from '../../scenarios/plan.js';
 import { findScenario } from '../../scenarios/named.js';
 import { PlanError, validatePlan } from '../../scenarios/validate.js';
-import type { Consumer } from '../../src/consumer.js';
-import { referenceConsumer } from '../../src/consumers/reference.js';
-import { execute } from '../../src/execute.js';
+import type { Consumer } from '../../src/adapter/consumer.js';
+import { referenceConsumer } from '../../src/selftest/reference.js';
+import { execute } from '../../src/run/execute.js';
 
 const base = findScenario('failed-event-holds-watermark')!.plan;
 

@@ -10,8 +10,8 @@ import { positionOf, refOf, type SourceEvent } from '../../model/event.js';
 import type { CallStep, History, LifeStep, Page, Resume, Step } from '../../model/history.js';
 import { comparePositions, formatPosition, isPosition, type Position } from '../../model/order.js';
 import { CALL_FAULTS, type CallFault, type Fault, type Plan } from '../../scenarios/plan.js';
-import type { Consumer, WorkerWorld } from '../../src/consumer.js';
-import { execute } from '../../src/execute.js';
+import type { Consumer, WorkerWorld } from '../../src/adapter/consumer.js';
+import { execute } from '../../src/run/execute.js';
 import { WorldError } from '../../src/world/errors.js';
 import { calls, effectsById } from '../support.js';
 

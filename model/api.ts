@@ -1,0 +1,79 @@
+import type { EventRef, SourceEvent } from './event.js';
+
+/**
+ * The types an adapter sees: what it asks the source and the store, what they answer, and
+ * what a source promises. The history (history.ts) records calls in these terms, but an
+ * adapter needs nothing else of the oracle's schema.
+ */
+export type Delivery = 'at-least-once' | 'exactly-once';
+
+/**
+ * A source's declared stability. `snapshot` and `insertion-stable` sources never put an
+ * eligible event behind a served position; `replay-window` may, but only within `window`
+ * positions of the head; `none` promises nothing.
+ */
+export type Contract =
+  | { readonly kind: 'snapshot' }
+  | { readonly kind: 'insertion-stable' }
+  | { readonly kind: 'replay-window'; readonly window: number }
+  | { readonly kind: 'none' };
+
+/** Where a page request resumes: the ways real paginated APIs offer. */
+export type Resume =
+  | { readonly kind: 'start' }
+  | { readonly kind: 'token'; readonly token: string }
+  | { readonly kind: 'after'; readonly position: unknown }
+  | { readonly kind: 'key-gt'; readonly key: readonly number[] }
+  | { readonly kind: 'key-gte'; readonly key: readonly number[] }
+  | { readonly kind: 'offset'; readonly offset: number };
+
+/** The resume forms a source can offer besides starting over. */
+export type ResumeStyle = Exclude<Resume['kind'], 'start'>;
+
+export interface FetchRequest {
+  readonly resume: Resume;
+  readonly limit: number;
+}
+
+/** Durable writes, applied all together or not at all. */
+export type StoreOp =
+  /** A transactional effect: the consumer's durable handling of one event version. */
+  | { readonly op: 'effect'; readonly event: EventRef; readonly payload: string }
+  /** A completion (deduplication) record. */
+  | { readonly op: 'complete'; readonly event: EventRef }
+  /** Guard: abort the transaction if this event already has a completion record. */
+  | { readonly op: 'unless-completed'; readonly event: EventRef }
+  /**
+   * The committed watermark for `binding`. With `expect` present this is a compare-and-set
+   * on the previous value; without it, a blind write the store accepts as is.
+   */
+  | { readonly op: 'watermark'; readonly binding: string; readonly value: unknown; readonly expect?: unknown }
+  /** The replay anchor: a page token together with the watermark it is tied to (R8). */
+  | { readonly op: 'anchor'; readonly binding: string; readonly token: string | null; readonly watermark: unknown }
+  /** A durable handoff of an external effect: the outbox entry is the event's durable outcome (R5). */
+  | { readonly op: 'outbox'; readonly event: EventRef; readonly payload: string }
+  /** The outbox entry was delivered to the sink and can be dropped. */
+  | { readonly op: 'outbox-done'; readonly event: EventRef }
+  /**
+   * The event is parked for a person: a durable outcome, but only for an event the world
+   * really refuses (a poison event). Dead-lettering a good event loses it.
+   */
+  | { readonly op: 'dead-letter'; readonly event: EventRef; readonly reason: string };
+
+export interface Page {
+  readonly events: readonly SourceEvent[];
+  /** Opaque continuation; null at the end of the bound stream. */
+  readonly next: string | null;
+  /**
+   * The source's head: the largest first ordering field it has ever held, eligible or not.
+   * It only grows, so a consumer can tell where a replay window starts.
+   */
+  readonly head: number | null;
+}
+
+export interface DurableState {
+  readonly watermark: { readonly binding: string; readonly value: unknown } | null;
+  readonly anchor: { readonly binding: string; readonly token: string | null; readonly watermark: unknown } | null;
+  /** Outbox entries not yet marked delivered. */
+  readonly outbox: readonly { readonly event: EventRef; readonly payload: string }[];
+}

@@ -1,0 +1,400 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AnyConsumer, BlackboxConsumer, Consumer, Inspection, WorkerWorld } from '../consumer.js';
+import { AdapterLoadError, validateConsumer } from '../load.js';
+import { AdapterError, ConsumerUnrunnableError } from '../errors.js';
+import { ConsumerProcess, PROTOCOL, running, type Hello, type Method } from './consumer-process.js';
+import { killAll, Pool, type Kills, type LoopState } from './pool.js';
+
+export { PROTOCOL, type Hello } from './consumer-process.js';
+export { REAL_KILL_EVERY, type Kills } from './pool.js';
+
+/**
+ * The process bridge: the same world, offered over newline-delimited JSON on stdin and
+ * stdout (docs/protocol.md, schema/protocol.schema.json), so a consumer in any language can
+ * be tested. Every incarnation is its own process (started ahead of need, see pool.ts), and
+ * a crash is a real SIGKILL of its process group, at the call boundary the plan chose:
+ * before the world applies the call, or after it applied it and before the reply is
+ * written. A consumer whose hello offers sessions may instead, when asked for sampled kills,
+ * have most worlds' crashes delivered as a `crash` message to a process that serves
+ * successive incarnations (docs/protocol.md, Sessions). The harness decides when each reply
+ * is sent, so several worker processes interleave as deterministically as in-process
+ * consumers do.
+ */
+
+/**
+ * Incarnations in a row that end on their own before their first world call, after which
+ * the consumer is declared crash-looping and the run stops. Five: a process that cannot
+ * start five times running will not start the sixth, and stopping there costs five
+ * interpreter start-ups, not the thousands a world's step budget would allow. An
+ * incarnation the harness kills (a crash the plan chose, the end of a phase) does not
+ * count; one that makes a world call resets the count.
+ */
+export const CRASH_LOOP_LIMIT = 5;
+
+export interface ProcessOptions {
+  readonly cwd?: string;
+  /** How long a process may work between calls before it is declared stalled. Default 10,000 ms. */
+  readonly stallMs?: number;
+  /** How long a process may take to say hello. Default 10,000 ms. */
+  readonly helloMs?: number;
+  /**
+   * `real` (the default): every incarnation is its own process, killed with SIGKILL.
+   * `sampled`: if the hello offers sessions, all but one world in REAL_KILL_EVERY end their
+   * incarnations with a session crash instead. docs/protocol.md says what each proves.
+   */
+  readonly kills?: Kills;
+  /** Start each next incarnation's process ahead of need. Default true; false starts each when needed. */
+  readonly warm?: boolean;
+}
+
+/** The options of processConsumer, under the name the documentation uses. */
+export type ProcessConsumerOptions = ProcessOptions;
+
+/**
+ * The consumer process keeps dying before it makes a single world call: every world would
+ * only respawn it. The run stops once, with the last incarnation's exit and stderr tail.
+ */
+export class CrashLoopError extends ConsumerUnrunnableError {
+  override name = 'CrashLoopError';
+  constructor(
+    readonly command: string,
+    readonly last: string,
+  ) {
+    super(`the consumer process \`${command}\` is crash-looping: ${CRASH_LOOP_LIMIT} incarnations in a row ended before their first world call, so no world can be judged. The last one: ${last}`);
+  }
+}
+
+
+/** Every blackbox store directory not yet removed. */
+const stores = new Set<string>();
+
+/**
+ * The process groups of consumer processes still running and the blackbox stores not yet
+ * removed: what a supervisor must clean up when the harness it watches dies abruptly.
+ * Warm spares and idle session processes are among them.
+ */
+export function liveResources(): { readonly groups: readonly number[]; readonly stores: readonly string[] } {
+  return { groups: [...running].flatMap((p) => (p.pid === undefined ? [] : [p.pid])), stores: [...stores] };
+}
+
+/**
+ * Kills every consumer process group the bridge started and is still running (spares and
+ * idle sessions included), and removes every blackbox store directory it made. Synchronous,
+ * so a signal handler can call it right before the process exits. Returns how many
+ * processes it killed.
+ */
+export function killAllConsumers(): number {
+  const killed = killAll();
+  for (const dir of stores) rmSync(dir, { recursive: true, force: true });
+  stores.clear();
+  return killed;
+}
+
+/** What a process consumer exposes beyond the consumer: how its processes were used, for tests and measurements. */
+export interface ProcessStats {
+  readonly spawned: number;
+  readonly fromSpare: number;
+  readonly sessionCrashes: number;
+  readonly realWorlds: number;
+  readonly sessionWorlds: number;
+}
+
+const pools = new WeakMap<object, Pool>();
+
+/** How a consumer made by processConsumer has used its processes so far; undefined for any other consumer. */
+export function processStats(consumer: AnyConsumer): ProcessStats | undefined {
+  const pool = pools.get(consumer);
+  return pool ? { ...pool.stats } : undefined;
+}
+
+/**
+ * Starts the command once to read its hello, and returns a consumer that runs each
+ * incarnation in a process of the same command: its own process, started ahead of need
+ * (unless `warm: false`) and killed for real, or, with `kills: 'sampled'` and a hello that
+ * offers sessions, a session process that drops its memory at each crash, in all but one
+ * world in REAL_KILL_EVERY.
+ */
+export async function processConsumer(command: string, options: ProcessOptions = {}): Promise<AnyConsumer> {
+  for (const key of ['stallMs', 'helloMs'] as const) {
+    const value = options[key];
+    if (value !== undefined && !(Number.isFinite(value) && value > 0)) throw new RangeError(`processConsumer: ${key} must be a positive number of milliseconds, got ${String(value)}`);
+  }
+  if (options.kills !== undefined && options.kills !== 'real' && options.kills !== 'sampled') throw new RangeError(`processConsumer: kills must be 'real' or 'sampled', got ${String(options.kills)}`);
+  const spawnOptions = { cwd: options.cwd };
+  let hello: Hello;
+  try {
+    hello = await probe(command, spawnOptions, options.helloMs ?? 10_000);
+  } catch (error) {
+    throw new AdapterLoadError(`cannot start consumer process \`${command}\`: ${(error as Error).message}`);
+  }
+  validateConsumer({ ...hello, run: () => undefined, open: () => undefined, inspect: () => undefined }, command);
+  const base = { name: hello.name, capabilities: hello.capabilities, stallMs: options.stallMs ?? 10_000 };
+  // One count for the whole consumer: a crash loop spans worlds as well as incarnations.
+  const loop = new CrashLoop(command);
+  const pool = new Pool(command, spawnOptions, options, hello.sessions === true, loop);
+  const incarnation = (): Incarnation => new Incarnation(pool, loop);
+  let consumer: AnyConsumer;
+  if (hello.kind === 'blackbox') {
+    const blackbox: BlackboxConsumer<Store> = {
+      ...base,
+      kind: 'blackbox',
+      open: () => {
+        const dir = mkdtempSync(join(tmpdir(), 'tidemark-store-'));
+        stores.add(dir);
+        return { dir, live: new Set(), last: { watermark: null, effects: [] } };
+      },
+      run: (world, store) => incarnation().run(world, store),
+      inspect: (store) => inspect(store, base.stallMs),
+      close: (store) => {
+        // Also when the world stopped on an error: no process of it may outlive it.
+        for (const live of store.live) live.end();
+        rmSync(store.dir, { recursive: true, force: true });
+        stores.delete(store.dir);
+      },
+    };
+    consumer = blackbox;
+  } else {
+    const whitebox: Consumer = { ...base, run: (world) => incarnation().run(world, null) };
+    consumer = whitebox;
+  }
+  pools.set(consumer, pool);
+  return consumer;
+}
+
+/** Runs the command once for its hello, then kills it. The probe never gets a start. */
+function probe(command: string, spawnOptions: { cwd?: string | undefined }, limit: number): Promise<Hello> {
+  const proc = new ConsumerProcess(command, spawnOptions);
+  return new Promise<Hello>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no hello within ${limit} ms${proc.tail()}`)), limit);
+    const settle =
+      <T>(f: (value: T) => void) =>
+      (value: T): void => {
+        clearTimeout(timer);
+        f(value);
+      };
+    const fail = settle(reject);
+    proc.attach({
+      hello: settle(resolve),
+      // A process that dies before its hello fails the load at once, not after the timeout.
+      exit: (code, signal) => fail(new Error(`it exited with ${signal ?? `code ${code}`} before saying hello${proc.tail()}`)),
+      fail,
+      call: () => fail(new Error('called the world before it was started')),
+      inspection: (id) => fail(new Error(`protocol error: an inspection answers unknown id ${JSON.stringify(id)}${proc.tail()}`)),
+    });
+  }).finally(() => {
+    proc.detach();
+    proc.kill();
+  });
+}
+
+/** Counts incarnations in a row that ended on their own before their first world call. */
+class CrashLoop implements LoopState {
+  inARow = 0;
+  proven = false;
+  /** Once tripped, every later incarnation fails at once with the same error, without a process. */
+  tripped: CrashLoopError | null = null;
+
+  constructor(private readonly command: string) {}
+
+  called(): void {
+    this.inARow = 0;
+    this.proven = true;
+  }
+
+  /** Counts one; returns the error once the limit is reached. */
+  died(last: string): CrashLoopError | null {
+    if (++this.inARow >= CRASH_LOOP_LIMIT) this.tripped ??= new CrashLoopError(this.command, last);
+    return this.tripped;
+  }
+}
+
+/** A blackbox process consumer's durable store: a directory its processes keep their database in. */
+interface Store {
+  readonly dir: string;
+  /** Live incarnations, newest last: the newest started one is asked to read the store for an inspection. */
+  readonly live: Set<Incarnation>;
+  /** What the last inspection saw. */
+  last: Inspection;
+}
+
+/**
+ * Reads the store through the newest started process. The world inspects only once every
+ * process holding it has made its next call (WorkerWorld.hold), so none is writing now and
+ * what is seen does not depend on timing.
+ */
+async function inspect(store: Store, stallMs: number): Promise<Inspection> {
+  const newest = [...store.live].filter((i) => i.started).at(-1);
+  try {
+    if (newest) store.last = await newest.inspect(stallMs);
+  } catch (error) {
+    // A bad answer to an inspection is the consumer's fault, reported as such.
+    throw new AdapterError(`the consumer process answered an inspection badly: ${(error as Error).message}`);
+  }
+  return store.last;
+}
+
+/**
+ * One incarnation: a process from the pool, from its start message to its end. The end is
+ * the world's (a crash the plan chose, a claim, the end of a phase): a SIGKILL of its
+ * process, or a session crash. Or it is the process's own: it exits, or breaks the protocol,
+ * and is killed.
+ */
+class Incarnation {
+  private proc: ConsumerProcess | null = null;
+  private session = false;
+  private ended = false;
+  private lastCall = 'none yet';
+  private called = false;
+  private readonly inspections = new Map<string, (value: Inspection) => void>();
+  private nextInspection = 0;
+  private fail: (error: Error) => void = () => {};
+  /** Sent its start message, so it knows its store. */
+  started = false;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly loop: CrashLoop,
+  ) {}
+
+  run(world: WorkerWorld, store: Store | null): Promise<void> {
+    if (this.loop.tripped) return Promise.reject(this.loop.tripped);
+    // Started and stopped in the same step (a restart the step budget cut short): no
+    // process, or nothing would ever kill it.
+    if (world.signal.aborted) return Promise.resolve();
+    const { proc, session } = this.pool.take(world);
+    this.proc = proc;
+    this.session = session;
+    return new Promise<void>((resolve, reject) => {
+      // Between a reply (or the start) and the next call the process is working outside the
+      // world: the world waits for it, so interleaving and inspections never race it.
+      const hold = (): (() => void) => world.hold(() => this.note());
+      let release = hold();
+      let settled = false;
+      const die = (error: Error | null): void => {
+        if (settled) return;
+        settled = true;
+        store?.live.delete(this);
+        release();
+        this.end('kill');
+        if (!this.called && !world.signal.aborted) {
+          const loop = this.loop.died(error?.message ?? `exited with code 0 before its first world call${proc.tail()}`);
+          if (loop) return reject(loop);
+        }
+        if (error) reject(error);
+        else resolve();
+      };
+      this.fail = (error) => die(error);
+      world.signal.addEventListener('abort', () => {
+        // The world crashed this incarnation: a real kill, or a session crash; never settled.
+        settled = true;
+        store?.live.delete(this);
+        this.end(this.session ? 'crash' : 'kill');
+      });
+      store?.live.add(this);
+      proc.attach({
+        hello: () => {
+          proc.send({
+            type: 'start',
+            protocol: PROTOCOL,
+            worker: world.worker,
+            incarnation: world.incarnation,
+            binding: world.binding,
+            fingerprint: world.fingerprint,
+            source: world.source,
+            leaseTtl: world.leaseTtl,
+            ...(store ? { store: store.dir } : {}),
+          });
+          this.started = true;
+        },
+        call: (id, method, args) => this.call(world, id, method, args, () => release(), () => (release = hold()), () => settled),
+        inspection: (id, message) => {
+          const answer = this.inspections.get(String(id));
+          if (!answer) return this.fail(new Error(`protocol error: an inspection answers unknown id ${JSON.stringify(id)}${proc.tail()}`));
+          this.inspections.delete(String(id));
+          const watermarks = message.watermarks as Inspection['watermarks'] | undefined;
+          answer({ watermark: message.watermark ?? null, ...(watermarks === undefined ? {} : { watermarks }), effects: (message.effects ?? []) as Inspection['effects'] });
+        },
+        exit: (code, signal) => {
+          if (world.signal.aborted) return;
+          const when = this.called ? `after ${this.lastCall}` : 'before its first world call';
+          if (code === 0) die(null);
+          else die(new Error(`the consumer process exited with ${signal ?? `code ${code}`} ${when}${proc.tail()}`));
+        },
+        fail: (error) => this.fail(error),
+      });
+    });
+  }
+
+  /** Ends it from outside (the world is being closed): its process is killed. */
+  end(how: 'crash' | 'kill' = 'kill'): void {
+    if (this.ended || !this.proc) return;
+    this.ended = true;
+    this.pool.end(this.proc, how);
+  }
+
+  inspect(timeoutMs: number): Promise<Inspection> {
+    const proc = this.proc as ConsumerProcess;
+    return new Promise((resolve, reject) => {
+      const id = `i${this.nextInspection++}`;
+      const before = this.fail;
+      const settle = (): void => {
+        clearTimeout(timer);
+        this.inspections.delete(id);
+        if (this.fail === failed) this.fail = before;
+      };
+      const failed = (error: Error): void => {
+        settle();
+        reject(error);
+        before(error);
+      };
+      const timer = setTimeout(() => failed(new Error(`protocol error: no inspection answers inspect ${id} within ${timeoutMs} ms${proc.tail()}`)), timeoutMs);
+      this.inspections.set(id, (value) => {
+        settle();
+        resolve(value);
+      });
+      this.fail = failed;
+      proc.send({ type: 'inspect', id });
+    });
+  }
+
+  /** One world call from the process: run by the world in its turn, answered with a reply. */
+  private call(world: WorkerWorld, id: number | string, method: Method, args: unknown[], release: () => void, rehold: () => void, settled: () => boolean): void {
+    const proc = this.proc as ConsumerProcess;
+    this.lastCall = `${method} (id ${id})`;
+    if (!this.called) {
+      this.called = true;
+      this.loop.called();
+      this.pool.proven();
+    }
+    release();
+    let call: Promise<unknown>;
+    try {
+      call = (world[method] as (...a: unknown[]) => Promise<unknown>).apply(world, args);
+    } catch (error) {
+      call = Promise.reject(error);
+    }
+    call.then(
+      (value) => {
+        if (world.signal.aborted || settled()) return;
+        rehold();
+        proc.send({ type: 'reply', id, ok: true, value: value ?? null });
+      },
+      (error: unknown) => {
+        if (world.signal.aborted || settled()) return;
+        rehold();
+        const e = error as { code?: string; definite?: boolean; message?: string; cause?: unknown; ref?: unknown };
+        // A conflict's cause and a rejection's ref travel too, only when the error has them.
+        const detail = { ...(e.code === 'conflict' && typeof e.cause === 'string' ? { cause: e.cause } : {}), ...(e.ref === undefined ? {} : { ref: e.ref }) };
+        proc.send({ type: 'reply', id, ok: false, error: { code: e.code ?? 'bad-request', definite: e.definite ?? true, message: e.message ?? String(error), ...detail } });
+      },
+    );
+  }
+
+  private note(): string {
+    const proc = this.proc as ConsumerProcess;
+    const waiting = proc.awaitingCrashed ? '; its process has not yet answered crash with crashed' : '';
+    return `last call ${this.lastCall}${waiting}${proc.tail()}`;
+  }
+}

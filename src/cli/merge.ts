@@ -1,0 +1,298 @@
+import { readFileSync } from 'node:fs';
+import type { AnomalyKind } from '../../model/anomalies.js';
+import { ALL_SCENARIOS, findScenario } from '../../scenarios/named.js';
+import { UsageError } from './spec.js';
+import { owns, precedes, summarizeChecks, TALLY_PHASE, type CheckEvidence, type PropertyOutcome, type Shard, type SuiteStatus, type TallyAt } from '../run/conformance.js';
+import { executionOf, type CheckJson, type CheckShardJson, type FailureJson, type WorldsJson } from '../run/check-json.js';
+import type { Execution } from '../run/execute.js';
+import { MUTANTS } from '../selftest/mutants.js';
+import type { KillRow } from '../selftest/kill-matrix.js';
+import type { RegressionEntry } from '../run/regressions.js';
+import type { JUnitSuite } from '../report/junit.js';
+import { reportTasks } from '../report/report-md.js';
+
+/**
+ * `tidemark merge`: the results of a run split over N machines (`--shard I/N`), put back
+ * together into the result the unsharded run gives. Each shard ran a disjoint share of one
+ * run (see owns and checkProperty), so merging is choosing, never re-running: items are put
+ * back in order, the generated worlds' result is the failure found first, and each check's
+ * verdict is rebuilt from the positions of its evidence (CheckTally).
+ */
+
+/** The block every shard's JSON carries: which shard it is, of what. */
+export interface ShardBlock extends Shard {
+  readonly command: 'check' | 'mutants' | 'report';
+  readonly tidemark: string;
+}
+
+/** What `mutants --json` writes; with a shard, its share of the rows and of the reference's worlds. */
+export interface MutantsJson {
+  readonly seed: number;
+  readonly runs: number;
+  /** Every mutant of the run, in order, whether or not this shard searched it. */
+  readonly mutants: readonly string[];
+  readonly rows: readonly KillRow[];
+  readonly reference: ReferenceJson;
+  readonly shard?: ShardBlock & { readonly command: 'mutants' };
+}
+
+/** The reference consumer's outcome, without its counterexample's history. */
+export type ReferenceJson = Omit<PropertyOutcome, 'counterexample' | 'replayed'> & { readonly ms: number };
+
+/** What `report --shard I/N --json FILE` writes: its share of the report's searches (see reportTasks). */
+export interface ReportShardJson {
+  readonly seed: number;
+  readonly runs: number;
+  readonly seeds: number;
+  readonly rows: readonly KillRow[];
+  readonly shard: ShardBlock & { readonly command: 'report' };
+}
+
+interface Read<T> {
+  readonly file: string;
+  readonly json: T;
+}
+
+type ShardJson = (CheckJson & { shard: CheckShardJson }) | (MutantsJson & { shard: ShardBlock }) | ReportShardJson;
+
+export type ReadShards =
+  | { readonly command: 'check'; readonly shards: readonly Read<CheckJson & { shard: CheckShardJson }>[] }
+  | { readonly command: 'mutants'; readonly shards: readonly Read<MutantsJson & { shard: ShardBlock }>[] }
+  | { readonly command: 'report'; readonly shards: readonly Read<ReportShardJson>[] };
+
+/**
+ * Reads the shards' files and checks that they are the N shards of one run: one command, one
+ * tidemark version, one N, and every shard from 1 to N exactly once. Returned in shard order.
+ */
+export function readShards(files: readonly string[]): ReadShards {
+  if (files.length === 0) throw new UsageError('merge needs the --json files of the shards, one per shard: tidemark merge shard-1.json shard-2.json ...');
+  const read: Read<ShardJson>[] = files.map((file) => {
+    let json: unknown;
+    try {
+      json = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (error) {
+      throw new UsageError(`${file}: cannot read it as JSON: ${(error as Error).message}`);
+    }
+    const shard = (json as { shard?: Partial<ShardBlock> } | null)?.shard;
+    const ok =
+      shard !== undefined &&
+      ['check', 'mutants', 'report'].includes(shard.command as string) &&
+      Number.isInteger(shard.index) &&
+      Number.isInteger(shard.count) &&
+      typeof shard.tidemark === 'string';
+    if (!ok) throw new UsageError(`${file} is not a shard's result: merge reads the --json files that check, mutants or report wrote with --shard I/N`);
+    return { file, json: json as ShardJson };
+  });
+  same(read, (s) => s.json.shard.command, 'they are results of different commands');
+  same(read, (s) => s.json.shard.tidemark, 'they were written by different tidemark versions, which may generate different worlds');
+  same(read, (s) => s.json.shard.count, 'they split the run into different numbers of shards');
+  const count = read[0]!.json.shard.count;
+  const sorted: Read<ShardJson>[] = [];
+  for (let index = 1; index <= count; index++) {
+    const these = read.filter((s) => s.json.shard.index === index);
+    if (these.length > 1) throw new UsageError(`shard ${index} of ${count} is given twice (${these.map((s) => s.file).join(', ')})`);
+    if (these.length === 0) throw new UsageError(`shard ${index} of ${count} is missing: give all ${count} shards' files (given: ${read.map((s) => `${s.file} is shard ${s.json.shard.index}`).join(', ')})`);
+    sorted.push(these[0]!);
+  }
+  const stray = read.find((s) => s.json.shard.index < 1 || s.json.shard.index > count);
+  if (stray) throw new UsageError(`${stray.file} says it is shard ${stray.json.shard.index} of ${count}, which does not exist`);
+  return { command: read[0]!.json.shard.command, shards: sorted } as ReadShards;
+}
+
+/** Refuses shards that disagree on something one run has one value of. */
+function same<T>(shards: readonly Read<T>[], value: (s: Read<T>) => unknown, why: string): void {
+  const first = shards[0]!;
+  const other = shards.find((s) => JSON.stringify(value(s)) !== JSON.stringify(value(first)));
+  if (other) throw new UsageError(`these files are not the shards of one run: ${why} (${JSON.stringify(value(first))} in ${first.file}, ${JSON.stringify(value(other))} in ${other.file})`);
+}
+
+/** The items of a list split across shards (see owns), put back in order; each shard must hold exactly its share. */
+function interleave<T>(shards: readonly Read<unknown>[], total: number, items: (s: Read<unknown>) => readonly T[], what: string): T[] {
+  const count = shards.length;
+  shards.forEach((s, i) => {
+    const share = Array.from({ length: total }, (_, j) => j).filter((j) => owns({ index: i + 1, count }, j)).length;
+    if (items(s).length !== share) throw new UsageError(`${s.file} holds ${items(s).length} ${what}, but shard ${i + 1} of ${count} of a run with ${total} has ${share}`);
+  });
+  return Array.from({ length: total }, (_, j) => items(shards[j % count]!)[Math.floor(j / count)] as T);
+}
+
+/** A merged check: the JSON the unsharded check writes, and what was measured on the way (never compared). */
+export interface MergedCheck {
+  readonly json: CheckJson;
+  /** The shard that found the reported counterexample of the generated worlds (from 1); null when none failed. */
+  readonly foundBy: number | null;
+  readonly calls: number;
+  readonly ms: { readonly regressions: readonly number[]; readonly scenarios: readonly number[]; readonly worlds: number };
+}
+
+export function mergeCheck(shards: readonly Read<CheckJson & { shard: CheckShardJson }>[]): MergedCheck {
+  const runOf = (what: string, value: (j: CheckJson & { shard: CheckShardJson }) => unknown): void => same(shards, (s) => value(s.json), `${what} differ`);
+  runOf('their adapters', (j) => j.adapter);
+  runOf('their consumers', (j) => j.consumer);
+  runOf('their seeds', (j) => j.seed);
+  runOf('their runs', (j) => j.runs);
+  runOf('their searches', (j) => j.searches);
+  runOf('their time limits', (j) => j.shard.timeLimit ?? null);
+  runOf("their regression files' entries for this consumer", (j) => j.shard.regressionsInFile);
+  const first = shards[0]!.json;
+  const regressions = interleave(shards, first.shard.regressionsInFile, (s) => (s as Read<CheckJson>).json.regressions, 'regressions');
+  const scenarios = interleave(shards, ALL_SCENARIOS.length, (s) => (s as Read<CheckJson>).json.scenarios, 'scenarios');
+  const misplaced = scenarios.findIndex((s, j) => s.name !== ALL_SCENARIOS[j]!.name);
+  if (misplaced !== -1) throw new UsageError(`the shards' scenarios are not this tidemark's, in its order (${scenarios[misplaced]!.name} where ${ALL_SCENARIOS[misplaced]!.name} belongs)`);
+  const missing = shards.find((s) => s.json.worlds === null);
+  if (missing) throw new UsageError(`${missing.file} ran no generated worlds: a sharded check always does`);
+
+  // The unsharded run stops at its first failing world; the shard that owns that world found
+  // it at the same index and shrank it as the unsharded run does. Later failures of other
+  // shards are worlds the unsharded run never reached.
+  const failed = shards.map((s, i) => ({ worlds: s.json.worlds as WorldsJson, index: i + 1 })).filter((w) => w.worlds.status !== 'pass');
+  const winner = failed.reduce<(typeof failed)[number] | null>((best, w) => (best === null || w.worlds.runs < best.worlds.runs ? w : best), null);
+  let worlds: WorldsJson;
+  if (winner) worlds = winner.worlds;
+  else {
+    // All passed: every world asked was run by its shard, unless a time limit cut some short,
+    // and then only the worlds before the first one left unrun count.
+    const all = shards.map((s) => s.json.worlds as WorldsJson);
+    const interrupted = all.some((w) => w.interrupted === true);
+    const { interrupted: _, ...pass } = all[0]!;
+    worlds = { ...pass, runs: Math.min(...all.map((w) => w.runs)), ...(interrupted ? { interrupted: true } : {}) };
+  }
+  const cutoff = winner ? winner.worlds.runs - 1 : null;
+  const checks = summarizeChecks((kind) => evidenceOf(kind, shards.map((s, i) => ({ evidence: s.json.shard.evidence, winner: winner?.index === i + 1 })), cutoff));
+
+  const statuses: SuiteStatus[] = [
+    ...regressions.map((r) => r.status),
+    ...scenarios.flatMap((s): SuiteStatus[] => (s.status === 'skipped' ? [] : s.status === 'untested' ? ['pass'] : [s.status])),
+    worlds.status,
+  ];
+  const verdict: SuiteStatus = statuses.includes('error') ? 'error' : statuses.includes('fail') ? 'fail' : statuses.includes('unknown') ? 'unknown' : 'pass';
+  return {
+    json: { consumer: first.consumer, adapter: first.adapter, seed: first.seed, runs: first.runs, searches: first.searches, verdict, regressions, scenarios, worlds, checks },
+    foundBy: winner?.index ?? null,
+    calls: shards.reduce((sum, s) => sum + s.json.shard.calls, 0),
+    ms: {
+      regressions: interleave(shards, first.shard.regressionsInFile, (s) => (s as Read<CheckJson & { shard: CheckShardJson }>).json.shard.ms.regressions, 'regression timings'),
+      scenarios: interleave(shards, ALL_SCENARIOS.length, (s) => (s as Read<CheckJson & { shard: CheckShardJson }>).json.shard.ms.scenarios, 'scenario timings'),
+      worlds: shards.reduce((sum, s) => sum + s.json.shard.ms.worlds, 0),
+    },
+  };
+}
+
+/**
+ * One check's evidence in the unsharded run, from the shards'. The unsharded run judged the
+ * regressions, the scenarios, the generated worlds before its first failure (index below
+ * `cutoff`), and then shrank that failure: so evidence counts from every shard's regressions
+ * and scenarios, from every shard's worlds below the cutoff, and from what came after the
+ * first failure only in the shard that found it. Each shard keeps only its first evidence of
+ * each kind, which is enough: what counts of a shard is everything before some position in
+ * its order (or all of it), so if anything of it counts, its first does.
+ */
+function evidenceOf(kind: AnomalyKind, shards: readonly { evidence: Partial<Record<AnomalyKind, CheckEvidence>>; winner: boolean }[], cutoff: number | null): CheckEvidence {
+  const counts = (at: TallyAt, winner: boolean): boolean =>
+    at[0] < TALLY_PHASE.world || (at[0] === TALLY_PHASE.world && (cutoff === null || at[1] < cutoff)) || (at[0] === TALLY_PHASE.after && winner);
+  let exercised: TallyAt | undefined;
+  let found: TallyAt | undefined;
+  let untested: { at: TallyAt; reason: string } | undefined;
+  const first = (a: TallyAt | undefined, b: TallyAt | undefined): boolean => a !== undefined && (b === undefined || precedes(a, b));
+  for (const s of shards) {
+    const e = s.evidence[kind];
+    if (!e) continue;
+    if (e.exercised && counts(e.exercised, s.winner) && first(e.exercised, exercised)) exercised = e.exercised;
+    if (e.found && counts(e.found, s.winner) && first(e.found, found)) found = e.found;
+    if (e.untested && counts(e.untested.at, s.winner) && first(e.untested.at, untested?.at)) untested = e.untested;
+  }
+  return { ...(exercised ? { exercised } : {}), ...(found ? { found } : {}), ...(untested ? { untested } : {}) };
+}
+
+/**
+ * The merged check as the JUnit report reads it. Failures are rebuilt from their plan and
+ * history (see executionOf); passing scenarios keep no execution, and need none.
+ */
+export function junitSuiteOf(merged: MergedCheck): JUnitSuite {
+  const j = merged.json;
+  const rebuilt = (f: FailureJson | undefined, what: string): Execution | undefined => {
+    if (f === undefined) return undefined;
+    const e = executionOf(f);
+    if (e === null) throw new UsageError(`the history of ${what} is not the one its hash names: the file was edited or cut`);
+    return e;
+  };
+  const w = j.worlds;
+  return {
+    consumer: j.consumer,
+    adapter: j.adapter,
+    seed: j.seed,
+    runs: j.runs,
+    status: j.verdict,
+    regressions: j.regressions.map((r, i) => {
+      const { status, note, failure, ...entry } = r;
+      return { entry: entry as RegressionEntry, status, execution: rebuilt(failure, `regression ${i + 1}`) ?? null, ms: merged.ms.regressions[i] ?? 0, ...(note ? { note } : {}) };
+    }),
+    scenarios: j.scenarios.map((s, i) => {
+      const execution = rebuilt(s.failure, `scenario ${s.name}`);
+      return {
+        scenario: findScenario(s.name) ?? { name: s.name, rules: s.rules },
+        status: s.status,
+        ...(execution ? { execution } : {}),
+        ...(s.skipped ? { skipped: s.skipped } : {}),
+        ...(s.untested ? { untested: s.untested } : {}),
+        ms: merged.ms.scenarios[i] ?? 0,
+      };
+    }),
+    property: w && {
+      status: w.status,
+      runs: w.runs,
+      seed: w.seed,
+      path: w.path,
+      shrinks: w.shrinks,
+      counterexample: rebuilt(w.failure, 'the generated worlds\' counterexample') ?? null,
+      calls: merged.calls,
+      searches: w.searches,
+      ...(w.interrupted ? { interrupted: true } : {}),
+      ms: merged.ms.worlds,
+    },
+    checks: j.checks,
+  };
+}
+
+/** The failures of a merged check that belong in the regression file, as `check` records them. */
+export function mergedRegressions(j: CheckJson): RegressionEntry[] {
+  const out: RegressionEntry[] = [];
+  for (const s of j.scenarios) {
+    if (s.failure) out.push({ adapter: j.adapter, kind: 'scenario', scenario: s.name, anomaly: s.failure.anomalies[0]?.kind ?? s.status, hash: s.failure.hash });
+  }
+  const w = j.worlds;
+  if (w?.failure && w.path !== null) out.push({ adapter: j.adapter, kind: 'world', seed: w.seed, path: w.path, anomaly: w.failure.anomalies[0]?.kind ?? w.status, hash: w.failure.hash });
+  return out;
+}
+
+/** A merged kill matrix: the rows in the run's order, and the reference's outcome over all its worlds. */
+export function mergeMutants(shards: readonly Read<MutantsJson & { shard: ShardBlock }>[]): MutantsJson {
+  same(shards, (s) => s.json.seed, 'their seeds differ');
+  same(shards, (s) => s.json.runs, 'their runs differ');
+  same(shards, (s) => s.json.mutants, 'their lists of mutants differ');
+  const first = shards[0]!.json;
+  const rows = interleave(shards, first.mutants.length, (s) => (s as Read<MutantsJson>).json.rows, 'kill rows');
+  const misplaced = rows.findIndex((r, j) => r.mutant !== first.mutants[j]);
+  if (misplaced !== -1) throw new UsageError(`the shards' rows are not the run's mutants in its order (${rows[misplaced]!.mutant} where ${first.mutants[misplaced]} belongs)`);
+  // The reference's worlds were shared out as a check's are: the failure found first is the
+  // unsharded run's (see mergeCheck).
+  const references = shards.map((s) => s.json.reference);
+  const failed = references.filter((r) => r.status !== 'pass').sort((a, b) => a.runs - b.runs);
+  const { skipped: _, ...chosen } = failed[0] ?? { ...references[0]!, runs: Math.min(...references.map((r) => r.runs)), interrupted: references.some((r) => r.interrupted === true) };
+  const reference = { ...chosen, calls: references.reduce((sum, r) => sum + r.calls, 0), ms: references.reduce((sum, r) => sum + r.ms, 0) };
+  return { seed: first.seed, runs: first.runs, mutants: first.mutants, rows, reference };
+}
+
+/** A merged report's searches: by mutant, one row per seed in seed order, as buildReport takes them. */
+export function mergeReport(shards: readonly Read<ReportShardJson>[]): { readonly seed: number; readonly runs: number; readonly seeds: number; readonly rows: Map<string, KillRow[]> } {
+  same(shards, (s) => s.json.seed, 'their seeds differ');
+  same(shards, (s) => s.json.runs, 'their runs differ');
+  same(shards, (s) => s.json.seeds, 'their seeds per mutant differ');
+  const { seed, runs, seeds } = shards[0]!.json;
+  const tasks = reportTasks({ seed, runs, seeds });
+  const found = interleave(shards, tasks.length, (s) => (s as Read<ReportShardJson>).json.rows, 'searches');
+  const misplaced = found.findIndex((r, j) => r.mutant !== tasks[j]!.mutant || r.seed !== tasks[j]!.seed);
+  if (misplaced !== -1) throw new UsageError(`the shards' searches are not the report's in its order (${found[misplaced]!.mutant} at seed ${found[misplaced]!.seed} where ${tasks[misplaced]!.mutant} at seed ${tasks[misplaced]!.seed} belongs)`);
+  const rows = new Map<string, KillRow[]>(MUTANTS.map((m) => [m.name, found.filter((r) => r.mutant === m.name)]));
+  return { seed, runs, seeds, rows };
+}

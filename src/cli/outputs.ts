@@ -1,0 +1,97 @@
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { EXIT, UsageError, type Flags } from './spec.js';
+import type { Io } from './io.js';
+
+/**
+ * Output files are checked before any work starts, and written after it without ever
+ * losing the verdict: a path that cannot be written is a usage error at once (exit 3), not a
+ * stack trace after minutes of checking; a write that still fails at the end is reported,
+ * and the other outputs and the verdict line are written all the same.
+ */
+
+/**
+ * Makes sure `path` can be written: creates its directory (as vitest's JUnit reporter does)
+ * and refuses a directory, or a place without write permission. Nothing is written yet.
+ */
+export function prepareOutput(flag: string, path: string): void {
+  const full = resolve(path);
+  const problem = (why: string): never => {
+    throw new UsageError(`${flag} ${path}: ${why}`);
+  };
+  try {
+    mkdirSync(dirname(full), { recursive: true });
+  } catch (error) {
+    problem(`cannot create its directory: ${(error as Error).message}`);
+  }
+  if (existsSync(full)) {
+    if (statSync(full).isDirectory()) problem('is a directory; give a file name');
+    try {
+      accessSync(full, constants.W_OK);
+    } catch {
+      problem('the file is not writable');
+    }
+  } else {
+    try {
+      accessSync(dirname(full), constants.W_OK);
+    } catch {
+      problem(`cannot create files in ${dirname(full)}`);
+    }
+  }
+}
+
+/** Checks every output flag's path before any work: a bad one is a usage error now, not after the run. */
+export function prepareOutputs(f: Flags): void {
+  for (const { flag, value } of f.given()) if (flag.type === 'output' && typeof value === 'string') prepareOutput(`--${flag.name}`, value);
+}
+
+/** The first line of every report `tidemark report` writes: how an existing file is recognised as one. */
+export const REPORT_HEADING = '# tidemark report';
+
+/** Refuses to overwrite a file that is not a tidemark report, unless forced. */
+export function guardReport(path: string, force: boolean): void {
+  if (force || !existsSync(path) || statSync(path).isDirectory()) return;
+  const first = readFileSync(path, 'utf8').split('\n', 1)[0];
+  if (first !== REPORT_HEADING) throw new UsageError(`--out ${path} exists and is not a tidemark report (its first line is not '${REPORT_HEADING}'); give --force to overwrite it`);
+}
+
+/** Collects the writes of one command; `failed` says whether any could not be done. */
+export class Outputs {
+  failed = 0;
+
+  constructor(private readonly err: (line: string) => void) {}
+
+  /** Writes a file, or reports why it could not; never throws. */
+  write(flag: string, path: string, text: () => string): boolean {
+    try {
+      writeFileSync(path, text());
+      return true;
+    } catch (error) {
+      this.failed++;
+      this.err(`tidemark: could not write ${flag} ${path}: ${(error as Error).message}`);
+      return false;
+    }
+  }
+
+  /** Runs a write done elsewhere (the regression file), reporting a failure the same way. */
+  attempt(what: string, write: () => void): boolean {
+    try {
+      write();
+      return true;
+    } catch (error) {
+      this.failed++;
+      this.err(`tidemark: could not write ${what}: ${(error as Error).message}`);
+      return false;
+    }
+  }
+}
+
+/**
+ * A verdict whose outputs could not all be written: a failure or unknown keeps its code,
+ * which already stops CI; a pass becomes a harness error, because what CI reads is missing.
+ */
+export function withOutputs(code: number, outputs: Outputs, io: Io): number {
+  if (outputs.failed === 0 || code !== EXIT.pass) return code;
+  io.err(`tidemark: the verdict is pass, but ${outputs.failed} output(s) could not be written: exit ${EXIT.error}`);
+  return EXIT.error;
+}

@@ -1,0 +1,396 @@
+import { parseArgs } from 'node:util';
+import { MUTANT_BUDGET } from '../selftest/kill-matrix.js';
+import { REGRESSIONS_FILE } from '../run/regressions.js';
+import { REPORT_SEED } from '../report/report-md.js';
+import { DEFAULT_JOBS } from '../selftest/search-pool.js';
+
+/**
+ * The commands and their flags, as data. The parser reads flags from this table and every
+ * command's help is printed from it, so what `--help` says and what the parser accepts
+ * cannot drift apart.
+ */
+
+/**
+ * Exit codes: the verdict first, then the command line's trouble, then tidemark's own.
+ * 0 is returned only after a passing verdict was printed.
+ */
+export const EXIT = { pass: 0, fail: 1, unknown: 2, usage: 3, error: 4 } as const;
+
+/** A bad command line: exit 3, with the message and a pointer to the command's help. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** What a flag's value is; the help prints it, and the parser checks it. */
+export type FlagType =
+  | 'switch' // no value
+  | 'text'
+  | 'file' // an input file
+  | 'output' // a file written: its directory is created and checked before the run
+  | 'integer'
+  | 'seed' // a 32-bit integer, as fast-check takes it
+  | 'seconds' // a number of seconds, fractions allowed
+  | 'ms' // whole milliseconds
+  | 'shard'; // I/N: the Ith of N shares of a run, I from 1
+
+export interface Flag {
+  readonly name: string;
+  readonly type: FlagType;
+  /** The value's placeholder in help (`N`, `FILE`). */
+  readonly value?: string;
+  readonly description: string;
+  /** The value used when the flag is absent; absent when there is none or it depends on other flags (see `shownDefault`). */
+  readonly default?: number | string;
+  /** The default as help prints it, when it is not just `default`. */
+  readonly shownDefault?: string;
+  /** Bounds for numbers, inclusive. */
+  readonly min?: number;
+  readonly max?: number;
+}
+
+export interface CommandSpec {
+  readonly name: string;
+  readonly summary: string;
+  readonly usage: string;
+  readonly about: string;
+  readonly flags: readonly Flag[];
+  /** The arguments that are not flags, as help shows them (`FILE...`); absent when there are none. */
+  readonly positionals?: string;
+}
+
+/** The most generated worlds a run may ask for: a bound that keeps replay paths cheap to walk (see --path). */
+export const MAX_RUNS = 1_000_000;
+/** Seeds are 32-bit: fast-check folds anything else into that range, so a wider one would not replay as printed. */
+export const SEED_MIN = -0x80000000;
+export const SEED_MAX = 0xffffffff;
+
+const TARGET: readonly Flag[] = [
+  { name: 'adapter', type: 'file', value: 'MODULE', description: 'your consumer: a .ts or .js module exporting it (docs/adapters.md)' },
+  { name: 'command', type: 'text', value: 'CMD', description: 'your consumer as a process in any language, speaking docs/protocol.md' },
+  { name: 'consumer', type: 'text', value: 'NAME', description: "a built-in consumer: reference, or a mutant (see 'tidemark consumers')" },
+];
+
+/** A process consumer's hello and stall limits when no flag says otherwise (the bridge's own defaults). */
+export const PROCESS_LIMIT_MS = 10_000;
+
+const PROCESS: readonly Flag[] = [
+  { name: 'hello-ms', type: 'ms', value: 'MS', description: 'with --command: how long a process may take to say hello', default: PROCESS_LIMIT_MS, min: 1 },
+  { name: 'stall-ms', type: 'ms', value: 'MS', description: 'with --command: how long a process may work between world calls before it is declared stalled', default: PROCESS_LIMIT_MS, min: 1 },
+];
+
+const WATCHDOG: Flag = {
+  name: 'watchdog',
+  type: 'seconds',
+  value: 'S',
+  description: 'end the run as unknown (exit 2) when it makes no progress (no world call, no new world) for S seconds; never shorter than --stall-ms and --hello-ms plus 10 s; 0 turns it off; also TIDEMARK_WATCHDOG',
+  default: 60,
+  min: 0,
+};
+
+/** The most shards a run may be split into: far beyond any CI matrix, and still a readable number. */
+export const MAX_SHARDS = 1000;
+
+function shardFlag(share: string): Flag {
+  return {
+    name: 'shard',
+    type: 'shard',
+    value: 'I/N',
+    description: `run only the Ith of N shares of ${share}, for N machines of a CI matrix; needs --json, whose files 'tidemark merge' combines into the unsharded result (docs/ci.md)`,
+  };
+}
+
+export const COMMANDS: readonly CommandSpec[] = [
+  {
+    name: 'check',
+    summary: 'run the named scenarios and generated worlds against a consumer',
+    usage: 'tidemark check (--adapter MODULE | --command CMD | --consumer NAME) [options]',
+    about: `Runs the conformance suite: failures recorded in the regression file first, then the named
+scenarios, then generated worlds. Each line is printed as it finishes. A new failure is added
+to the regression file. Give exactly one target: --adapter, --command or --consumer.`,
+    flags: [
+      ...TARGET,
+      { name: 'runs', type: 'integer', value: 'N', description: 'generated worlds to try', default: 1000, min: 1, max: MAX_RUNS },
+      { name: 'seed', type: 'seed', value: 'N', description: 'fast-check seed', shownDefault: 'a fresh one, printed' },
+      { name: 'searches', type: 'integer', value: 'N', description: 'after a failure, shrink this many searches and show the smallest', shownDefault: '3; 1 with --command', min: 1, max: 100 },
+      { name: 'time-limit', type: 'seconds', value: 'S', description: 'stop generating worlds after S seconds and judge those that ran (shrinking included); the verdict says how many ran', min: 0.001 },
+      { name: 'scenario', type: 'text', value: 'NAME', description: 'run only this named scenario (no generated worlds; not with --runs, --seed, --searches or --time-limit)' },
+      { name: 'all', type: 'switch', description: 'run everything (the default)' },
+      { name: 'json', type: 'output', value: 'FILE', description: 'write the results as JSON' },
+      { name: 'junit', type: 'output', value: 'FILE', description: 'write the results as JUnit XML for CI' },
+      { name: 'timeline', type: 'output', value: 'FILE', description: 'write a picture (HTML with SVG) of the first failure' },
+      { name: 'regressions', type: 'output', value: 'FILE', description: 'the regression file, read first and added to', default: REGRESSIONS_FILE },
+      shardFlag('the regressions, scenarios and generated worlds (needs --seed)'),
+      { name: 'heartbeat', type: 'seconds', value: 'S', description: 'without a terminal, print a progress line every S seconds (0: never)', default: 30, min: 0 },
+      ...PROCESS,
+      {
+        name: 'kills',
+        type: 'text',
+        value: 'MODE',
+        description:
+          "with --command: how incarnations end. real: each is its own process, killed with SIGKILL. sampled: if the consumer's hello offers sessions, 49 worlds in 50 end them with a session crash (docs/protocol.md, Sessions), the rest and every failure's final replay with real kills",
+        default: 'sampled',
+      },
+      WATCHDOG,
+    ],
+  },
+  {
+    name: 'replay',
+    summary: 'replay one world exactly, from a seed and path or a scenario name',
+    usage: 'tidemark replay (--adapter MODULE | --command CMD | --consumer NAME) (--seed N --path P | --scenario NAME) [options]',
+    about: `Replays one world exactly and prints its verdict and timeline. The seed and path are the
+ones a failing 'tidemark check' printed.`,
+    flags: [
+      ...TARGET.map((f) => (f.name === 'consumer' ? { ...f, shownDefault: 'reference' } : f)),
+      { name: 'seed', type: 'seed', value: 'N', description: 'the seed of the world, with --path' },
+      { name: 'path', type: 'text', value: 'P', description: `fast-check's path to the world, like 12:0:3; the first number below ${MAX_RUNS.toLocaleString('en-US')}` },
+      { name: 'scenario', type: 'text', value: 'NAME', description: 'a named scenario instead of --seed and --path' },
+      { name: 'json', type: 'output', value: 'FILE', description: 'write the verdict, anomalies, plan and history as JSON' },
+      { name: 'timeline', type: 'output', value: 'FILE', description: 'write a picture (HTML with SVG) of the world' },
+      ...PROCESS,
+      WATCHDOG,
+    ],
+  },
+  {
+    name: 'mutants',
+    summary: 'run every mutant in the catalog and print the kill matrix',
+    usage: 'tidemark mutants [options]',
+    about: `Runs each mutant of the catalog for at most N generated worlds and prints the kill matrix:
+the rule it breaks, the anomaly it must produce and the one found, whether it was killed,
+the worlds it took, and the size of the shrunk counterexample. The reference consumer runs
+under the same seed and budget and must pass. Exit 0 when every mutant is killed and the
+reference passes, 1 otherwise.`,
+    flags: [
+      { name: 'runs', type: 'integer', value: 'N', description: 'worlds per mutant at most', default: MUTANT_BUDGET, min: 1, max: MAX_RUNS },
+      { name: 'seed', type: 'seed', value: 'N', description: 'fast-check seed', shownDefault: 'a fresh one, printed' },
+      { name: 'only', type: 'text', value: 'NAME,NAME', description: 'only these mutants' },
+      { name: 'json', type: 'output', value: 'FILE', description: 'also write the matrix as JSON' },
+      { name: 'jobs', type: 'integer', value: 'N', description: 'search on N threads; the matrix is the same for any N', default: DEFAULT_JOBS, shownDefault: `${DEFAULT_JOBS}, one per core`, min: 1 },
+      shardFlag("the mutants and the reference's worlds (needs --seed)"),
+    ],
+  },
+  {
+    name: 'report',
+    summary: 'regenerate REPORT.md from a real run',
+    usage: 'tidemark report [options]',
+    about: `Runs the named scenarios against every reference variant, the kill matrix, and each mutant
+under K seeds for the reliability table, and writes the report as Markdown. It refuses to
+overwrite a file that is not a tidemark report unless --force is given.`,
+    flags: [
+      { name: 'seed', type: 'seed', value: 'N', description: 'the seed (the committed report uses the default)', default: REPORT_SEED },
+      { name: 'runs', type: 'integer', value: 'N', description: 'worlds per search at most', default: MUTANT_BUDGET, min: 1, max: MAX_RUNS },
+      { name: 'seeds', type: 'integer', value: 'K', description: 'seeds per mutant for the reliability table', default: 20, min: 1 },
+      { name: 'out', type: 'output', value: 'FILE', description: 'where to write the report', default: 'REPORT.md' },
+      { name: 'force', type: 'switch', description: 'overwrite --out even if it is not a tidemark report' },
+      { name: 'reuse-searches', type: 'switch', description: 're-render the report from the per-seed searches it already holds' },
+      { name: 'redo', type: 'text', value: 'NAME,NAME', description: 'with --reuse-searches: search again for these mutants only' },
+      { name: 'jobs', type: 'integer', value: 'N', description: 'search on N threads; the report is the same for any N', default: DEFAULT_JOBS, shownDefault: `${DEFAULT_JOBS}, one per core`, min: 1 },
+      { name: 'json', type: 'output', value: 'FILE', description: "with --shard: where the shard's searches are written (instead of --out)" },
+      shardFlag('the searches (mutant and seed); merge writes the report'),
+    ],
+  },
+  {
+    name: 'merge',
+    summary: 'combine the --json files of a sharded check, mutants or report',
+    usage: 'tidemark merge FILE... [--json FILE] [--junit FILE] [--regressions FILE] [--out FILE]',
+    positionals: 'FILE...',
+    about: `Reads the --json files that 'check', 'mutants' or 'report' wrote with --shard I/N, one per
+shard, checks that they are all N shards of one run (same command, consumer, seed, runs and
+N, each shard once), and prints the combined verdict: the same as the unsharded run's. From
+check shards it can write the combined JSON, JUnit XML and new regression entries; from
+mutants shards the kill matrix as JSON; from report shards the report (--out). The exit
+code is the merged verdict's; files that are not the shards of one run are a usage error.`,
+    flags: [
+      { name: 'json', type: 'output', value: 'FILE', description: 'write the combined results as JSON, as the unsharded command writes them' },
+      { name: 'junit', type: 'output', value: 'FILE', description: 'from check shards: write JUnit XML for CI' },
+      { name: 'regressions', type: 'output', value: 'FILE', description: "from check shards: add the combined run's failures to this regression file" },
+      { name: 'out', type: 'output', value: 'FILE', description: 'from report shards: where to write the report' },
+      { name: 'force', type: 'switch', description: 'overwrite --out even if it is not a tidemark report' },
+    ],
+  },
+  {
+    name: 'regressions',
+    summary: 'list the regression file, or prune the entries that now pass',
+    usage: 'tidemark regressions [--file FILE] [--prune]',
+    about: `Lists the regression file's entries; with --prune, replays each and removes those that now
+pass. Nothing is pruned without --prune.`,
+    flags: [
+      { name: 'file', type: 'output', value: 'FILE', description: 'the regression file', default: REGRESSIONS_FILE },
+      { name: 'prune', type: 'switch', description: 'replay each entry and remove those that pass' },
+      WATCHDOG,
+    ],
+  },
+  { name: 'scenarios', summary: 'list the named scenarios and the rules each covers', usage: 'tidemark scenarios', about: 'Lists the named scenarios with the rules each covers.', flags: [] },
+  { name: 'consumers', summary: 'list the built-in consumers (the reference and the mutants)', usage: 'tidemark consumers', about: 'Lists the built-in consumers: reference variants and mutants.', flags: [] },
+  { name: 'help', summary: "print this help, or a command's", usage: 'tidemark help [COMMAND]', about: "Prints the tool's help, or with a command name that command's help.", flags: [] },
+];
+
+export function findCommand(name: string): CommandSpec | undefined {
+  return COMMANDS.find((c) => c.name === name);
+}
+
+export const EXIT_CODES = `Exit codes:
+  0    pass: a passing verdict was printed
+  1    fail: the consumer broke a rule
+  2    unknown: the run could not be judged (a hang, a stall, an error outside the world,
+       a run that ended without a verdict); the reason is printed
+  3    usage: a bad flag, file or adapter
+  4    harness error: tidemark itself broke, or could not write an output after the run
+  129, 130, 143  interrupted by SIGHUP, SIGINT or SIGTERM; consumer processes were killed`;
+
+export function globalHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2;
+  return `tidemark: conformance harness for consumers of paginated event streams
+
+Usage: tidemark <command> [options]
+       tidemark --version
+
+Commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`).join('\n')}
+
+${EXIT_CODES}
+
+Run 'tidemark help <command>' (or 'tidemark <command> --help') for a command's flags.`;
+}
+
+/** A command's help: usage, what it does, and its flags as a table (flag, type, description, default). */
+export function commandHelp(spec: CommandSpec): string {
+  const parts = [`Usage: ${spec.usage}`, '', spec.about];
+  if (spec.flags.length > 0) parts.push('', flagTable(spec.flags));
+  if (['check', 'replay', 'regressions', 'merge'].includes(spec.name)) parts.push('', EXIT_CODES);
+  return parts.join('\n');
+}
+
+function flagTable(flags: readonly Flag[]): string {
+  const rows = [['flag', 'type', 'description', 'default'], ...flags.map((f) => [`--${f.name}${f.value ? ` ${f.value}` : ''}`, f.type, f.description, f.shownDefault ?? (f.default === undefined ? '-' : String(f.default))])];
+  const w0 = Math.max(...rows.map((r) => r[0]!.length));
+  const w1 = Math.max(...rows.map((r) => r[1]!.length));
+  const DESCRIPTION = 52;
+  const lines: string[] = [];
+  for (const [flag, type, description, shown] of rows) {
+    const wrapped = wrap(description!, DESCRIPTION);
+    wrapped.forEach((text, i) => {
+      const head = i === 0 ? `  ${flag!.padEnd(w0)}  ${type!.padEnd(w1)}  ` : ' '.repeat(w0 + w1 + 6);
+      lines.push(`${head}${i === 0 ? `${text.padEnd(DESCRIPTION)}  ${shown}` : text}`.trimEnd());
+    });
+  }
+  return lines.join('\n');
+}
+
+function wrap(text: string, width: number): string[] {
+  const out: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && line.length + 1 + word.length > width) {
+      out.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  out.push(line);
+  return out;
+}
+
+/** Flags parsed and checked against the spec: every value is of its type and within its bounds. */
+export class Flags {
+  constructor(
+    private readonly values: Readonly<Record<string, string | boolean | undefined>>,
+    private readonly spec: CommandSpec,
+    /** The arguments that are not flags, for a command that takes them. */
+    readonly positionals: readonly string[] = [],
+  ) {}
+
+  has(name: string): boolean {
+    return this.values[this.flag(name).name] !== undefined;
+  }
+
+  string(name: string): string | undefined {
+    const value = this.values[this.flag(name).name];
+    if (typeof value === 'string') return value;
+    const fallback = this.flag(name).default;
+    return typeof fallback === 'string' ? fallback : undefined;
+  }
+
+  switch(name: string): boolean {
+    return this.values[this.flag(name).name] === true;
+  }
+
+  /** A number flag's value: as given, else its default, else `fallback`. */
+  number(name: string, fallback?: number): number | undefined {
+    const flag = this.flag(name);
+    const value = this.values[flag.name];
+    if (typeof value === 'string') return readNumber(flag, value);
+    return typeof flag.default === 'number' ? flag.default : fallback;
+  }
+
+  /** A --shard flag's value, checked by the parser; undefined when absent. */
+  shard(name: string): { readonly index: number; readonly count: number } | undefined {
+    const flag = this.flag(name);
+    const value = this.values[flag.name];
+    return typeof value === 'string' ? readShard(flag, value) : undefined;
+  }
+
+  /** Every flag given, with its value, for what the parser let through (output paths, say). */
+  given(): { flag: Flag; value: string | boolean }[] {
+    return this.spec.flags.flatMap((flag) => {
+      const value = this.values[flag.name];
+      return value === undefined ? [] : [{ flag, value }];
+    });
+  }
+
+  private flag(name: string): Flag {
+    const flag = this.spec.flags.find((f) => f.name === name);
+    if (!flag) throw new Error(`tidemark ${this.spec.name} has no flag --${name}`);
+    return flag;
+  }
+}
+
+/** Parses a command's arguments by its spec; any problem is a UsageError naming the flag and what it takes. */
+export function parseFlags(spec: CommandSpec, args: readonly string[]): Flags {
+  const options = Object.fromEntries(spec.flags.map((f) => [f.name, { type: f.type === 'switch' ? ('boolean' as const) : ('string' as const) }]));
+  let values: Record<string, string | boolean | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({ args: [...args], options, strict: true, allowPositionals: spec.positionals !== undefined }) as { values: Record<string, string | boolean | undefined>; positionals: string[] });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  for (const flag of spec.flags) {
+    const value = values[flag.name];
+    if (typeof value !== 'string') continue;
+    if (['integer', 'seed', 'seconds', 'ms'].includes(flag.type)) readNumber(flag, value);
+    else if (flag.type === 'shard') readShard(flag, value);
+    else if (value === '') throw new UsageError(`--${flag.name} needs a value`);
+  }
+  return new Flags(values, spec, positionals);
+}
+
+/** I/N with 1 <= I <= N <= MAX_SHARDS: shard I of N. */
+function readShard(flag: Flag, text: string): { index: number; count: number } {
+  const m = /^(\d+)\/(\d+)$/.exec(text.trim());
+  if (!m) throw new UsageError(`--${flag.name} must look like I/N (the Ith of N shards, I from 1), got '${text}'`);
+  const index = Number(m[1]);
+  const count = Number(m[2]);
+  if (!(count >= 1 && count <= MAX_SHARDS)) throw new UsageError(`--${flag.name} ${text}: N must be from 1 to ${MAX_SHARDS}`);
+  if (!(index >= 1 && index <= count)) throw new UsageError(`--${flag.name} ${text}: I must be from 1 to ${count}, the number of shards (shards are numbered from 1)`);
+  return { index, count };
+}
+
+function readNumber(flag: Flag, text: string): number {
+  const n = Number(text);
+  if (flag.type === 'seed') {
+    if (text.trim() === '' || !Number.isInteger(n) || n < SEED_MIN || n > SEED_MAX) {
+      throw new UsageError(`--${flag.name} must be an integer from ${SEED_MIN} to ${SEED_MAX} (a 32-bit seed), got '${text}'`);
+    }
+    // As fast-check reads it: 2147483648 and above are the negative seeds with the same 32 bits,
+    // and printed as such, so every seed printed later is the one given.
+    return n | 0;
+  }
+  const whole = flag.type !== 'seconds';
+  const min = flag.min ?? 0;
+  const max = flag.max ?? Number.MAX_SAFE_INTEGER;
+  const ok = text.trim() !== '' && Number.isFinite(n) && (!whole || Number.isSafeInteger(n)) && n >= min && n <= max;
+  if (!ok) {
+    const what = whole ? `an integer of at least ${min}` : `a number of seconds of at least ${min}`;
+    throw new UsageError(`--${flag.name} must be ${what}${flag.max === undefined ? '' : ` and at most ${max.toLocaleString('en-US')}`}, got '${text}'`);
+  }
+  return n;
+}

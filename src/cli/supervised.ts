@@ -1,0 +1,153 @@
+import { rmSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { counterMemory, currentStage, onStage, reporterSource, whereNow, type Stage } from './activity.js';
+import type { Io } from './io.js';
+import { liveResources } from '../adapter/process/bridge.js';
+
+/**
+ * The checking process, run by the supervisor (src/cli/supervisor.ts). It runs the command and
+ * tells its supervisor everything needed to judge a run that does not end well: the stage
+ * (over IPC, as it changes), the world-call counters (from a reporter thread, which keeps
+ * talking while the main thread spins), the consumer processes and stores to clean up, and
+ * finally the exit code of the verdict it printed. Whatever the adapter leaves running, the
+ * process ends right after that.
+ */
+export const SUPERVISED = 'TIDEMARK_SUPERVISED';
+/** The pipe the reporter thread writes the counters to. */
+export const REPORT_FD = 4;
+/** How often the counters and the resources to clean up are reported. */
+const TICK_MS = 200;
+
+export type ToSupervisor =
+  | { readonly t: 'stage'; readonly stage: Stage }
+  | { readonly t: 'resources'; readonly groups: readonly number[]; readonly stores: readonly string[] }
+  | { readonly t: 'done'; readonly code: number };
+
+export type ToChild = { readonly t: 'stop'; readonly signal: NodeJS.Signals };
+
+const SIGNAL_CODES: Readonly<Record<string, number>> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
+
+/** Kills every consumer process group still running and removes every temporary store. */
+export function cleanUp(groups: readonly number[], stores: readonly string[]): void {
+  for (const group of groups) {
+    try {
+      process.kill(-group, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+  for (const dir of stores) rmSync(dir, { recursive: true, force: true });
+}
+
+export function runSupervised(command: (io: Io) => Promise<number>, io: Io): void {
+  const send = (message: ToSupervisor, then?: () => void): void => {
+    if (process.connected) process.send?.(message, undefined, {}, () => then?.());
+    else then?.();
+  };
+  // The channel to the supervisor must not keep the process alive: a run left with nothing
+  // to do but wait on a promise that can never settle has to be seen (beforeExit, below).
+  process.channel?.unref();
+  const realExit = process.exit.bind(process);
+  let finished = false;
+  /** Where process.exit was called from, when the adapter called it. */
+  let exitStack: string | null = null;
+
+  // The reporter thread: counters of world calls, readable while the main thread is stuck.
+  const reporter = new Worker(reporterSource(REPORT_FD, TICK_MS), { eval: true, workerData: counterMemory });
+  reporter.unref();
+  reporter.on('error', () => {});
+  onStage((stage) => send({ t: 'stage', stage }));
+  let reported = '';
+  const tick = setInterval(() => {
+    const { groups, stores } = liveResources();
+    const now = JSON.stringify([groups, stores]);
+    if (now !== reported) send({ t: 'resources', groups, stores });
+    reported = now;
+  }, TICK_MS);
+  tick.unref();
+
+  const cleanUpLive = (): void => {
+    const { groups, stores } = liveResources();
+    cleanUp(groups, stores);
+  };
+
+  /** Ends the run: the verdict (or the account of why there is none) is printed; exit with its code. */
+  const end = (code: number): void => {
+    if (finished) return;
+    finished = true;
+    clearInterval(tick);
+    cleanUpLive();
+    const exit = (): void => {
+      // stdout and stderr are flushed first, so nothing printed is lost to the exit.
+      process.stdout.write('', () => process.stderr.write('', () => realExit(code)));
+      setTimeout(() => realExit(code), 2000).unref();
+    };
+    send({ t: 'done', code }, exit);
+  };
+
+  // An adapter that ends the process: noted with where it was called, so the message can say.
+  process.exit = ((code?: number | string | null) => {
+    if (finished) return undefined as never;
+    exitStack = new Error('process.exit was called').stack ?? null;
+    return realExit(code ?? undefined);
+  }) as typeof process.exit;
+
+  process.on('exit', (code) => {
+    cleanUpLive();
+    if (finished) return;
+    const where = exitStack?.split('\n').slice(2, 8).join('\n') ?? '';
+    process.stderr.write(`tidemark: process.exit(${code}) was called during ${whereNow()}; an adapter must not end the process${where ? `:\n${where}` : ''}\n`);
+  });
+
+  // Nothing left to run, yet no verdict: the run waits on a promise that can never settle.
+  process.on('beforeExit', () => {
+    if (finished) return;
+    io.err(`tidemark: the run cannot go on: it waits on a promise that nothing is left to settle, during ${whereNow()}`);
+    io.out('verdict: unknown');
+    end(2);
+  });
+
+  // Errors thrown outside any world call (a timer, an unhandled rejection) end the run as
+  // unknown when the consumer's own code runs here; otherwise they are tidemark's own.
+  process.on('uncaughtException', (error, origin) => {
+    if (finished) return;
+    const kind = origin === 'unhandledRejection' ? 'an unhandled rejection' : 'an uncaught exception';
+    const stack = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+    if (currentStage().inProcess) {
+      io.err(`tidemark: ${kind} escaped outside any world call, during ${whereNow()}:`);
+      io.err(indent(stack));
+      io.out('verdict: unknown');
+      end(2);
+    } else {
+      io.err(`tidemark: harness error: ${kind} during ${whereNow()}:`);
+      io.err(indent(stack));
+      end(4);
+    }
+  });
+
+  const interrupted = (signal: NodeJS.Signals): void => {
+    finished = true;
+    cleanUpLive();
+    realExit(SIGNAL_CODES[signal] ?? 2);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => interrupted(signal));
+  process.on('message', (message: ToChild) => {
+    if (message?.t === 'stop') interrupted(message.signal);
+  });
+  // The supervisor is gone (killed itself): nobody reads the verdict; leave nothing behind.
+  process.on('disconnect', () => {
+    if (!finished) interrupted('SIGTERM');
+  });
+
+  command(io).then(end, (error: unknown) => {
+    io.err(`tidemark: harness error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    end(4);
+  });
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => `    ${l}`)
+    .join('\n');
+}

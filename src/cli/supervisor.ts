@@ -1,0 +1,147 @@
+import { fork } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { PROCESS_LIMIT_MS } from './spec.js';
+import { describeActivity, readCounters, type Counters, type Stage } from './activity.js';
+import { cleanUp, REPORT_FD, SUPERVISED, type ToChild, type ToSupervisor } from './supervised.js';
+
+/**
+ * The `tidemark` command runs `check`, `replay` and `regressions` (everything that runs a
+ * consumer) in a child process and watches it. Only the child can print a verdict, and it
+ * tells the supervisor the exit code that goes with it; so the command exits 0 only after a
+ * printed passing verdict, whatever the adapter does:
+ *
+ * - a child that ends without a verdict (an adapter called process.exit, or it was killed)
+ *   is `unknown`, exit 2, with what it was doing;
+ * - a child that makes no progress (no world call, no new world, no adapter hook) for the
+ *   watchdog's time is killed: `unknown`, exit 2, naming the adapter and its last world call;
+ * - SIGINT, SIGTERM and SIGHUP stop the child, kill every consumer process group and remove
+ *   the temporary stores, then exit 130, 143 or 129.
+ *
+ * The child ends itself right after its verdict, so handles an adapter left open never hold
+ * the command; the supervisor kills it if it lingers.
+ */
+
+/** The watchdog's default, in seconds: far above any healthy pause between world calls. */
+export const WATCHDOG_S = 60;
+/** The watchdog is never shorter than a process consumer's own limits plus this margin. */
+const WATCHDOG_MARGIN_MS = 10_000;
+/** How long a child that printed its verdict, or was told to stop, may take to exit. */
+const EXIT_GRACE_MS = 2000;
+const STOP_GRACE_MS = 1000;
+
+const SIGNAL_CODES: Readonly<Record<string, number>> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
+
+/** The watchdog for these arguments, in ms (0: off): --watchdog, else TIDEMARK_WATCHDOG, else the default. */
+export function watchdogMs(argv: readonly string[], env: NodeJS.ProcessEnv): number {
+  const flag = (name: string): number | undefined => {
+    const i = argv.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+    if (i < 0) return undefined;
+    const text = argv[i]!.includes('=') ? argv[i]!.slice(argv[i]!.indexOf('=') + 1) : argv[i + 1];
+    const n = Number(text);
+    return text !== undefined && Number.isFinite(n) && n >= 0 ? n : undefined;
+  };
+  const fromEnv = env.TIDEMARK_WATCHDOG === undefined ? undefined : Number(env.TIDEMARK_WATCHDOG);
+  const seconds = flag('watchdog') ?? (fromEnv !== undefined && Number.isFinite(fromEnv) && fromEnv >= 0 ? fromEnv : WATCHDOG_S);
+  if (seconds === 0) return 0;
+  // A process consumer may legitimately be silent for its stall or hello limit; the watchdog waits longer.
+  if (!argv.some((a) => a === '--command' || a.startsWith('--command='))) return seconds * 1000;
+  const floor = Math.max(flag('stall-ms') ?? PROCESS_LIMIT_MS, flag('hello-ms') ?? PROCESS_LIMIT_MS) + WATCHDOG_MARGIN_MS;
+  return Math.max(seconds * 1000, floor);
+}
+
+export function supervise(entry: string, argv: readonly string[]): void {
+  const limit = watchdogMs(argv, process.env);
+  const child = fork(entry, [...argv], {
+    execArgv: process.execArgv,
+    env: { ...process.env, [SUPERVISED]: '1' },
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc', 'pipe'],
+  });
+  let stage: Stage | null = null;
+  let counters: Counters = { calls: 0, hooks: 0, lastCall: null, inHook: null };
+  let resources: { groups: readonly number[]; stores: readonly string[] } = { groups: [], stores: [] };
+  let verdict: number | null = null;
+  /** Set when the supervisor decides the outcome itself: the watchdog fired, or a signal came. */
+  let ending: { readonly code: number; readonly message: string; readonly verdictLine: boolean } | null = null;
+  let lastProgress = Date.now();
+  let progressKey = '';
+  const progressed = (): void => {
+    const key = `${counters.calls}|${counters.hooks}|${stage?.stage ?? ''}`;
+    if (key === progressKey) return;
+    progressKey = key;
+    lastProgress = Date.now();
+  };
+  const where = (): string => (stage ? describeActivity(stage, counters) : 'start-up, before the consumer was loaded');
+
+  child.on('message', (message: ToSupervisor) => {
+    // The watchdog is armed by the first stage: starting Node and loading tidemark is not the adapter's time.
+    if (message.t === 'stage') stage = message.stage;
+    else if (message.t === 'resources') resources = { groups: message.groups, stores: message.stores };
+    else if (message.t === 'done') {
+      verdict = message.code;
+      setTimeout(() => child.kill('SIGKILL'), EXIT_GRACE_MS).unref();
+    }
+    progressed();
+  });
+  const report = child.stdio[REPORT_FD] as Readable | null | undefined;
+  if (report) {
+    createInterface({ input: report }).on('line', (line) => {
+      try {
+        counters = readCounters(JSON.parse(line) as number[]);
+        progressed();
+      } catch {
+        // A torn line: the next one comes within a fraction of a second.
+      }
+    });
+  }
+
+  const watchdog = setInterval(() => {
+    if (limit === 0 || stage === null || verdict !== null || ending !== null || Date.now() - lastProgress < limit) return;
+    ending = {
+      code: 2,
+      verdictLine: true,
+      message: `tidemark: watchdog: no progress for ${limit / 1000} s (no world call, no new world) during ${where()}. The adapter is looping, or waiting on something that never comes. --watchdog SECONDS (or TIDEMARK_WATCHDOG) sets this limit.`,
+    };
+    child.kill('SIGKILL');
+  }, 100);
+
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (ending?.code === SIGNAL_CODES[signal]) {
+      // Asked twice: stop at once.
+      child.kill('SIGKILL');
+      return;
+    }
+    ending = { code: SIGNAL_CODES[signal] ?? 2, verdictLine: false, message: `tidemark: interrupted by ${signal}: the run was stopped, its consumer processes killed and its temporary stores removed` };
+    if (child.connected) child.send({ t: 'stop', signal } satisfies ToChild, () => {});
+    setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS).unref();
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => onSignal(signal));
+
+  let spawnError: Error | null = null;
+  child.on('error', (error) => {
+    spawnError = error;
+  });
+  child.on('exit', (code, signal) => {
+    clearInterval(watchdog);
+    // Whatever the child managed or not: no consumer process of the run outlives it.
+    cleanUp(resources.groups, resources.stores);
+    const finish = (exitCode: number): void => {
+      process.stdout.write('', () => process.stderr.write('', () => process.exit(exitCode)));
+    };
+    if (ending !== null) {
+      process.stderr.write(`${ending.message}\n`);
+      if (ending.verdictLine) process.stdout.write('verdict: unknown\n');
+      return finish(ending.code);
+    }
+    if (verdict !== null) return finish(verdict);
+    if (spawnError !== null || stage === null) {
+      // It never got as far as saying what it was doing: tidemark itself could not run.
+      process.stderr.write(`tidemark: harness error: the checking process ${spawnError ? `could not start: ${(spawnError as Error).message}` : `ended at start-up with ${signal ?? `code ${code}`}`}\n`);
+      return finish(4);
+    }
+    // A process that exited said why itself (src/cli/supervised.ts); one killed by a signal could not.
+    process.stderr.write(`tidemark: the run ended without a verdict: the checking process ${signal ? `was killed by ${signal} during ${where()}` : `exited with code ${code}`}\n`);
+    process.stdout.write('verdict: unknown\n');
+    finish(2);
+  });
+}

@@ -1,0 +1,337 @@
+import { createHash } from 'node:crypto';
+import fc from 'fast-check';
+import { planArb, type PlanOptions } from '../../scenarios/arbitraries.js';
+import { excludedBy, worldOptions } from '../../scenarios/profiles.js';
+import { ALL_SCENARIOS, type NamedScenario } from '../../scenarios/named.js';
+import { ANOMALY_KINDS, type AnomalyKind } from '../../model/anomalies.js';
+import type { CheckResult } from '../../model/checker.js';
+import { missedAdversity } from './exercised.js';
+import type { AnyConsumer } from '../adapter/consumer.js';
+import { execute, type Execution } from './execute.js';
+import type { Plan } from '../../scenarios/plan.js';
+import { isSmaller, sizeOf } from '../selftest/shrunk-size.js';
+
+/**
+ * The suite's verdict: `unknown` when some world could not be judged, never `pass`; `error`
+ * when the world contradicted its own ground truth, which outranks everything it recorded.
+ */
+export type SuiteStatus = 'pass' | 'fail' | 'unknown' | 'error';
+
+export interface PropertyOutcome {
+  readonly status: SuiteStatus;
+  /** Worlds executed until the first failure (that one included), or in all on a pass. */
+  readonly runs: number;
+  /** The seed of the search whose counterexample is reported: with `path`, it replays it. */
+  readonly seed: number;
+  /** fast-check's replay path of the counterexample. */
+  readonly path: string | null;
+  readonly shrinks: number;
+  /** The minimal failing world, executed; null on pass. */
+  readonly counterexample: Execution | null;
+  /** World calls made across all executed worlds, for throughput figures. */
+  readonly calls: number;
+  /** Searches that found a failure and shrank it; the smallest counterexample among them is reported. */
+  readonly searches: number;
+  /** With a path: the world at that path, executed, whether it passed or not. */
+  readonly replayed?: Execution;
+  /** The time limit stopped the search before `runs` asked worlds (or before shrinking ended). */
+  readonly interrupted?: boolean;
+  /** With a shard: the worlds of `runs` left to the other shards, generated but not run here. */
+  readonly skipped?: number;
+}
+
+/**
+ * One of `count` machines sharing a run (`--shard index/count`, index from 1). Before the
+ * first failure, the kth generated world (k from 0) is this shard's when k mod count is
+ * index - 1; see checkProperty.
+ */
+export interface Shard {
+  readonly index: number;
+  readonly count: number;
+}
+
+/** Whether the jth item (from 0) of a list split across shards is this shard's; everything is, without a shard. */
+export function owns(shard: Shard | undefined, j: number): boolean {
+  return shard === undefined || j % shard.count === shard.index - 1;
+}
+
+export interface PropertyOptions {
+  readonly runs?: number;
+  readonly seed: number;
+  /** With a path, replays exactly that counterexample and stops there. */
+  readonly path?: string;
+  /** World size, budget and forced fault families; a replay must pass the same ones. */
+  readonly worlds?: PlanOptions;
+  /** Told the number of worlds executed so far, shrinking included, and whether this one was a shrinking step. */
+  readonly progress?: (worlds: number, shrinking: boolean) => void;
+  /** Searches to shrink a failure from; see SEARCHES. */
+  readonly searches?: number;
+  /** Told each executed world's per-check results, so a run can say which checks it exercised. */
+  readonly tally?: CheckTally;
+  /** Stop searching after this many milliseconds, as fast-check's interruptAfterTimeLimit does; what ran is judged. */
+  readonly timeLimitMs?: number;
+  /** Run only this shard's share of the generated worlds (see checkProperty). */
+  readonly shard?: Shard;
+}
+
+/**
+ * After a failure, the searches run in all, each from its own seed derived from the first,
+ * each shrinking its own first failure. Shrinking is a greedy local search and a world has
+ * many local minima: measured over the report's 20 seeds per mutant, single searches ended
+ * up to 17 events above the smallest world showing the bug, where the smallest of three
+ * stayed within one or two. Only a failing consumer pays for the extra searches.
+ */
+export const SEARCHES = 3;
+
+/** The seed of the nth search after the first: a fixed stride keeps them apart and repeatable. */
+export function searchSeed(seed: number, nth: number): number {
+  return (seed + nth * 0x9e3779b1) % 0x7fffffff;
+}
+
+/**
+ * Runs the consumer over generated worlds. A world whose verdict is not `pass` fails the
+ * property, so fast-check shrinks it; the last failing execution is the minimal one. A
+ * failure is then searched for again from other seeds, and the smallest counterexample wins;
+ * its seed and path replay it like any other.
+ *
+ * With a shard, every shard runs this same search, but before the first failure a world that
+ * is not the shard's is generated (cheap) and taken as passing without being run. fast-check
+ * draws each world from the seed and its index alone, whatever the earlier ones returned, so
+ * the shard that owns the unsharded run's first failing world finds it at the same index,
+ * then shrinks it exactly as the unsharded run does (every shrinking step runs), and runs the
+ * further searches whole: its outcome is the unsharded one. The other shards fail later or
+ * pass; `tidemark merge` keeps the failure found first (src/cli/merge.ts).
+ */
+export async function checkProperty(consumer: AnyConsumer, options: PropertyOptions): Promise<PropertyOutcome> {
+  const arb = planArb(worldOptions(consumer.capabilities, options.worlds));
+  const runs = options.runs ?? 1000;
+  let worlds = 0;
+  let calls = 0;
+  // Verdicts by plan, across every search of this check: most worlds tried while shrinking
+  // are plans already run (fast-check revisits the same candidates along different shrink
+  // paths, and each search shrinks through the same small worlds). A world is decided by its
+  // plan and the consumer, which replay already relies on; a consumer that is not
+  // deterministic is caught by replay's history hash, not hidden here. Only the verdict is
+  // kept: holding every failing history would cost far more memory than re-running the one
+  // counterexample that is finally reported.
+  const memo = new Map<string, boolean>();
+  let replayed: Execution | undefined;
+  // A time budget is wall-clock by nature; it decides how many worlds run, never what one does.
+  const deadline = options.timeLimitMs === undefined ? undefined : Date.now() + options.timeLimitMs;
+  // Worlds the first search generated before its first failure: their index orders the
+  // check tally (see TallyAt) and, with a shard, says which are this shard's.
+  let generated = 0;
+  let skipped = 0;
+  const search = async (seed: number, path?: string, first = false): Promise<Search> => {
+    let last: { readonly plan: Plan; execution: Execution | null } | null = null;
+    const property = fc.asyncProperty(arb, async (plan) => {
+      const k = first && last === null ? generated++ : null;
+      // Another shard's world: taken as passing, and kept out of the memo. Past the unsharded
+      // run's first failure it may well fail, and a shrinking step of this shard that meets
+      // the same plan must run it, not read a pass that was never judged.
+      if (k !== null && !owns(options.shard, k)) {
+        skipped++;
+        return true;
+      }
+      const key = planKey(plan);
+      const known = memo.get(key);
+      if (known !== undefined) {
+        if (!known) last = { plan, execution: null };
+        return known;
+      }
+      const run = await execute(plan, consumer);
+      if (path !== undefined && replayed === undefined) replayed = run;
+      // Passing worlds say what the run exercised; of the failing ones, only the reported
+      // counterexample counts (below): a check fails on evidence a reader can see.
+      if (run.result.verdict.status === 'pass') options.tally?.add(run.result, k === null ? AFTER_WORLDS : [TALLY_PHASE.world, k]);
+      calls += run.history.steps.length;
+      options.progress?.(++worlds, last !== null);
+      const passed = run.result.verdict.status === 'pass';
+      memo.set(key, passed);
+      if (!passed) last = { plan, execution: run };
+      return passed;
+    });
+    const details = await fc.check(property, {
+      numRuns: runs,
+      seed,
+      ...(path === undefined ? {} : { path, endOnFailure: true }),
+      ...(deadline === undefined ? {} : { interruptAfterTimeLimit: Math.max(1, deadline - Date.now()) }),
+    });
+    const found = last as { readonly plan: Plan; execution: Execution | null } | null;
+    // A failure with no failing execution means the harness itself threw: never a verdict.
+    if (details.failed && found === null) throw details.errorInstance;
+    if (!details.failed || found === null) return { seed: details.seed, runs: details.numRuns, path: null, shrinks: details.numShrinks, found: null, interrupted: details.interrupted };
+    // The minimal world's verdict came from the memo: run it once more for its history.
+    const execution = found.execution ?? (await execute(found.plan, consumer));
+    return { seed: details.seed, runs: details.numRuns, path: details.counterexamplePath, shrinks: details.numShrinks, found: execution, interrupted: details.interrupted };
+  };
+  const first = await search(options.seed, options.path, true);
+  const share = options.shard === undefined ? {} : { skipped };
+  if (first.found === null) {
+    return { status: 'pass', runs: first.runs, seed: first.seed, path: null, shrinks: 0, counterexample: null, calls, searches: 0, interrupted: first.interrupted, ...(replayed ? { replayed } : {}), ...share };
+  }
+  let best = first;
+  let searches = 1;
+  const wanted = options.path === undefined ? (options.searches ?? SEARCHES) : 1;
+  for (let nth = 1; nth < wanted; nth++) {
+    if (deadline !== undefined && Date.now() >= deadline) break;
+    const next = await search(searchSeed(options.seed, nth));
+    if (next.found === null) continue;
+    searches++;
+    if (better(next.found, best.found as Execution)) best = next;
+  }
+  const found = best.found as Execution;
+  options.tally?.add(found.result, AFTER_WORLDS);
+  return {
+    status: found.result.verdict.status === 'pass' ? 'fail' : found.result.verdict.status,
+    runs: first.runs,
+    seed: best.seed,
+    path: best.path,
+    shrinks: best.shrinks,
+    counterexample: found,
+    calls,
+    searches,
+    ...(replayed ? { replayed } : {}),
+    interrupted: first.interrupted,
+    ...share,
+  };
+}
+
+/** A plan's identity for the memo: its JSON, digested so that thousands of keys stay small. */
+function planKey(plan: Plan): string {
+  return createHash('sha256').update(JSON.stringify(plan)).digest('base64');
+}
+
+interface Search {
+  readonly seed: number;
+  readonly runs: number;
+  readonly path: string | null;
+  readonly shrinks: number;
+  readonly found: Execution | null;
+  readonly interrupted: boolean;
+}
+
+/** A harness error beats everything (it must be fixed first), a definite failure beats an unjudgeable world; then the smaller one wins. */
+function better(a: Execution, b: Execution): boolean {
+  const rank = (e: Execution): number => ({ error: 2, fail: 1, unknown: 0, pass: 0 })[e.result.verdict.status];
+  if (rank(a) !== rank(b)) return rank(a) > rank(b);
+  const definite = (e: Execution): boolean => e.result.verdict.status === 'fail';
+  if (definite(a) !== definite(b)) return definite(a);
+  return isSmaller(sizeOf(a), sizeOf(b));
+}
+
+/**
+ * A named scenario's outcome. `skipped`: it does not apply to this consumer (never run).
+ * `untested`: it ran and the consumer broke no rule, but the adversity it exists for never
+ * fired (see missedAdversity), so it proves nothing either way: never reported as a pass.
+ */
+export type ScenarioOutcome =
+  | { readonly scenario: NamedScenario; readonly execution: Execution; readonly skipped?: undefined; readonly untested?: string }
+  | { readonly scenario: NamedScenario; readonly execution?: undefined; readonly skipped: string; readonly untested?: undefined };
+
+export type ScenarioStatus = SuiteStatus | 'untested' | 'skipped';
+
+export function scenarioStatus(s: ScenarioOutcome): ScenarioStatus {
+  if (s.execution === undefined) return 'skipped';
+  return s.untested !== undefined ? 'untested' : s.execution.result.verdict.status;
+}
+
+/**
+ * Runs every named scenario once: they are deterministic, one run each is the whole test.
+ * A scenario whose source contract the consumer does not support is skipped, with the reason.
+ */
+export async function checkScenarios(consumer: AnyConsumer, scenarios = ALL_SCENARIOS, onScenario?: (outcome: ScenarioOutcome) => void): Promise<ScenarioOutcome[]> {
+  const out: ScenarioOutcome[] = [];
+  for (const scenario of scenarios) {
+    const skipped = whyNot(consumer, scenario);
+    let outcome: ScenarioOutcome;
+    if (skipped !== null) outcome = { scenario, skipped };
+    else {
+      const execution = await execute(scenario.plan, consumer);
+      const missed = execution.result.verdict.status === 'pass' ? missedAdversity(scenario.plan, execution.history) : [];
+      outcome = missed.length > 0 ? { scenario, execution, untested: missed.join('; ') } : { scenario, execution };
+    }
+    out.push(outcome);
+    onScenario?.(outcome);
+  }
+  return out;
+}
+
+export function whyNot(consumer: AnyConsumer, scenario: NamedScenario): string | null {
+  return excludedBy(consumer.capabilities, scenario.plan);
+}
+
+/** One check of the model over a whole run: failed where its anomaly was found, passed only where it ran, else untested. */
+export interface CheckSummary {
+  readonly anomaly: AnomalyKind;
+  readonly status: 'pass' | 'fail' | 'untested';
+  /** Why no world of the run exercised it (untested). */
+  readonly reason?: string;
+}
+
+/**
+ * Where an execution stands in the order an unsharded check runs them: the phase
+ * (regressions, named scenarios, generated worlds before the first failure, then everything
+ * after it: shrinking, the further searches and the counterexample) and its index there.
+ * Shards run disjoint parts of one order; these positions let `tidemark merge` rebuild the
+ * tally the unsharded run would have made (src/cli/merge.ts).
+ */
+export type TallyAt = readonly [phase: number, index: number];
+
+export const TALLY_PHASE = { regression: 0, scenario: 1, world: 2, after: 3 } as const;
+
+/** Every execution after the first failure of the generated worlds: one phase, in the order run. */
+export const AFTER_WORLDS: TallyAt = [TALLY_PHASE.after, 0];
+
+/** What a run's executions said of one check: where it was first exercised, first found, and first left untested (with the reason). */
+export interface CheckEvidence {
+  readonly exercised?: TallyAt;
+  readonly found?: TallyAt;
+  readonly untested?: { readonly at: TallyAt; readonly reason: string };
+}
+
+export function precedes(a: TallyAt, b: TallyAt): boolean {
+  return a[0] !== b[0] ? a[0] < b[0] : a[1] < b[1];
+}
+
+/**
+ * Gathers each checker's own results over the executions of a run. A check fails when any
+ * execution found its anomaly, passes when at least one exercised it and none found it, and
+ * is untested, with the first reason given, when none exercised it. Each is kept with the
+ * position of the execution that first showed it (TallyAt); executions are added in the
+ * order they ran, so without positions the first one added is the first.
+ */
+export class CheckTally {
+  private readonly evidence = new Map<AnomalyKind, { exercised?: TallyAt; found?: TallyAt; untested?: { at: TallyAt; reason: string } }>();
+
+  add(result: CheckResult, at: TallyAt = AFTER_WORLDS): void {
+    for (const kind of ANOMALY_KINDS) {
+      const r = result.results[kind];
+      const e = this.evidence.get(kind) ?? {};
+      const earlier = (known: TallyAt | undefined): boolean => known === undefined || precedes(at, known);
+      if (r.status === 'fail' && earlier(e.found)) e.found = at;
+      if (r.status !== 'untested' && earlier(e.exercised)) e.exercised = at;
+      else if (r.status === 'untested' && earlier(e.untested?.at)) e.untested = { at, reason: r.reason };
+      this.evidence.set(kind, e);
+    }
+  }
+
+  /** The evidence for each check, for a shard's results to be merged. */
+  record(): Partial<Record<AnomalyKind, CheckEvidence>> {
+    return Object.fromEntries(this.evidence);
+  }
+
+  summary(): CheckSummary[] {
+    return summarizeChecks((kind) => this.evidence.get(kind));
+  }
+}
+
+/** Each check's summary from its evidence: fail where found, pass where exercised, else untested with the first reason. */
+export function summarizeChecks(evidence: (kind: AnomalyKind) => CheckEvidence | undefined): CheckSummary[] {
+  return ANOMALY_KINDS.map((anomaly) => {
+    const e = evidence(anomaly);
+    if (e?.found) return { anomaly, status: 'fail' };
+    if (e?.exercised) return { anomaly, status: 'pass' };
+    return { anomaly, status: 'untested', reason: e?.untested?.reason ?? 'no world was judged' };
+  });
+}

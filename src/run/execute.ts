@@ -1,0 +1,26 @@
+import { createHash } from 'node:crypto';
+import { check, type CheckResult } from '../../model/checker.js';
+import type { History } from '../../model/history.js';
+import type { Plan } from '../../scenarios/plan.js';
+import { validatePlan } from '../../scenarios/validate.js';
+import type { AnyConsumer } from '../adapter/consumer.js';
+import { World } from '../world/world.js';
+
+/** One executed world: the plan, what happened, and the model's verdict on it. */
+export interface Execution {
+  readonly plan: Plan;
+  readonly history: History;
+  /** sha256 of the history's JSON: same seed, same history, byte for byte. */
+  readonly hash: string;
+  readonly result: CheckResult;
+}
+
+export async function execute(plan: Plan, consumer: AnyConsumer): Promise<Execution> {
+  validatePlan(plan);
+  const history = await new World(plan, consumer).run();
+  return { plan, history, hash: hashHistory(history), result: check(history) };
+}
+
+export function hashHistory(history: History): string {
+  return createHash('sha256').update(JSON.stringify(history)).digest('hex');
+}

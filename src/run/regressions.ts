@@ -1,0 +1,301 @@
+import { closeSync, existsSync, fsyncSync, linkSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+/**
+ * The regression file: every failure a check finds is kept in the user's repository and
+ * replayed first on every later run, until it passes and someone prunes it on purpose (as
+ * proptest-regressions and Hypothesis's example database do). It is JSON, versioned, with
+ * one entry per failure, in the order found, so that it diffs well in review.
+ *
+ * Several checks may share one file (CI jobs in parallel, a developer's loop beside them),
+ * and any of them may be killed at any moment. So the file is never rewritten from what a
+ * check read when it started: every change takes an exclusive lock, reads the file as it is
+ * now, merges, writes a temporary file in the same directory, flushes it to disk and renames
+ * it over the old one. A reader sees the old file or the new one, never a cut one.
+ */
+export const REGRESSIONS_FILE = 'tidemark-regressions.json';
+const VERSION = 1;
+
+/** This tidemark's version, noted in every entry it records: another version may build another world from the same seed. */
+export const TIDEMARK_VERSION: string = (() => {
+  const source = import.meta.url.endsWith('.ts');
+  const url = new URL(source ? '../../package.json' : '../../../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(url, 'utf8')) as { version: string }).version;
+})();
+
+interface Common {
+  readonly adapter: string;
+  readonly anomaly: string;
+  /** The tidemark version that recorded the entry; absent in files from before it was noted. */
+  readonly tidemark?: string;
+  /**
+   * The sha256 of the failing history when it was recorded: a replay that differs from it
+   * says so, and one that differs from itself is a consumer that is not deterministic.
+   */
+  readonly hash?: string;
+}
+
+export type RegressionEntry =
+  | (Common & { readonly kind: 'world'; readonly seed: number; readonly path: string })
+  | (Common & { readonly kind: 'scenario'; readonly scenario: string });
+
+export interface RegressionFile {
+  readonly version: 1;
+  readonly entries: readonly RegressionEntry[];
+}
+
+export class RegressionFileError extends Error {
+  override name = 'RegressionFileError';
+}
+
+export function readRegressions(path: string): RegressionFile {
+  if (!existsSync(path)) return { version: VERSION, entries: [] };
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new RegressionFileError(`${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  const file = data as Partial<RegressionFile>;
+  if (file.version !== VERSION) throw new RegressionFileError(`${path} has version ${JSON.stringify(file.version)}; this tidemark reads version ${VERSION}`);
+  if (!Array.isArray(file.entries)) throw new RegressionFileError(`${path} has no entries array`);
+  file.entries.forEach((e, i) => {
+    const ok =
+      typeof e?.adapter === 'string' &&
+      (e.tidemark === undefined || typeof e.tidemark === 'string') &&
+      ((e.kind === 'world' && Number.isSafeInteger(e.seed) && typeof e.path === 'string' && /^\d+(:\d+)*$/.test(e.path)) ||
+        (e.kind === 'scenario' && typeof e.scenario === 'string'));
+    if (!ok) throw new RegressionFileError(`${path}: entries[${i}] must be { adapter, kind: 'world', seed, path } or { adapter, kind: 'scenario', scenario }`);
+  });
+  return file as RegressionFile;
+}
+
+/** Replaces the file's entries, atomically and under the lock. Prefer recordRegressions and pruneRegressions, which merge. */
+export function writeRegressions(path: string, file: RegressionFile): void {
+  withLock(path, () => writeAtomically(path, render(file.entries)));
+}
+
+/**
+ * Built-in consumers (the reference and the mutants, `builtin:NAME`) are tidemark's own
+ * demonstrations: a mutant fails by design, forever. Their failures are not the user's
+ * regressions, so they are never recorded in a user's file, and `--prune` removes any an
+ * older tidemark left there.
+ */
+export function isBuiltIn(entry: RegressionEntry): boolean {
+  return entry.adapter.startsWith('builtin:');
+}
+
+/**
+ * Adds the entries the file does not hold yet, as it is when written (not as it was when the
+ * check started), stamped with this tidemark's version. Built-in consumers' entries are left
+ * out. Returns the entries added; the file is not created when there are none.
+ */
+export function recordRegressions(path: string, found: readonly RegressionEntry[]): RegressionEntry[] {
+  const fresh = found.filter((e) => !isBuiltIn(e));
+  if (fresh.length === 0) return [];
+  return withLock(path, () => {
+    const now = readRegressions(path).entries;
+    const added: RegressionEntry[] = [];
+    for (const entry of fresh) {
+      if (now.some((x) => sameEntry(x, entry)) || added.some((x) => sameEntry(x, entry))) continue;
+      added.push({ ...entry, tidemark: TIDEMARK_VERSION });
+    }
+    if (added.length > 0) writeAtomically(path, render([...now, ...added]));
+    return added;
+  });
+}
+
+/**
+ * Removes these entries from the file as it is now; entries another check recorded in the
+ * meantime stay. Returns how many were removed and how many are left.
+ */
+export function pruneRegressions(path: string, remove: readonly RegressionEntry[]): { removed: number; kept: number } {
+  return withLock(path, () => {
+    const now = readRegressions(path).entries;
+    const kept = now.filter((e) => !remove.some((x) => sameEntry(x, e)));
+    if (kept.length !== now.length) writeAtomically(path, render(kept));
+    return { removed: now.length - kept.length, kept: kept.length };
+  });
+}
+
+/**
+ * A note for an entry another tidemark version recorded: the seed and path name a world
+ * built by that version's generators, which may build another world now. Null when the
+ * entry is this version's.
+ */
+export function versionWarning(entry: RegressionEntry): string | null {
+  if (entry.tidemark === TIDEMARK_VERSION) return null;
+  const by = entry.tidemark === undefined ? 'a tidemark that did not note its version' : `tidemark ${entry.tidemark}`;
+  return `recorded by ${by}, replayed by tidemark ${TIDEMARK_VERSION}: the world it names may have changed. If it no longer fails, check that the bug is fixed before pruning it.`;
+}
+
+export function sameEntry(a: RegressionEntry, b: RegressionEntry): boolean {
+  if (a.adapter !== b.adapter || a.kind !== b.kind) return false;
+  return a.kind === 'world' && b.kind === 'world' ? a.seed === b.seed && a.path === b.path : a.kind === 'scenario' && b.kind === 'scenario' && a.scenario === b.scenario;
+}
+
+function render(entries: readonly RegressionEntry[]): string {
+  return `${JSON.stringify({ version: VERSION, about: 'Failures found by tidemark check, replayed first on every run. Prune fixed ones with: tidemark regressions --prune', entries }, null, 2)}\n`;
+}
+
+/**
+ * Writes the whole text to a temporary file beside the target, flushes it to disk, and
+ * renames it over the target; then flushes the directory, so the rename itself survives a
+ * power cut. A process killed at any point leaves the old file or the new one.
+ */
+function writeAtomically(path: string, text: string): void {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now().toString(36)}.tmp`);
+  const fd = openSync(temp, 'wx');
+  try {
+    const bytes = Buffer.from(text);
+    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    unlinkSync(temp);
+    throw error;
+  }
+  closeSync(fd);
+  renameSync(temp, path);
+  try {
+    const dir = openSync(dirname(path), 'r');
+    try {
+      fsyncSync(dir);
+    } finally {
+      closeSync(dir);
+    }
+  } catch {
+    // Some platforms cannot flush a directory; the rename is still atomic there.
+  }
+}
+
+/** A lock older than this is stale whoever holds it: a write takes milliseconds, not seconds. */
+const LOCK_STALE_MS = 10_000;
+/** How long a check waits for the lock: longer than a lock can be before it is stale. */
+const LOCK_WAIT_MS = 15_000;
+
+/**
+ * Runs `work` holding `<path>.lock`, a file created exclusively (`wx`) that names its
+ * holder. A lock whose holder is no longer running on this machine, or that is older than
+ * LOCK_STALE_MS, was left by a killed check and is taken over. Temporary files a killed
+ * writer left beside the file are removed under the lock.
+ */
+function withLock<T>(path: string, work: () => T): T {
+  const lock = `${path}.lock`;
+  const started = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    let fd: number;
+    try {
+      fd = openSync(lock, 'wx');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new RegressionFileError(`cannot lock ${path}: ${(error as Error).message}`);
+      const holder = readHolder(lock);
+      if (holder !== null && stale(lock, holder)) {
+        takeOver(lock, holder);
+        continue;
+      }
+      if (Date.now() - started > LOCK_WAIT_MS) {
+        throw new RegressionFileError(`${path} is locked by ${holder ?? 'another check'} (${lock}); if no tidemark is running, remove the lock file`);
+      }
+      sleep(Math.min(50, 5 * (attempt + 1)));
+      continue;
+    }
+    try {
+      writeSync(fd, `pid ${process.pid} since ${new Date().toISOString()}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      removeLeftovers(path);
+      return work();
+    } finally {
+      try {
+        unlinkSync(lock);
+      } catch {
+        // Taken over as stale by another check: nothing of ours to remove.
+      }
+    }
+  }
+}
+
+function readHolder(lock: string): string | null {
+  try {
+    return readFileSync(lock, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+function stale(lock: string, holder: string): boolean {
+  const pid = Number(/^pid (\d+)/.exec(holder)?.[1]);
+  if (Number.isInteger(pid) && pid > 0 && !running(pid)) return true;
+  try {
+    return Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Moves a stale lock aside and removes it. If what was moved is not the lock judged stale
+ * (another check took it over and locked in the meantime), it is put back with link, which
+ * fails rather than overwrite a lock created since.
+ */
+function takeOver(lock: string, holder: string): void {
+  const aside = `${lock}.${process.pid}.stale`;
+  try {
+    renameSync(lock, aside);
+  } catch {
+    return;
+  }
+  if (readHolder(aside) !== holder) {
+    try {
+      linkSync(aside, lock);
+    } catch {
+      // A newer lock exists: its holder goes first.
+    }
+  }
+  try {
+    unlinkSync(aside);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Temporary files of writers that were killed before their rename. */
+function removeLeftovers(path: string): void {
+  const prefix = `.${basename(path)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(path));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
+    const pid = Number(name.slice(prefix.length).split('.')[0]);
+    if (Number.isInteger(pid) && pid > 0 && !running(pid)) {
+      try {
+        unlinkSync(join(dirname(path), name));
+      } catch {
+        // Removed by another check.
+      }
+    }
+  }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/** A synchronous wait: the lock is taken from synchronous code, and a write takes milliseconds. */
+function sleep(ms: number): void {
+  Atomics.wait(pause, 0, 0, ms);
+}

@@ -1,0 +1,167 @@
+import { ALL_SCENARIOS, findScenario } from '../../scenarios/named.js';
+import { CheckTally, checkProperty, checkScenarios, owns, TALLY_PHASE, type CheckEvidence, type CheckSummary, type PropertyOutcome, type ScenarioOutcome, type Shard, type SuiteStatus } from './conformance.js';
+import type { AnomalyKind } from '../../model/anomalies.js';
+import type { AnyConsumer } from '../adapter/consumer.js';
+import type { Execution } from './execute.js';
+import type { RegressionEntry } from './regressions.js';
+import { replayWorld } from './replay.js';
+
+/** One replayed regression and what it does now. */
+export interface RegressionOutcome {
+  readonly entry: RegressionEntry;
+  readonly status: SuiteStatus;
+  readonly execution: Execution | null;
+  /** How long it took, in milliseconds of wall time: for reports, never for the simulation. */
+  readonly ms?: number;
+  /** Something to know about this replay: its history is not the one recorded, say. */
+  readonly note?: string;
+}
+
+/** Everything one `check` found, in the order it ran: regressions, scenarios, generated worlds. */
+export interface SuiteResult {
+  readonly consumer: string;
+  /** How the adapter is named in the regression file and in replay commands. */
+  readonly adapter: string;
+  readonly seed: number;
+  readonly runs: number;
+  readonly status: SuiteStatus;
+  readonly regressions: readonly RegressionOutcome[];
+  /** Each with the milliseconds it took, as regressions have. */
+  readonly scenarios: readonly (ScenarioOutcome & { readonly ms?: number })[];
+  readonly property: (PropertyOutcome & { readonly ms?: number }) | null;
+  /** Each check of the model over the whole run (see CheckTally). */
+  readonly checks: readonly CheckSummary[];
+  /** What `checks` was made from, by position, for a shard's results to be merged exactly. */
+  readonly evidence: Partial<Record<AnomalyKind, CheckEvidence>>;
+  /** Regressions of this adapter in the file: with a shard, `regressions` holds only its share. */
+  readonly regressionsInFile: number;
+}
+
+export interface SuiteOptions {
+  readonly adapter: string;
+  readonly seed: number;
+  readonly runs: number;
+  /** Searches to shrink a failure from (see SEARCHES); default SEARCHES. */
+  readonly searches?: number;
+  /** Only this named scenario (no generated worlds). */
+  readonly scenario?: string;
+  readonly regressions?: readonly RegressionEntry[];
+  readonly progress?: (worlds: number, shrinking: boolean) => void;
+  /** Told each replayed regression as it finishes, so a CLI can stream it. */
+  readonly onRegression?: (outcome: RegressionOutcome) => void;
+  /** Told each scenario's outcome as it finishes, so a CLI can stream it. */
+  readonly onScenario?: (outcome: ScenarioOutcome) => void;
+  /** Stop generating worlds after this many milliseconds (see PropertyOptions.timeLimitMs). */
+  readonly timeLimitMs?: number;
+  /**
+   * Run only this shard's share: the jth regression and the jth scenario (from 0) when j mod
+   * count is index - 1, and its share of the generated worlds (see checkProperty).
+   */
+  readonly shard?: Shard;
+}
+
+/** The regressions a suite replays: this adapter's, and of those naming a scenario, the ones this tidemark has. */
+export function replayedRegressions(entries: readonly RegressionEntry[], adapter: string): RegressionEntry[] {
+  return entries.filter((e) => e.adapter === adapter && (e.kind === 'world' || findScenario(e.scenario) !== undefined));
+}
+
+export class UnknownScenarioError extends Error {
+  override name = 'UnknownScenarioError';
+}
+
+/** Runs the conformance suite for one consumer: its regressions first, then the scenarios, then generated worlds. */
+export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Promise<SuiteResult> {
+  const regressions: RegressionOutcome[] = [];
+  const tally = new CheckTally();
+  const entries = replayedRegressions(options.regressions ?? [], options.adapter);
+  for (const [j, entry] of entries.entries()) {
+    if (!owns(options.shard, j)) continue;
+    const start = performance.now();
+    const scenario = entry.kind === 'scenario' ? findScenario(entry.scenario) : undefined;
+    // Each entry is replayed twice and compared: a consumer that is not deterministic is
+    // unknown, never a pass that `--prune` would delete.
+    const replayed = await replayWorld(consumer, scenario ? { plan: scenario.plan } : { seed: (entry as { seed: number }).seed, path: (entry as { path: string }).path });
+    if (replayed === null) {
+      regressions.push({ entry, status: 'unknown', execution: null, note: 'the seed and path lead to no world', ms: performance.now() - start });
+      options.onRegression?.(regressions.at(-1) as RegressionOutcome);
+      continue;
+    }
+    const { execution } = replayed;
+    tally.add(execution.result, [TALLY_PHASE.regression, j]);
+    const changed = replayed.nondeterministic === null && entry.hash !== undefined && entry.hash !== execution.hash;
+    regressions.push({
+      entry,
+      status: execution.result.verdict.status,
+      execution,
+      ...(changed ? { note: 'its history differs from the one recorded: the consumer (or tidemark) changed since' } : {}),
+      ms: performance.now() - start,
+    });
+    options.onRegression?.(regressions.at(-1) as RegressionOutcome);
+  }
+  let scenarios = ALL_SCENARIOS;
+  if (options.scenario !== undefined) {
+    const one = findScenario(options.scenario);
+    if (!one) throw new UnknownScenarioError(`no scenario named '${options.scenario}'; see 'tidemark scenarios'`);
+    scenarios = [one];
+  }
+  // One scenario at a time, so that each is timed on its own for the reports.
+  const outcomes: (ScenarioOutcome & { ms: number })[] = [];
+  for (const [j, scenario] of scenarios.entries()) {
+    if (!owns(options.shard, j)) continue;
+    const start = performance.now();
+    const [outcome] = await checkScenarios(consumer, [scenario]);
+    const timed = { ...(outcome as ScenarioOutcome), ms: performance.now() - start };
+    if (timed.execution) tally.add(timed.execution.result, [TALLY_PHASE.scenario, j]);
+    outcomes.push(timed);
+    options.onScenario?.(timed);
+  }
+  const start = performance.now();
+  const property =
+    options.scenario === undefined
+      ? {
+          ...(await checkProperty(consumer, {
+            runs: options.runs,
+            seed: options.seed,
+            tally,
+            ...(options.searches === undefined ? {} : { searches: options.searches }),
+            ...(options.progress ? { progress: options.progress } : {}),
+            ...(options.timeLimitMs === undefined ? {} : { timeLimitMs: options.timeLimitMs }),
+            ...(options.shard === undefined ? {} : { shard: options.shard }),
+          })),
+          ms: performance.now() - start,
+        }
+      : null;
+  const statuses: SuiteStatus[] = [
+    ...regressions.map((r) => r.status),
+    ...outcomes.flatMap((s) => (s.execution ? [s.execution.result.verdict.status] : [])),
+    ...(property ? [property.status] : []),
+  ];
+  const status: SuiteStatus = statuses.includes('error') ? 'error' : statuses.includes('fail') ? 'fail' : statuses.includes('unknown') ? 'unknown' : 'pass';
+  return {
+    consumer: consumer.name,
+    adapter: options.adapter,
+    seed: options.seed,
+    runs: options.runs,
+    status,
+    regressions,
+    scenarios: outcomes,
+    property,
+    checks: tally.summary(),
+    evidence: tally.record(),
+    regressionsInFile: entries.length,
+  };
+}
+
+/** The failures of this run that belong in the regression file. */
+export function newRegressions(result: SuiteResult): RegressionEntry[] {
+  const out: RegressionEntry[] = [];
+  for (const s of result.scenarios) {
+    const v = s.execution?.result.verdict;
+    if (v && v.status !== 'pass' && s.execution) out.push({ adapter: result.adapter, kind: 'scenario', scenario: s.scenario.name, anomaly: v.anomalies[0]?.kind ?? v.status, hash: s.execution.hash });
+  }
+  const p = result.property;
+  if (p?.counterexample && p.path !== null) {
+    out.push({ adapter: result.adapter, kind: 'world', seed: p.seed, path: p.path, anomaly: p.counterexample.result.verdict.anomalies[0]?.kind ?? p.status, hash: p.counterexample.hash });
+  }
+  return out;
+}
