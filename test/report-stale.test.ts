@@ -1,8 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { MUTANTS } from '../src/selftest/mutants.js';
-import { killOne, MUTANT_BUDGET } from '../src/selftest/kill-matrix.js';
-import { buildReport, deterministicPart, REPORT_SEED, rowsOf } from '../src/report/report-md.js';
+import { MUTANT_BUDGET } from '../src/selftest/kill-matrix.js';
+import { killOne } from '../src/selftest/kill-one.js';
+import { deterministicPart, REPORT_SEED, rowsOf } from '../src/report/report-md.js';
+import { buildReport } from '../src/selftest/report.js';
 
 /**
  * REPORT.md is generated, never written by hand. Its scenario and rule tables are rebuilt

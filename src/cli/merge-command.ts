@@ -8,7 +8,7 @@ import { recordRegressions } from '../run/regressions.js';
 import { renderFailure } from '../report/failure.js';
 import { renderJUnit } from '../report/junit.js';
 import { formatKillRow, formatReferenceRow, KILL_HEADER, matrixVerdict } from '../report/kill-table.js';
-import { buildReport } from '../report/report-md.js';
+import { buildReport } from '../selftest/report.js';
 import { replayCommand, targetFlag } from '../report/replay-command.js';
 
 /**

@@ -9,7 +9,7 @@ import { MUTANTS } from '../selftest/mutants.js';
 import type { KillRow } from '../selftest/kill-matrix.js';
 import type { RegressionEntry } from '../run/regressions.js';
 import type { JUnitSuite } from '../report/junit.js';
-import { reportTasks } from '../report/report-md.js';
+import { reportTasks } from '../selftest/report.js';
 
 /**
  * `tidemark merge`: the results of a run split over N machines (`--shard I/N`), put back

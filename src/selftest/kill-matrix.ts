@@ -1,8 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import type { AnomalyKind } from '../../model/anomalies.js';
-import { checkProperty } from '../run/conformance.js';
+import type { Consumer } from '../adapter/consumer.js';
+import { checkProperty, owns, type PropertyOutcome, type Shard } from '../run/conformance.js';
 import type { Mutant } from './mutants.js';
-import { sizeOf, type ShrunkSize } from './shrunk-size.js';
+import { runSearches } from './search-pool.js';
+import type { ShrunkSize } from './shrunk-size.js';
 
 /**
  * The default budget of a mutant search, in generated worlds. When it was set, the slowest
@@ -29,27 +31,6 @@ export interface KillRow {
   readonly ms: number;
 }
 
-export async function killOne(mutant: Mutant, runs: number, seed: number): Promise<KillRow> {
-  const expected = [mutant.expect, ...mutant.also];
-  const t0 = performance.now();
-  const outcome = await checkProperty(mutant.consumer, { runs, seed });
-  const ms = performance.now() - t0;
-  const x = outcome.counterexample;
-  const kinds = x?.result.verdict.anomalies.map((a) => a.kind) ?? [];
-  const found = kinds.find((k) => expected.includes(k)) ?? kinds[0] ?? null;
-  return {
-    mutant: mutant.name,
-    rule: mutant.rule,
-    expected,
-    found,
-    killed: found !== null && expected.includes(found),
-    runsToKill: outcome.status === 'pass' ? null : outcome.runs,
-    shrunk: x ? sizeOf(x) : null,
-    seed,
-    replay: outcome.path === null ? null : { seed: outcome.seed, path: outcome.path },
-    ms,
-  };
-}
 
 /** How reliably one mutant dies across many seeds. */
 export interface Reliability {
@@ -90,4 +71,37 @@ export function reliabilityOf(mutant: Mutant, rows: readonly KillRow[]): Reliabi
 /** Seeds derived from one base seed, so a reliability run is as repeatable as a single one. */
 export function seedsFrom(base: number, count: number): number[] {
   return Array.from({ length: count }, (_, i) => (base + i * 7919) % 0x7fffffff);
+}
+
+export interface KillMatrix {
+  readonly rows: readonly KillRow[];
+  readonly reference: PropertyOutcome & { readonly ms: number };
+}
+
+/**
+ * Every mutant under one seed and budget, searched in the pool, and the reference consumer
+ * under the same, which must pass. Rows come to `progress` in catalog order, whichever
+ * search ends first. With a shard, only its share: the jth mutant (from 0) when j mod count
+ * is index - 1, and its share of the reference's worlds (see checkProperty).
+ */
+export async function killMatrix(
+  all: readonly Mutant[],
+  reference: Consumer,
+  options: { readonly runs: number; readonly seed: number; readonly jobs?: number; readonly shard?: Shard },
+  progress: (row: KillRow) => void = () => {},
+): Promise<KillMatrix> {
+  const mutants = all.filter((_, j) => owns(options.shard, j));
+  const ended: (KillRow | undefined)[] = mutants.map(() => undefined);
+  let shown = 0;
+  const rows = await runSearches(
+    mutants.map((m) => ({ mutant: m.name, runs: options.runs, seed: options.seed })),
+    options.jobs,
+    (row, index) => {
+      ended[index] = row;
+      for (; ended[shown] !== undefined; shown++) progress(ended[shown] as KillRow);
+    },
+  );
+  const t0 = performance.now();
+  const outcome = await checkProperty(reference, { runs: options.runs, seed: options.seed, ...(options.shard ? { shard: options.shard } : {}) });
+  return { rows, reference: { ...outcome, ms: performance.now() - t0 } };
 }

@@ -1,10 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { performance } from 'node:perf_hooks';
-import { checkProperty, owns, type PropertyOutcome, type Shard } from '../run/conformance.js';
-import type { Consumer } from '../adapter/consumer.js';
 import { findMutant, type Mutant } from './mutants.js';
-import { killOne, type KillRow } from './kill-matrix.js';
+import { killOne } from './kill-one.js';
+import type { KillRow } from './kill-matrix.js';
 
 /** One mutant search: the mutant, its budget in worlds, and the seed that decides everything. */
 export interface SearchTask {
@@ -79,37 +77,4 @@ function startWorker(): Worker {
   if (!source) return new Worker(url);
   const boot = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => tsx.tsImport(${JSON.stringify(url.href)}, ${JSON.stringify(url.href)}));`;
   return new Worker(boot, { eval: true });
-}
-
-export interface KillMatrix {
-  readonly rows: readonly KillRow[];
-  readonly reference: PropertyOutcome & { readonly ms: number };
-}
-
-/**
- * Every mutant under one seed and budget, searched in the pool, and the reference consumer
- * under the same, which must pass. Rows come to `progress` in catalog order, whichever
- * search ends first. With a shard, only its share: the jth mutant (from 0) when j mod count
- * is index - 1, and its share of the reference's worlds (see checkProperty).
- */
-export async function killMatrix(
-  all: readonly Mutant[],
-  reference: Consumer,
-  options: { readonly runs: number; readonly seed: number; readonly jobs?: number; readonly shard?: Shard },
-  progress: (row: KillRow) => void = () => {},
-): Promise<KillMatrix> {
-  const mutants = all.filter((_, j) => owns(options.shard, j));
-  const ended: (KillRow | undefined)[] = mutants.map(() => undefined);
-  let shown = 0;
-  const rows = await runSearches(
-    mutants.map((m) => ({ mutant: m.name, runs: options.runs, seed: options.seed })),
-    options.jobs,
-    (row, index) => {
-      ended[index] = row;
-      for (; ended[shown] !== undefined; shown++) progress(ended[shown] as KillRow);
-    },
-  );
-  const t0 = performance.now();
-  const outcome = await checkProperty(reference, { runs: options.runs, seed: options.seed, ...(options.shard ? { shard: options.shard } : {}) });
-  return { rows, reference: { ...outcome, ms: performance.now() - t0 } };
 }

@@ -1,6 +1,7 @@
 import { parentPort } from 'node:worker_threads';
 import { findMutant } from './mutants.js';
-import { killOne, type KillRow } from './kill-matrix.js';
+import { killOne } from './kill-one.js';
+import type { KillRow } from './kill-matrix.js';
 import type { SearchTask } from './search-pool.js';
 
 /** One thread of the search pool: runs the searches it is sent, one at a time, and sends back their rows. */
