@@ -242,7 +242,8 @@ describe('replay input is validated, and every printed replay command works as p
     const dir = join(mkdtempSync(join(tmpdir(), 'tidemark-quote-')), 'my adapters');
     mkdirSync(dir);
     const adapter = join(dir, "o'brien.ts");
-    writeFileSync(adapter, `export { default } from ${JSON.stringify(resolve('examples/ledger-consumer-buggy.ts'))};\n`);
+    // A consumer of its own, importing nothing: one that claims it caught up without reading a page.
+    writeFileSync(adapter, `export default { name: 'quoted', capabilities: { delivery: 'at-least-once' }, run: async (world) => { await world.caughtUp(); } };\n`);
     const r = await cli('check', '--adapter', adapter, '--scenario', 'failed-event-holds-watermark');
     expect(r.code).toBe(EXIT.fail);
     const replay = r.out.match(/Replay: (npx tidemark replay .*)$/m)![1]!;
