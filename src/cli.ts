@@ -25,6 +25,7 @@ import { findMutant, MUTANTS } from './selftest/mutants.js';
 import { BUILT_IN, builtInConsumer } from './selftest/registry.js';
 import type { Execution } from './run/execute.js';
 import { replayWorld } from './run/replay.js';
+import { missedAdversity } from './run/exercised.js';
 import { rowsOf } from './report/report-md.js';
 import { buildReport, reportTasks } from './selftest/report.js';
 import { killMatrix } from './selftest/kill-matrix.js';
@@ -261,12 +262,13 @@ async function check(f: Flags, io: Io): Promise<number> {
   const replayed = replayedRegressions(stored.entries, t.id).filter((_, j) => owns(shard, j));
   const regressionReplay = (e: RegressionEntry): string => replayOf(t, e.kind, e.kind === 'scenario' ? e.scenario : `${e.seed}|${e.path}`);
   let failingRegressions = 0;
+  let unjudgedRegressions = 0;
   let regressionsDone = 0;
   let regressionsSummarized = replayed.length === 0;
   const summarizeRegressions = (): void => {
     if (regressionsSummarized) return;
     regressionsSummarized = true;
-    io.out(`regressions (${file}): ${replayed.length} replayed first, ${failingRegressions} still failing`);
+    io.out(`regressions (${file}): ${replayed.length} replayed first, ${failingRegressions} still failing${unjudgedRegressions > 0 ? `, ${unjudgedRegressions} could not be judged` : ''}`);
   };
   if (replayed.length > 0) {
     io.out(`regressions (${file}): replaying ${replayed.length} recorded failure(s) first`);
@@ -287,7 +289,8 @@ async function check(f: Flags, io: Io): Promise<number> {
       regressions: stored.entries,
       onRegression: (r) => {
         progress.regressions(++regressionsDone, replayed.length);
-        if (r.status !== 'pass') failingRegressions++;
+        if (r.status === 'unknown') unjudgedRegressions++;
+        else if (r.status !== 'pass') failingRegressions++;
         const e = r.entry;
         const what = e.kind === 'scenario' ? `scenario ${e.scenario}` : `world seed ${e.seed} path ${e.path}`;
         const why = r.execution?.result.verdict.status === 'unknown' ? `: ${r.execution.result.verdict.reason}` : '';
@@ -361,6 +364,7 @@ async function check(f: Flags, io: Io): Promise<number> {
     if (!failing) io.out(`no failure, so no timeline picture written to ${timeline}`);
     else if (outputs.write('--timeline', timeline, () => renderPicture(failing.execution, { consumer: t.consumer.name, replay: failing.replay }))) io.out(`timeline picture of the failure: ${timeline}`);
   }
+  if (result.reason !== undefined) io.out(`not a pass: ${result.reason}`);
   const within = p?.interrupted ? ` (${p.runs} of ${runs} generated worlds ran within --time-limit ${limitS} s)` : '';
   io.out(`verdict: ${status}${within}${shard ? ` (${shardText(shard)} alone: 'tidemark merge' of all ${shard.count} shards' --json gives the run's verdict)` : ''}`);
   return withOutputs(EXIT[status], outputs, io);
@@ -448,11 +452,14 @@ async function replay(f: Flags, io: Io): Promise<number> {
     const base = { consumer: t.consumer.name, adapter: t.id, replay: replayed, ...(world ?? { scenario: scenarioName }) };
     outputs.write('--json', json, () => `${JSON.stringify({ ...base, verdict: status, ...verdict, hash: execution.hash, plan: execution.plan, history: execution.history }, null, 2)}\n`);
   }
-  if (world !== null && status === 'pass') io.out(`PASS  ${t.consumer.name}: the world at seed ${world.seed}, path ${world.path} passes`);
+  // A scenario that ran clean but whose adversity never fired tested nothing: no PASS.
+  const missed = world === null && status === 'pass' ? missedAdversity(findScenario(scenarioName as string)!.plan, execution.history) : [];
+  if (missed.length > 0) io.out(`UNTESTED  ${t.consumer.name}: scenario ${scenarioName} broke no rule, but the adversity it exists for never fired: ${missed.join('; ')}`);
+  else if (world !== null && status === 'pass') io.out(`PASS  ${t.consumer.name}: the world at seed ${world.seed}, path ${world.path} passes`);
   else io.out(renderFailure({ consumer: t.consumer.name, execution, replay: replayed }));
   const timeline = f.string('timeline');
   if (timeline !== undefined) outputs.write('--timeline', timeline, () => renderPicture(execution, { consumer: t.consumer.name, replay: replayed }));
-  return withOutputs(EXIT[execution.result.verdict.status], outputs, io);
+  return withOutputs(missed.length > 0 ? EXIT.unknown : EXIT[execution.result.verdict.status], outputs, io);
 }
 
 async function regressions(f: Flags, io: Io): Promise<number> {

@@ -46,3 +46,32 @@ describe('a consumer that is not deterministic', () => {
     expect(firstDifference(replayed!.execution.history, other!.execution.history)).toMatch(/^their headers differ|^from step \d+/);
   });
 });
+
+describe('where two histories part', () => {
+  it('names the first differing step and shows the place within it where they differ', async () => {
+    const plan = findScenario('failed-event-holds-watermark')!.plan;
+    const consumer = findMutant('skips-failed-event')!.consumer;
+    const one = (await replayWorld(consumer, { plan }))!.execution.history;
+    // The same history with one request's limit changed far into the step's JSON.
+    const other = { ...one, steps: one.steps.map((s) => (s.kind === 'call' && s.call.kind === 'fetch' && s.seq === one.steps.find((x) => x.kind === 'call' && x.call.kind === 'fetch')!.seq ? { ...s, call: { ...s.call, request: { ...s.call.request, limit: 99 } } } : s)) };
+    const said = firstDifference(one, other);
+    expect(said).toMatch(/^from step \d+: /);
+    expect(said).toContain('"limit":3');
+    expect(said).toContain('"limit":99');
+  });
+});
+
+describe('a pass is only for what was exercised', () => {
+  it('a check whose only scenario never fired its adversity is no pass: unknown, exit 2, with the reason', async () => {
+    const r = await cli('check', '--consumer', 'reference-exactly-once', '--scenario', 'crash-between-effect-and-completion');
+    expect(r.code).toBe(EXIT.unknown);
+    expect(r.out).toContain('not a pass: nothing was exercised');
+    expect(r.out).toMatch(/verdict: unknown$/);
+  });
+
+  it('replay of that scenario says UNTESTED, not PASS, and exits 2', async () => {
+    const r = await cli('replay', '--consumer', 'reference-exactly-once', '--scenario', 'crash-between-effect-and-completion');
+    expect(r.code).toBe(EXIT.unknown);
+    expect(r.out).toMatch(/^UNTESTED {2}reference-exactly-once: scenario crash-between-effect-and-completion broke no rule, but the adversity it exists for never fired: the crash-after planned at emit #1 never fired/);
+  });
+});

@@ -91,6 +91,7 @@ export function checkJson(
     runs: result.runs,
     searches: options.searches,
     verdict: result.status,
+    ...(result.reason === undefined ? {} : { reason: result.reason }),
     regressions: result.regressions.map((r) => ({ ...r.entry, status: r.status, ...(r.note ? { note: r.note } : {}), ...failure(r.execution) })),
     scenarios: result.scenarios.map((s) => ({
       name: s.scenario.name,

@@ -37,7 +37,13 @@ export function firstDifference(a: History, b: History): string {
   for (let i = 0; i < n; i++) {
     const x = JSON.stringify(a.steps[i] ?? null);
     const y = JSON.stringify(b.steps[i] ?? null);
-    if (x !== y) return `from step ${i}: ${x.slice(0, 140)} / ${y.slice(0, 140)}`;
+    if (x === y) continue;
+    // Show where the two steps part, not their common beginning.
+    let at = 0;
+    while (at < x.length && x[at] === y[at]) at++;
+    const from = Math.max(0, at - 60);
+    const cut = (t: string): string => `${from > 0 ? '...' : ''}${t.slice(from, at + 80)}${t.length > at + 80 ? '...' : ''}`;
+    return `from step ${i}: ${cut(x)} / ${cut(y)}`;
   }
   return 'they differ';
 }

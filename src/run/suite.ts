@@ -35,6 +35,8 @@ export interface SuiteResult {
   readonly evidence: Partial<Record<AnomalyKind, CheckEvidence>>;
   /** Regressions of this adapter in the file: with a shard, `regressions` holds only its share. */
   readonly regressionsInFile: number;
+  /** Why a run that found nothing wrong is still not a pass (it exercised nothing). */
+  readonly reason?: string;
 }
 
 export interface SuiteOptions {
@@ -136,8 +138,17 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     ...outcomes.flatMap((s) => (s.execution ? [s.execution.result.verdict.status] : [])),
     ...(property ? [property.status] : []),
   ];
-  const status: SuiteStatus = statuses.includes('error') ? 'error' : statuses.includes('fail') ? 'fail' : statuses.includes('unknown') ? 'unknown' : 'pass';
+  let status: SuiteStatus = statuses.includes('error') ? 'error' : statuses.includes('fail') ? 'fail' : statuses.includes('unknown') ? 'unknown' : 'pass';
+  // A pass is only for what was exercised: a run in which every scenario was skipped or
+  // untested, no regression was judged and no generated world ran has passed nothing.
+  const judged =
+    regressions.some((r) => r.execution !== null && r.status !== 'unknown') ||
+    outcomes.some((o) => o.execution !== undefined && o.untested === undefined) ||
+    (property !== null && property.runs > 0);
+  const reason = status === 'pass' && !judged ? 'nothing was exercised: every scenario was skipped or its adversity never fired, and no generated world ran' : undefined;
+  if (reason !== undefined) status = 'unknown';
   return {
+    ...(reason === undefined ? {} : { reason }),
     consumer: consumer.name,
     adapter: options.adapter,
     seed: options.seed,
