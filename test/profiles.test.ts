@@ -175,6 +175,25 @@ describe('a consumer that fails visibly on a refused effect says so in the histo
     expect(undeclared.result.verdict.anomalies.map((a) => a.kind)).toEqual(['liveness']);
   });
 
+  it('but a consumer that stopped at a poison event with an earlier event unhandled did not stop honestly', async () => {
+    const skipsFirst: Consumer = {
+      name: 'skips-then-stops',
+      capabilities: { delivery: 'at-least-once', profile: { ...PROFILES.sqlKeyset, refusals: 'fail-visibly' } },
+      run: async (w) => {
+        const page = await w.fetch({ resume: { kind: 'start' }, limit: 10 });
+        for (const e of page.events.slice(1)) {
+          try {
+            await w.emit({ id: e.id, version: e.version }, e.payload);
+          } catch {
+            return await w.fail(`refused: ${e.id}`);
+          }
+        }
+      },
+    };
+    const run = await execute(world, skipsFirst);
+    expect(run.result.verdict.anomalies.map((a) => a.kind)).toEqual(['liveness']);
+  });
+
   it('any other consumer records no such field, so its history is as it was', async () => {
     for (const profile of [{}, { refusals: 'dead-letter' as const }]) {
       const run = await execute(world, stopper(profile));

@@ -16,8 +16,10 @@ interface Foreign {
   used: number | null;
   /** Event versions served to the loading incarnation that this watermark covers. */
   readonly behind: Set<string>;
-  /** Whether that incarnation tried to handle any event this watermark covers. */
+  /** Whether that incarnation tried to handle, or asked the completion records about, any event this watermark covers. */
   triedBehind: boolean;
+  /** Whether that incarnation has fetched since: only its first fetch resumes from durable state. */
+  fetched: boolean;
 }
 
 /**
@@ -45,14 +47,17 @@ export class BindingChecker implements Checker {
     const arity = truth.binding.ordering.length;
     if (facts.foreign !== null && step.outcome.kind === 'ok') {
       const reading = readCut(facts.foreign.value, arity);
-      if ('cut' in reading) this.foreign.push({ cut: reading.cut, value: canonicalJson(facts.foreign.value), seq: step.seq, actor: who, used: null, behind: new Set(), triedBehind: false });
+      if ('cut' in reading) this.foreign.push({ cut: reading.cut, value: canonicalJson(facts.foreign.value), seq: step.seq, actor: who, used: null, behind: new Set(), triedBehind: false, fetched: false });
     }
     const mine = this.foreign.filter((f) => f.actor === who && f.used === null);
     if (mine.length > 0) {
       const { call } = step;
       const from = call.kind === 'fetch' ? resumeCut(call.request.resume, arity) : null;
       const expects = call.kind === 'commit' ? call.ops.flatMap((op) => (op.op === 'watermark' && 'expect' in op ? [canonicalJson(op.expect ?? null)] : [])) : [];
-      const tried = attempts(step).flatMap((r) => truth.event(r.id) ?? []);
+      // Asking the completion records about an event is considering it: skipping it because it
+      // is done is deduplication, not the foreign watermark at work.
+      const asked = call.kind === 'completed' ? call.events : [];
+      const tried = [...attempts(step), ...asked].flatMap((r) => truth.event(r.id) ?? []);
       const page = call.kind === 'fetch' && step.outcome.kind === 'ok' && step.result?.kind === 'page' ? step.result.page.events : [];
       const claims = call.kind === 'claim' && call.claim.kind === 'caught-up';
       for (const f of mine) {
@@ -64,7 +69,11 @@ export class BindingChecker implements Checker {
         // all, through a mistake of its own, which then leads.
         const beyond = tried.some((e) => !covers(f.cut, positionOf(e)));
         const skipped = f.behind.size > 0 && !f.triedBehind && (beyond || claims);
-        if ((from !== null && compareKeys(from.key, f.cut.key) >= 0) || expects.includes(f.value) || skipped) f.used = step.seq;
+        // Only the first fetch after the load resumes from durable state; later ones continue
+        // the live traversal, wherever it has got to.
+        const resumed = !f.fetched && from !== null && compareKeys(from.key, f.cut.key) >= 0;
+        if (call.kind === 'fetch') f.fetched = true;
+        if (resumed || expects.includes(f.value) || skipped) f.used = step.seq;
       }
     }
     for (const a of found) {

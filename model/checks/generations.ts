@@ -5,7 +5,7 @@ import type { Checker } from './checker.js';
 
 /**
  * Competing workers (R6): a watermark write takes effect only from the newest lease
- * generation. The generation a worker holds is the one it heard granted; the newest is the
+ * generation, unless a compare-and-set on the value it read guarded it. The generation a worker holds is the one it heard granted; the newest is the
  * one ground truth replayed, whether or not its holder ever heard.
  */
 export class GenerationChecker implements Checker {
@@ -15,6 +15,10 @@ export class GenerationChecker implements Checker {
 
   visit(step: Step, facts: Facts, truth: Truth): void {
     if (step.kind !== 'call' && step.kind !== 'observed') return;
+    // A compare-and-set that held is a guard of its own (R6: "a compare-and-set, a lease
+    // generation, or an ownership epoch"): it applied only because nobody had moved the
+    // watermark since it was read, so the writer's lapsed lease overwrote nothing newer.
+    if (step.kind === 'call' && step.call.kind === 'commit' && step.call.ops.some((op) => op.op === 'watermark') && step.call.ops.every((op) => op.op !== 'watermark' || 'expect' in op)) return;
     for (const value of facts.watermarks) {
       if (step.kind === 'observed' && value === null) continue;
       if (truth.generation >= 2) this.contested++;

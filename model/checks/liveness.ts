@@ -54,8 +54,8 @@ export class LivenessChecker implements Checker {
   /**
    * A consumer that declares it stops for an operator when an effect is refused (its profile's
    * `refusals: 'fail-visibly'`, recorded in the header) fails honestly when it does exactly
-   * that: an eligible poison event is still unhandled, and a call carrying its effect was
-   * refused before. What it committed on the way is judged as always.
+   * that: it stopped at an eligible poison event whose effect was refused, with every event
+   * ordered before it handled. What it committed on the way is judged as always.
    */
   private honestStop(truth: Truth, history: History): boolean {
     if (history.header.refusals !== 'fail-visibly') return false;
@@ -65,8 +65,13 @@ export class LivenessChecker implements Checker {
       if (s.call.kind === 'emit') refused.add(s.call.event.id);
       if (s.call.kind === 'commit') for (const op of s.call.ops) if (op.op === 'effect' || op.op === 'outbox') refused.add(op.event.id);
     }
+    // It stopped at the refused event: everything ordered before it was handled.
     const poison = new Set(history.header.poison);
-    return truth.eligible().some((e) => poison.has(e.id) && refused.has(e.id) && !truth.handled(e));
+    for (const e of truth.eligible()) {
+      if (poison.has(e.id) && refused.has(e.id) && !truth.handled(e)) return true;
+      if (!truth.handled(e)) return false;
+    }
+    return false;
   }
 
   untested(): string | null {

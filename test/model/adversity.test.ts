@@ -157,6 +157,28 @@ describe('binding-confusion', () => {
     ]);
   });
 
+  it('R2 binding-confusion near miss: events skipped through their completion records are deduplicated, not skipped behind the foreign watermark', () => {
+    // The REFUNDS worker loads the ORDERS watermark (o3), ignores it, fetches from the start
+    // and asks the completion records about r2: r2 was marked complete by an earlier life
+    // whose effect was lost, so it skips r2. Its own mistake, not the foreign watermark.
+    const t = ordersThenRefunds(ORDERS);
+    t.start();
+    t.fetch([r2, r4]);
+    t.commit([complete(r2)], { outcome: 'crash-after' }); // a completion record before its effect, then a crash
+    t.start();
+    t.load(at(o3));
+    t.fetch([r2, r4]);
+    t.completed([r2, r4], [true, false]);
+    t.handle(r4);
+    t.budget();
+    t.drain();
+    t.start();
+    t.load(at(r4));
+    t.fetch([], { resume: { kind: 'after', position: at(r4) } });
+    t.caughtUp();
+    expect(summary(t).map((a) => a.kind)).toEqual(['premature-watermark', 'omission']);
+  });
+
   it('R2 binding-confusion near miss: a watermark its own binding wrote (whatever its label) is no foreign progress', () => {
     // The REFUNDS worker starts over without loading and commits a premature watermark of its
     // own; the builder labels it with the header's (ORDERS) fingerprint. Its next incarnation

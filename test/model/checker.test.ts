@@ -912,6 +912,32 @@ describe('stale-generation-commit', () => {
     passes(competing('ok', 'fenced').t);
   });
 
+  it('R6 stale near miss: a compare-and-set that held guards the write of a lapsed lease (R6: a compare-and-set, a generation or an epoch)', () => {
+    // w1 writes a under generation 1; w2 takes generation 2 and reads a; w1, unfenced but
+    // compare-and-set on a, moves the watermark to b. Nobody moved it in between, so nothing
+    // newer was overwritten; w2's own compare-and-set then conflicts and it reloads.
+    const t = timeline({ initial: [a, b] });
+    t.start('w1');
+    t.lease(1);
+    t.fetch([a, b]);
+    t.commit([effect(a), complete(a), watermark(at(a), null)]);
+    t.start('w2');
+    t.lease(2);
+    t.load(at(a));
+    t.as('w1');
+    t.commit([effect(b), complete(b), watermark(at(b), at(a))]);
+    t.as('w2');
+    t.commit([watermark(at(b), at(a))], { outcome: { kind: 'error', code: 'conflict' } });
+    t.budget();
+    t.as('w1');
+    t.budget();
+    t.drain();
+    t.start('w1');
+    t.lease(3);
+    t.caughtUp();
+    passes(t);
+  });
+
   // CHECKER BUG (model/checker.ts, visitCall): the newest generation is learned only from a
   // lease call's reply (`result?.kind === 'generation'`). A lease that took effect but ended
   // in crash-after has no reply in the history, yet the world granted the generation (its
