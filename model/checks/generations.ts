@@ -18,12 +18,12 @@ export class GenerationChecker implements Checker {
     // A compare-and-set that held is a guard of its own (R6: "a compare-and-set, a lease
     // generation, or an ownership epoch"): it applied only because nobody had moved the
     // watermark since it was read, so the writer's lapsed lease overwrote nothing newer.
-    if (step.kind === 'call' && step.call.kind === 'commit' && step.call.ops.some((op) => op.op === 'watermark') && step.call.ops.every((op) => op.op !== 'watermark' || 'expect' in op)) return;
+    const guarded = step.kind === 'call' && step.call.kind === 'commit' && step.call.ops.every((op) => op.op !== 'watermark' || 'expect' in op);
     for (const value of facts.watermarks) {
       if (step.kind === 'observed' && value === null) continue;
       if (truth.generation >= 2) this.contested++;
       const held = truth.generationOf(step.actor);
-      if (held < truth.generation) {
+      if (held < truth.generation && !guarded) {
         this.anomalies.push(
           anomaly('stale-generation-commit', `step ${step.seq} committed a watermark from ${actorKey(step.actor)}, generation ${held}, after generation ${truth.generation} was granted`, [], [step.seq]),
         );
