@@ -1,5 +1,6 @@
 import type { CallKind, History } from '../../model/history.js';
 import { isPageQuirk, type Fault, type Plan } from '../../scenarios/plan.js';
+import { effectsOf } from '../world/faults.js';
 
 /**
  * Which of a plan's adversity actually happened in one execution. A named scenario exists
@@ -26,7 +27,7 @@ export function missedAdversity(plan: Plan, history: History): string[] {
     const { call } = step;
     // A call counts under its own kind, and under `effect` too when it makes an effect durable.
     const names: Named[] = [call.kind];
-    if (call.kind === 'emit' || (call.kind === 'commit' && call.ops.some((op) => op.op === 'effect' || op.op === 'outbox'))) names.push('effect');
+    if (effectsOf(call) !== null) names.push('effect');
     if (step.phase === 'adversity') workers.add(step.actor.worker);
     for (const name of names) {
       calls.set(name, (calls.get(name) ?? 0) + 1);

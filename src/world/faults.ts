@@ -22,8 +22,8 @@ export function eventsOf(call: Call): readonly string[] | null {
   }
 }
 
-/** The events whose effect a call makes durable, or null when it makes none durable. */
-function effectsOf(call: Call): readonly string[] | null {
+/** The events whose effect a call makes durable, or null when it makes none durable: what an `effect` address counts. */
+export function effectsOf(call: Call): readonly string[] | null {
   if (call.kind === 'emit') return [call.event.id];
   if (call.kind !== 'commit') return null;
   const ids = call.ops.flatMap((op) => (op.op === 'effect' || op.op === 'outbox' ? [op.event.id] : []));
