@@ -157,7 +157,7 @@ describe.concurrent('misbehaving processes get a clear verdict or error, never a
 
   it('one that stalls after start: verdict unknown, naming the stall and quoting its stderr', { timeout: 60_000 }, async () => {
     const file = `${FIXTURES}/stalls.py`;
-    // The stall limit counts from the spawn, so it leaves room for the interpreter to start.
+    // The stall limit counts from the hello: the interpreter's start is under the hello limit.
     const run = await execute(findScenario('failed-event-holds-watermark')!.plan, await processConsumer(`python3 ${file}`, { stallMs: 2000 }));
     const verdict = run.result.verdict;
     expect(verdict.status).toBe('unknown');
@@ -165,6 +165,12 @@ describe.concurrent('misbehaving processes get a clear verdict or error, never a
     expect(verdict.reason).toContain('incarnation w1#1 stopped calling the world and never returned');
     expect(verdict.reason).toContain('w1#1 sent no call for 2 s; last call none yet; stderr tail: stalls: waiting for a lock that is never released');
     expect(await gone(file)).toEqual([]);
+  });
+
+  it('one whose processes start slower than the stall limit: judged, not stalled (the hello limit covers the start)', { timeout: 60_000 }, async () => {
+    const file = `${FIXTURES}/slow-start.mjs`;
+    const run = await execute(findScenario('failed-event-holds-watermark')!.plan, await processConsumer(`node ${file}`, { stallMs: 300, warm: false }));
+    expect(run.result.verdict).toEqual({ status: 'pass', anomalies: [] });
   });
 
   it('a blackbox one that stalls after a reply: verdict unknown; the harness does not wait on it to inspect', { timeout: 60_000 }, async () => {

@@ -32,8 +32,10 @@ export interface WorkerWorld {
    * For consumers that work outside the process (see the process bridge): tells the world
    * that this incarnation is busy and will call again, so that the scheduler waits for it
    * instead of racing it. Call the returned function when the next call has been made.
+   * `limitMs` replaces the consumer's stall limit for this hold (a process still starting
+   * up is allowed its hello limit, not the limit between calls).
    */
-  hold(note?: () => string): () => void;
+  hold(note?: () => string, limitMs?: number): () => void;
 
   /** Fetches one page of the bound stream. */
   fetch(request: FetchRequest): Promise<Page>;

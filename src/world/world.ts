@@ -30,6 +30,10 @@ interface Life {
   holds: number;
   /** What the consumer says about its latest hold, for a stall report (a process's stderr, say). */
   note: (() => string) | null;
+  /** How many waits its latest hold may take, when it asked for other than the stall limit. */
+  limitWaits: number | null;
+  /** The world's wait count when its latest hold began: a limit counts from there. */
+  heldSince: number;
 }
 
 interface Pending {
@@ -73,6 +77,8 @@ export class World {
   private unrunnable: ConsumerUnrunnableError | null = null;
   /** How many waits of STALL_WAIT_MS a consumer working outside may take between calls. */
   private readonly stallWaits: number;
+  /** Waits of STALL_WAIT_MS taken for holds so far: the clock a hold's limit is counted on. */
+  private waits = 0;
   /** A lie for tidemark's own tests of the oracle (see bugs.ts); null in every real run. */
   private readonly bug = worldBug();
 
@@ -179,10 +185,11 @@ export class World {
         this.stopAll({ kind: 'budget' });
         return 'budget';
       }
-      if (!(await this.awaitHolds())) {
+      const stalled = await this.awaitHolds();
+      if (stalled) {
         // Say who stalled and what it last said, before the stop silences it.
-        const stalled = [...this.lives.values()].find((l) => l.alive && l.holds > 0);
-        const detail = `${stalled ? `${stalled.actor.worker}#${stalled.actor.incarnation} ` : ''}sent no call for ${(this.stallWaits * STALL_WAIT_MS) / 1000} s${stalled?.note ? `; ${stalled.note()}` : ''}`;
+        const waits = stalled.limitWaits ?? this.stallWaits;
+        const detail = `${stalled.actor.worker}#${stalled.actor.incarnation} sent no call for ${(waits * STALL_WAIT_MS) / 1000} s${stalled.note ? `; ${stalled.note()}` : ''}`;
         this.stopAll({ kind: 'hung', detail });
         return 'hung';
       }
@@ -258,7 +265,7 @@ export class World {
   private start(worker: string): void {
     const incarnation = (this.incarnations.get(worker) ?? 0) + 1;
     this.incarnations.set(worker, incarnation);
-    const life: Life = { actor: { worker, incarnation }, alive: true, settled: null, controller: new AbortController(), holds: 0, note: null };
+    const life: Life = { actor: { worker, incarnation }, alive: true, settled: null, controller: new AbortController(), holds: 0, note: null, limitWaits: null, heldSince: 0 };
     this.lives.set(worker, life);
     this.life(life, { kind: 'start' });
     const api = this.api(life, this.binding);
@@ -308,19 +315,21 @@ export class World {
   /**
    * Waits while a live incarnation holds the world: a consumer in another process is still
    * working towards its next call, and picking now would make the order depend on timing.
-   * Returns false when the hold outlasts the stall limit.
+   * Returns the incarnation whose hold outlasted its limit (the stall limit, or the one its
+   * hold asked for), or null once nobody holds.
    */
-  private async awaitHolds(): Promise<boolean> {
-    let waited = 0;
-    while ([...this.lives.values()].some((l) => l.alive && l.holds > 0 && l.settled === null)) {
-      if (waited >= this.stallWaits) return false;
+  private async awaitHolds(): Promise<Life | null> {
+    for (;;) {
+      const holding = [...this.lives.values()].filter((l) => l.alive && l.holds > 0 && l.settled === null);
+      if (holding.length === 0) return null;
+      const stalled = holding.find((l) => this.waits - l.heldSince >= (l.limitWaits ?? this.stallWaits));
+      if (stalled) return stalled;
       await new Promise<void>((resolve) => {
         this.wake = resolve;
         setTimeout(resolve, STALL_WAIT_MS);
       });
-      waited++;
+      this.waits++;
     }
-    return true;
   }
 
   private life(life: Life, event: LifeStep['event']): void {
@@ -468,10 +477,12 @@ export class World {
     const who = `${life.actor.worker}#${life.actor.incarnation}`;
     return {
       signal: life.controller.signal,
-      hold: (note) => {
+      hold: (note, limitMs) => {
         if (!life.alive) return () => {};
         life.holds++;
         life.note = note ?? null;
+        life.limitWaits = limitMs === undefined ? null : Math.ceil(limitMs / STALL_WAIT_MS);
+        life.heldSince = this.waits;
         let released = false;
         return () => {
           if (released || !life.alive) return;

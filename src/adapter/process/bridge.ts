@@ -134,7 +134,7 @@ export async function processConsumer(command: string, options: ProcessOptions =
   // One count for the whole consumer: a crash loop spans worlds as well as incarnations.
   const loop = new CrashLoop(command);
   const pool = new Pool(command, spawnOptions, options, hello.sessions === true, loop);
-  const incarnation = (): Incarnation => new Incarnation(pool, loop);
+  const incarnation = (): Incarnation => new Incarnation(pool, loop, options.helloMs ?? 10_000);
   let consumer: AnyConsumer;
   if (hello.kind === 'blackbox') {
     const blackbox: BlackboxConsumer<Store> = {
@@ -256,6 +256,7 @@ class Incarnation {
   constructor(
     private readonly pool: Pool,
     private readonly loop: CrashLoop,
+    private readonly helloMs: number,
   ) {}
 
   run(world: WorkerWorld, store: Store | null): Promise<void> {
@@ -269,8 +270,12 @@ class Incarnation {
     return new Promise<void>((resolve, reject) => {
       // Between a reply (or the start) and the next call the process is working outside the
       // world: the world waits for it, so interleaving and inspections never race it.
-      const hold = (): (() => void) => world.hold(() => this.note());
-      let release = hold();
+      const hold = (limitMs?: number): (() => void) => world.hold(() => this.note(), limitMs);
+      // A process still starting up (no spare was ready) has the hello limit to say hello,
+      // not the stall limit between calls: a slow interpreter start on a busy machine is
+      // not a stall. From its hello on, the stall limit counts.
+      const fresh = proc.hello === null;
+      let release = fresh ? hold(this.helloMs) : hold();
       let settled = false;
       const die = (error: Error | null): void => {
         if (settled) return;
@@ -295,6 +300,10 @@ class Incarnation {
       store?.live.add(this);
       proc.attach({
         hello: () => {
+          if (fresh) {
+            release();
+            release = hold();
+          }
           proc.send({
             type: 'start',
             protocol: PROTOCOL,
@@ -395,6 +404,7 @@ class Incarnation {
   private note(): string {
     const proc = this.proc as ConsumerProcess;
     const waiting = proc.awaitingCrashed ? '; its process has not yet answered crash with crashed' : '';
-    return `last call ${this.lastCall}${waiting}${proc.tail()}`;
+    const hello = proc.hello === null ? '; it has not said hello' : '';
+    return `last call ${this.lastCall}${hello}${waiting}${proc.tail()}`;
   }
 }
