@@ -169,7 +169,7 @@ describe.concurrent('misbehaving processes get a clear verdict or error, never a
 
   it('one whose processes start slower than the stall limit: judged, not stalled (the hello limit covers the start)', { timeout: 60_000 }, async () => {
     const file = `${FIXTURES}/slow-start.mjs`;
-    const run = await execute(findScenario('failed-event-holds-watermark')!.plan, await processConsumer(`node ${file}`, { stallMs: 300, warm: false }));
+    const run = await execute(findScenario('failed-event-holds-watermark')!.plan, await processConsumer(`node ${file}`, { stallMs: 1500, warm: false }));
     expect(run.result.verdict).toEqual({ status: 'pass', anomalies: [] });
   });
 
