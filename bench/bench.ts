@@ -404,7 +404,7 @@ const CHECKER = [
   { steps: 100_000, mutationEvery: null, full: 5 },
   { steps: 100_000, mutationEvery: 1000, full: 5 },
   { steps: 1_000_000, mutationEvery: null, full: 3 },
-  { steps: 1_000_000, mutationEvery: 1000, full: 1 },
+  { steps: 1_000_000, mutationEvery: 1000, full: 3 },
 ] as const;
 
 const checkerKey = (c: (typeof CHECKER)[number]): string => `checker-${c.steps}-${c.mutationEvery === null ? 'calm' : 'mutations'}`;

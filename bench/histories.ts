@@ -111,7 +111,10 @@ export function syntheticHistory(options: SyntheticOptions): History {
   call(second, { kind: 'claim', claim: { kind: 'caught-up' } });
 
   return {
-    header: { initial, binding, contract: { kind: 'insertion-stable' }, delivery: 'at-least-once', poison: [] },
+    // The page size and the lease's time to live, as every world's header carries them: the
+    // checker then replays each page's slice and each lease grant, as it does for a real run.
+    // A lease of one step lets the drain incarnation take over at once.
+    header: { initial, binding, contract: { kind: 'insertion-stable' }, delivery: 'at-least-once', poison: [], pageSize: PAGE_SIZE, leaseTtl: 1 },
     steps,
   };
 }

@@ -43,6 +43,8 @@ export class BindingChecker implements Checker {
       return;
     }
     if (step.kind !== 'call') return;
+    // Nothing foreign loaded and nothing found: the common step costs nothing here.
+    if (facts.foreign === null && this.foreign.length === 0) return;
     const who = actorKey(step.actor);
     const arity = truth.binding.ordering.length;
     if (facts.foreign !== null && step.outcome.kind === 'ok') {

@@ -27,9 +27,9 @@ export class CompletenessChecker implements Checker {
     if (step.kind !== 'call' || step.call.kind !== 'claim' || step.call.claim.kind !== 'caught-up' || !facts.applied) return;
     if ((this.born.get(actorKey(step.actor)) ?? -1) < this.lastMutation) return;
     this.judged++;
-    for (const e of truth.eligible()) {
+    for (const e of truth.unhandled()) {
       const key = refKey(e);
-      if (truth.handled(e) || this.omitted.has(key)) continue;
+      if (this.omitted.has(key)) continue;
       this.omitted.add(key);
       this.anomalies.push(anomaly('omission', `${formatRef(e)} at ${formatPosition(positionOf(e))} is eligible but was never handled, and the consumer claimed caught-up at step ${step.seq}`, [{ id: e.id, version: e.version }], [step.seq]));
     }

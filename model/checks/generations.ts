@@ -14,7 +14,7 @@ export class GenerationChecker implements Checker {
   private contested = 0;
 
   visit(step: Step, facts: Facts, truth: Truth): void {
-    if (step.kind !== 'call' && step.kind !== 'observed') return;
+    if ((step.kind !== 'call' && step.kind !== 'observed') || facts.watermarks.length === 0) return;
     // A compare-and-set that held is a guard of its own (R6: "a compare-and-set, a lease
     // generation, or an ownership epoch"): it applied only because nobody had moved the
     // watermark since it was read, so the writer's lapsed lease overwrote nothing newer.

@@ -1,5 +1,5 @@
 import { anomaly, type Anomaly, type AnomalyKind } from '../anomalies.js';
-import type { History, LifeStep } from '../history.js';
+import type { History, LifeStep, Step } from '../history.js';
 import type { Truth } from '../truth.js';
 import type { Checker } from './checker.js';
 
@@ -13,22 +13,23 @@ export class LivenessChecker implements Checker {
   readonly kinds: readonly AnomalyKind[] = ['liveness'];
   readonly anomalies: Anomaly[] = [];
   ending: string | null = null;
+  private hung: LifeStep | null = null;
+  private drained = 0;
+  private last: Step | undefined;
 
-  visit(): void {}
+  visit(step: Step): void {
+    if (this.hung === null && step.kind === 'life' && step.event.kind === 'hung') this.hung = step;
+    if (step.phase !== 'drain') return;
+    this.drained++;
+    this.last = step;
+  }
 
   finish(truth: Truth, history: History): void {
-    const hung = history.steps.find((s): s is LifeStep => s.kind === 'life' && s.event.kind === 'hung');
+    const { hung, drained, last } = this;
     if (hung) {
       const detail = hung.event.kind === 'hung' && hung.event.detail ? `: ${hung.event.detail}` : '';
       this.ending = `incarnation ${hung.actor.worker}#${hung.actor.incarnation} stopped calling the world and never returned (step ${hung.seq})${detail}`;
       return;
-    }
-    let drained = 0;
-    let last: History['steps'][number] | undefined;
-    for (const s of history.steps) {
-      if (s.phase !== 'drain') continue;
-      drained++;
-      last = s;
     }
     if (last === undefined) {
       this.ending = 'the history has no drain phase';

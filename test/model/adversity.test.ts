@@ -259,6 +259,27 @@ describe('outbox', () => {
     expect(summary(t)).toEqual([{ kind: 'omission', events: ['b@1'], steps: [claim] }]);
   });
 
+  it('R5 omission: a claim already judged clean does not hide an event inserted or changed behind it later', () => {
+    // The completeness check starts each claim where everything before is handled; a
+    // mutation behind that point must move it back, or the later claim would skip b and a@2.
+    const c = ev('c', 3);
+    const t = timeline({ initial: [a, c], contract: { kind: 'none' } });
+    t.start();
+    t.fetch([a, c]);
+    t.commit([effect(a), effect(c), watermark(at(c))]);
+    t.caughtUp();
+    const late = ev('b', 2);
+    t.insert(late);
+    t.flip({ ...a, version: 2 });
+    t.drain();
+    t.start();
+    const claim = t.caughtUp();
+    expect(summary(t).filter((x) => x.kind === 'omission')).toEqual([
+      { kind: 'omission', events: ['a@2'], steps: [claim] },
+      { kind: 'omission', events: ['b@1'], steps: [claim] },
+    ]);
+  });
+
   it('R5 omission near miss: a transactional effect needs no outbox', () => {
     const t = timeline({ initial: [a, b] });
     t.start();
