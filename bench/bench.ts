@@ -464,6 +464,10 @@ const bridge: Row = {
       line('in process: CPU per world', of(rounds, (x) => x.inProcess.cpuMs / x.inProcess.worlds), 'ms'),
       line('ratio process / in process, wall per world', ratio, 'x'),
       line('ratio, harness CPU per world', of(rounds, (x) => x.process.cpuMs / x.process.worlds / (x.inProcess.cpuMs / x.inProcess.worlds)), 'x'),
+      `  the floor: one bare pipe round trip per step (a JSON line each way, nothing else; bench/pipe-floor.ts)`,
+      line('floor: wall per world', of(rounds, (x) => perWorld(x.floor)), 'ms'),
+      line('ratio floor / in process, wall per world', of(rounds, (x) => perWorld(x.floor) / perWorld(x.inProcess)), 'x'),
+      line('ratio process / floor: the bridge above the pipe', of(rounds, (x) => perWorld(x.process) / perWorld(x.floor)), 'x'),
       `  memory (harness): ${memory(r, 'while consumer processes ran (largest look)')}`,
     );
     const problem = unfinished(r, 'this row');

@@ -8,6 +8,7 @@ import type { AnyConsumer } from '../src/adapter/consumer.js';
 import { execute } from '../src/run/execute.js';
 import { processConsumer } from '../src/adapter/process/bridge.js';
 import { countCalls, syntheticHistory, withoutOneEffect } from './histories.js';
+import { openPipe } from './pipe-floor.js';
 import { liveHeapMiB, peakRssMiB, startClock, timed, type Cost } from './measure.js';
 import { runPeer, runPlain } from './peer.js';
 import { largePlan, manyPendingConsumer, NODE_EXAMPLE, nodeExampleInProcess, pendingPlan, repoRoot, type PendingProbe } from './worlds.js';
@@ -245,9 +246,12 @@ async function bridge(args: BridgeArgs): Promise<void> {
     const warm = await checkProperty(consumer, { runs: 3, seed: args.seed + 1, progress: sampling(heap, 1) });
     if (warm.status !== 'pass') throw new Error(`${consumer.name} did not pass its warm-up worlds: ${whyNot(warm, `--command "node ${NODE_EXAMPLE}"`)}`);
   }
+  // The floor: as many bare pipe round trips as the worlds have steps (see pipe-floor.ts).
+  const pipe = await openPipe();
   for (let round = 0; round < args.rounds; round++) {
     const a = await timed(() => checkProperty(outside, { runs: args.worlds, seed: args.seed }));
     const b = await timed(() => checkProperty(inside, { runs: args.worlds, seed: args.seed }));
+    const c = await timed(() => pipe.roundTrips(a.value.calls));
     for (const [who, o] of [['process', a.value], ['in process', b.value]] as const) {
       if (o.status !== 'pass') throw new Error(`the Node example consumer (${who}) did not pass: ${whyNot(o, `--command "node ${NODE_EXAMPLE}"`)}`);
     }
@@ -259,8 +263,10 @@ async function bridge(args: BridgeArgs): Promise<void> {
       round,
       process: { ...a.cost, worlds: args.worlds, steps: a.value.calls },
       inProcess: { ...b.cost, worlds: args.worlds, steps: b.value.calls },
+      floor: { ...c.cost, worlds: args.worlds, roundTrips: a.value.calls },
     });
   }
+  await pipe.close();
   say({ type: 'done', peakRssMiB: peakRssMiB(), heapLiveMiB: heap.max });
 }
 

@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+
+/**
+ * The floor under any process consumer: `n` round trips over a pipe between this process and
+ * a Node child, each a JSON line each way, read with readline, as the bridge and the example
+ * client do, and nothing else: no world, no scheduler, no schema, no consumer logic. The
+ * child answers every reply with a call; this side answers every call with a reply carrying
+ * a page of eight events, about the size of the bridge's largest messages.
+ *
+ * Protocol 1 has one call in flight at a time, so a world of s steps costs at least s of
+ * these round trips through the bridge. What the bridge row shows above this floor is the
+ * bridge's own cost; the floor itself is the machine's (its pipes, its scheduler, its cores).
+ */
+const CHILD = `
+const lines = require('node:readline').createInterface({ input: process.stdin });
+let id = 0;
+lines.on('line', () => process.stdout.write(JSON.stringify({ type: 'call', id: ++id, method: 'fetch', args: [{ resume: { kind: 'start' }, limit: 8 }] }) + '\\n'));
+`;
+
+const PAGE = {
+  events: Array.from({ length: 8 }, (_, i) => ({ id: `e${i}`, version: 1, key: [i], attrs: { kind: 'order' }, payload: `e${i}:order` })),
+  next: 't8',
+  head: 40,
+};
+
+/** A child ready to answer: `roundTrips(n)` is what a caller times; the child's start-up is not in it. */
+export interface Pipe {
+  roundTrips(n: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openPipe(): Promise<Pipe> {
+  const child = spawn(process.execPath, ['-e', CHILD], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout });
+  let waiting: { left: number; done: () => void } | null = null;
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  lines.on('line', (line) => {
+    const call = JSON.parse(line) as { id: number };
+    if (waiting === null) return;
+    if (--waiting.left <= 0) {
+      const { done } = waiting;
+      waiting = null;
+      return done();
+    }
+    child.stdin.write(`${JSON.stringify({ type: 'reply', id: call.id, ok: true, value: PAGE })}\n`);
+  });
+  const roundTrips = (n: number): Promise<void> =>
+    new Promise<void>((done, fail) => {
+      if (exited) return fail(new Error('the pipe-floor child has exited'));
+      waiting = { left: n, done };
+      child.stdin.write(`${JSON.stringify({ type: 'reply', id: 0, ok: true, value: PAGE })}\n`);
+    });
+  await roundTrips(1);
+  return {
+    roundTrips,
+    async close() {
+      lines.close();
+      child.kill('SIGKILL');
+      if (!exited) await once(child, 'exit');
+    },
+  };
+}
