@@ -110,8 +110,8 @@ def run(client, start):
 
 
 def main():
-    client = Client("python-ledger-buggy", {"delivery": "at-least-once"})
-    run(client, client.start())
+    # Everything run() keeps lives in its own frames, so a session crash drops all of it.
+    Client("python-ledger-buggy", {"delivery": "at-least-once"}, sessions=True).serve(run)
 
 
 if __name__ == "__main__":
