@@ -216,7 +216,7 @@ describe('the watchdog limit', () => {
     expect(watchdogMs(['check', '--adapter', 'x.ts'], { TIDEMARK_WATCHDOG: '5' })).toBe(5_000);
     expect(watchdogMs(['check', '--adapter', 'x.ts', '--watchdog', '2.5'], { TIDEMARK_WATCHDOG: '5' })).toBe(2_500);
     expect(watchdogMs(['check', '--adapter', 'x.ts', '--watchdog=0'], {})).toBe(0);
-    expect(watchdogMs(['check', '--command', 'python3 c.py'], { TIDEMARK_WATCHDOG: '5' })).toBe(20_000);
-    expect(watchdogMs(['check', '--command', 'python3 c.py', '--stall-ms', '90000'], {})).toBe(100_000);
+    expect(watchdogMs(['check', '--command', 'python3 c.py'], { TIDEMARK_WATCHDOG: '5' })).toBe(30_000);
+    expect(watchdogMs(['check', '--command', 'python3 c.py', '--stall-ms', '90000'], {})).toBe(110_000);
   });
 });

@@ -173,6 +173,13 @@ describe.concurrent('misbehaving processes get a clear verdict or error, never a
     expect(run.result.verdict).toEqual({ status: 'pass', anomalies: [] });
   });
 
+  it('one that says hello again after its start: a protocol error naming it, never a hang', { timeout: 60_000 }, async () => {
+    const file = `${FIXTURES}/rehello.mjs`;
+    const consumer = await processConsumer(`node ${file}`, { stallMs: 1500 });
+    await expect(execute(findScenario('failed-event-holds-watermark')!.plan, consumer)).rejects.toThrow(/protocol error: a second hello; a process says hello once; stderr tail: rehello: hello again/);
+    expect(await gone(file)).toEqual([]);
+  });
+
   it('a blackbox one that stalls after a reply: verdict unknown; the harness does not wait on it to inspect', { timeout: 60_000 }, async () => {
     const file = `${FIXTURES}/blackbox-stalls.py`;
     const run = await execute(findScenario('failed-event-holds-watermark')!.plan, await processConsumer(`python3 ${file}`, { stallMs: 1000 }));

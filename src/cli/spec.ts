@@ -82,7 +82,7 @@ const WATCHDOG: Flag = {
   name: 'watchdog',
   type: 'seconds',
   value: 'S',
-  description: 'end the run as unknown (exit 2) when it makes no progress (no world call, no new world) for S seconds; never shorter than --stall-ms and --hello-ms plus 10 s; 0 turns it off; also TIDEMARK_WATCHDOG',
+  description: 'end the run as unknown (exit 2) when it makes no progress (no world call, no new world) for S seconds; never shorter than --hello-ms plus --stall-ms plus 10 s; 0 turns it off; also TIDEMARK_WATCHDOG',
   default: 60,
   min: 0,
 };

@@ -44,9 +44,10 @@ export function watchdogMs(argv: readonly string[], env: NodeJS.ProcessEnv): num
   const fromEnv = env.TIDEMARK_WATCHDOG === undefined ? undefined : Number(env.TIDEMARK_WATCHDOG);
   const seconds = flag('watchdog') ?? (fromEnv !== undefined && Number.isFinite(fromEnv) && fromEnv >= 0 ? fromEnv : WATCHDOG_S);
   if (seconds === 0) return 0;
-  // A process consumer may legitimately be silent for its stall or hello limit; the watchdog waits longer.
+  // A process consumer may legitimately be silent for its hello limit while it starts, then
+  // for its stall limit before its first call: the watchdog waits longer than both together.
   if (!argv.some((a) => a === '--command' || a.startsWith('--command='))) return seconds * 1000;
-  const floor = Math.max(flag('stall-ms') ?? PROCESS_LIMIT_MS, flag('hello-ms') ?? PROCESS_LIMIT_MS) + WATCHDOG_MARGIN_MS;
+  const floor = (flag('stall-ms') ?? PROCESS_LIMIT_MS) + (flag('hello-ms') ?? PROCESS_LIMIT_MS) + WATCHDOG_MARGIN_MS;
   return Math.max(seconds * 1000, floor);
 }
 

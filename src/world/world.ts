@@ -28,11 +28,11 @@ interface Life {
   readonly controller: AbortController;
   /** Work the consumer does outside the world right now; the scheduler waits for it. */
   holds: number;
-  /** What the consumer says about its latest hold, for a stall report (a process's stderr, say). */
+  /** What the consumer says about its outermost hold, for a stall report (a process's stderr, say). */
   note: (() => string) | null;
-  /** How many waits its latest hold may take, when it asked for other than the stall limit. */
+  /** How many waits its holding may take, when its outermost hold asked for other than the stall limit. */
   limitWaits: number | null;
-  /** The world's wait count when its latest hold began: a limit counts from there. */
+  /** The world's wait count when it began holding (its outermost hold): the limit counts from there. */
   heldSince: number;
 }
 
@@ -479,10 +479,14 @@ export class World {
       signal: life.controller.signal,
       hold: (note, limitMs) => {
         if (!life.alive) return () => {};
+        // Only the outermost hold sets the clock, the limit and the note: a hold taken inside
+        // another (and released at once, say) must not restart the clock of one that is stuck.
+        if (life.holds === 0) {
+          life.limitWaits = limitMs === undefined ? null : Math.ceil(limitMs / STALL_WAIT_MS);
+          life.heldSince = this.waits;
+          life.note = note ?? null;
+        }
         life.holds++;
-        life.note = note ?? null;
-        life.limitWaits = limitMs === undefined ? null : Math.ceil(limitMs / STALL_WAIT_MS);
-        life.heldSince = this.waits;
         let released = false;
         return () => {
           if (released || !life.alive) return;

@@ -27,9 +27,10 @@ describe('the watchdog limit', () => {
     expect(watchdogMs(['check', '--watchdog', '0'], {})).toBe(0);
   });
 
-  it('is never shorter than a process consumer`s own hello and stall limits, plus a margin', () => {
-    expect(watchdogMs(['check', '--command', 'x', '--watchdog', '1'], {})).toBe(20_000);
-    expect(watchdogMs(['check', '--command=x', '--watchdog', '1', '--stall-ms', '30000'], {})).toBe(40_000);
+  it('is never shorter than a process consumer`s own hello and stall limits together, plus a margin', () => {
+    expect(watchdogMs(['check', '--command', 'x', '--watchdog', '1'], {})).toBe(30_000);
+    expect(watchdogMs(['check', '--command=x', '--watchdog', '1', '--stall-ms', '30000'], {})).toBe(50_000);
+    expect(watchdogMs(['check', '--command=x', '--watchdog', '1', '--stall-ms', '1000', '--hello-ms', '2000'], {})).toBe(13_000);
     expect(watchdogMs(['check', '--command', 'x', '--watchdog', '100'], {})).toBe(100_000);
   });
 });

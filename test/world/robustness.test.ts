@@ -83,6 +83,26 @@ describe('a misbehaving consumer is judged, never crashes the harness', () => {
     expect(history.steps.at(-1)).toMatchObject({ kind: 'life', event: { kind: 'hung' } });
   });
 
+  it('a hold that is never released is a stall, however many holds are taken and released inside it', { timeout: 30_000 }, async () => {
+    const holding: Consumer = {
+      name: 'holding',
+      capabilities: { delivery: 'at-least-once' },
+      stallMs: 300,
+      run: async (world) => {
+        await world.load();
+        world.hold(() => 'the outer hold, never released');
+        // Busy-looking: an inner hold taken and released every 50 ms must not restart the clock.
+        const busy = setInterval(() => world.hold()(), 50);
+        world.signal.addEventListener('abort', () => clearInterval(busy));
+        await new Promise(() => {});
+      },
+    };
+    const started = process.hrtime.bigint();
+    const { result } = await execute(base, holding);
+    expect(Number(process.hrtime.bigint() - started) / 1e9).toBeLessThan(20);
+    expect(result.verdict).toMatchObject({ status: 'unknown', reason: expect.stringContaining('w1#1 sent no call for 0.3 s; the outer hold, never released') });
+  });
+
   it('R9 a consumer that loops without ever claiming runs out of budget: liveness', async () => {
     const spinner: Consumer = {
       name: 'spinner',

@@ -300,6 +300,8 @@ class Incarnation {
       store?.live.add(this);
       proc.attach({
         hello: () => {
+          // Told once per incarnation (a second hello from the process is a protocol error).
+          if (this.started) return;
           if (fresh) {
             release();
             release = hold();

@@ -250,6 +250,8 @@ export class ConsumerProcess {
     if (problem !== null) return this.fail(new Error(`protocol error: ${problem} (schema/protocol.schema.json): ${line.slice(0, 200)}${this.tail()}`));
     switch (message.type) {
       case 'hello':
+        // Said once per process: a second one would restart what the harness waits for.
+        if (this.said) return this.fail(new Error(`protocol error: a second hello; a process says hello once${this.tail()}`));
         this.said = message as unknown as Hello;
         return this.listener?.hello(this.said);
       case 'call':
