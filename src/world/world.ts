@@ -324,6 +324,8 @@ export class World {
       if (holding.length === 0) return null;
       const stalled = holding.find((l) => this.waits - l.heldSince >= (l.limitWaits ?? this.stallWaits));
       if (stalled) return stalled;
+      // A poke (a hold released) ends a wait early, and it counts all the same: a consumer
+      // that pokes without end cannot keep the clock from running out.
       await new Promise<void>((resolve) => {
         this.wake = resolve;
         setTimeout(resolve, STALL_WAIT_MS);
