@@ -84,14 +84,19 @@ interface Version {
 /**
  * One event id: its current version, when the source holds it, and what is known of each of
  * its versions (an effect may name an id the source never held: a phantom). One lookup by id
- * serves both.
+ * serves both. The entry is itself what is known of version 1, which is nearly every version
+ * a history names: one object per event, not two, where a million-step history holds
+ * hundreds of thousands of them.
  */
-interface Entry {
+interface Entry extends Version {
   current: SourceEvent | undefined;
-  /** Version 1: nearly every version a history names. */
-  first: Version | undefined;
   /** Every later version (a mutable record's changes). */
   later: Map<number, Version> | null;
+}
+
+/** What nothing has happened to yet. */
+function blank(): Version {
+  return { delivered: 0, parked: false, outcome: false, completed: false, servedUnder: undefined, payloads: undefined, handoff: undefined };
 }
 
 const NONE: Facts = { applied: false, effects: [], watermarks: [], foreign: null, outcomes: [] };
@@ -196,25 +201,21 @@ export class Truth {
   private known(ref: EventRef): Version | undefined {
     const entry = this.entries.get(ref.id);
     if (entry === undefined) return undefined;
-    return ref.version === 1 ? entry.first : entry.later?.get(ref.version);
+    return ref.version === 1 ? entry : entry.later?.get(ref.version);
   }
 
   /** What is known of a version, made on first use. */
   private version(ref: EventRef, entry: Entry = this.entry(ref.id)): Version {
-    const first = ref.version === 1;
-    let v = first ? entry.first : entry.later?.get(ref.version);
-    if (v === undefined) {
-      v = { delivered: 0, parked: false, outcome: false, completed: false, servedUnder: undefined, payloads: undefined, handoff: undefined };
-      if (first) entry.first = v;
-      else (entry.later ??= new Map()).set(ref.version, v);
-    }
+    if (ref.version === 1) return entry;
+    let v = entry.later?.get(ref.version);
+    if (v === undefined) (entry.later ??= new Map()).set(ref.version, (v = blank()));
     return v;
   }
 
   private entry(id: string): Entry {
     let entry = this.entries.get(id);
     if (entry === undefined) {
-      entry = { current: undefined, first: undefined, later: null };
+      entry = { delivered: 0, parked: false, outcome: false, completed: false, servedUnder: undefined, payloads: undefined, handoff: undefined, current: undefined, later: null };
       this.entries.set(id, entry);
     }
     return entry;
