@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CallStep } from '../model/history.js';
 import { findScenario } from '../scenarios/named.js';
-import type { Plan } from '../scenarios/plan.js';
 import { AdapterLoadError } from '../src/adapter/load.js';
 import { execute } from '../src/run/execute.js';
 import { CRASH_LOOP_LIMIT, CrashLoopError, killAllConsumers, processConsumer } from '../src/adapter/process/bridge.js';
 import { renderFailure } from '../src/report/failure.js';
+import { alive, pidsGone, small } from './support.js';
 
 /**
  * Consumer processes written to break the harness (test/fixtures/hostile/process/): each
@@ -21,15 +21,6 @@ const scratch = mkdtempSync(join(tmpdir(), 'tidemark-hostile-'));
 let files = 0;
 const pidFile = (): string => join(scratch, `pids-${files++}`);
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The pids in a fixture's pid file (the last number of each line). */
 function pidsIn(file: string): number[] {
   if (!existsSync(file)) return [];
@@ -39,21 +30,7 @@ function pidsIn(file: string): number[] {
     .map((l) => Number(l.split(' ').at(-1)));
 }
 
-/** Waits until none of these processes runs; returns those still running after 2 s. */
-async function gone(pids: readonly number[]): Promise<number[]> {
-  let left = [...pids];
-  for (let i = 0; i < 40 && left.length > 0; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    left = left.filter(alive);
-  }
-  return left;
-}
-
 const seconds = (since: bigint): number => Number(process.hrtime.bigint() - since) / 1e9;
-
-function small(name: string): Plan {
-  return { ...findScenario(name)!.plan, budget: { adversity: 8, drain: 8 } };
-}
 
 /** Processes a fixture deliberately leaves outside the harness's reach, killed after the tests. */
 const strays: number[] = [];
@@ -78,7 +55,7 @@ describe('hostile consumer processes', () => {
     // The run is over for this consumer: the next world fails at once, without a process.
     await expect(execute(small('failed-event-holds-watermark'), consumer)).rejects.toBe(error);
     expect(pidsIn(pids)).toHaveLength(1 + CRASH_LOOP_LIMIT);
-    expect(await gone(pidsIn(pids))).toEqual([]);
+    expect(await pidsGone(pidsIn(pids))).toEqual([]);
   });
 
   it('a crash loop in one worker stops the run, and kills the live process of the other worker', async () => {
@@ -91,7 +68,7 @@ describe('hostile consumer processes', () => {
     expect(seconds(started)).toBeLessThan(10);
     const lines = readFileSync(pids, 'utf8');
     expect(lines).toMatch(/^w1 \d+$/m);
-    expect(await gone(pidsIn(pids))).toEqual([]);
+    expect(await pidsGone(pidsIn(pids))).toEqual([]);
   });
 
   it('a consumer printing null, or any JSON value that is not an object, gets a protocol error naming it, not a harness crash', async () => {
@@ -104,7 +81,7 @@ describe('hostile consumer processes', () => {
     const threw = run.history.steps.flatMap((s) => (s.kind === 'life' && s.event.kind === 'threw' ? [s.event.message] : []));
     expect(threw).toHaveLength(5);
     ['null', '5', '"text"', '[1,2]', 'true'].forEach((shown, i) => expect(threw[i]).toContain(`protocol error: message must be an object, got ${shown}`));
-    expect(await gone(pidsIn(pids))).toEqual([]);
+    expect(await pidsGone(pidsIn(pids))).toEqual([]);
   });
 
   it('a consumer speaking another protocol version is refused at load, naming both versions', async () => {
@@ -128,7 +105,7 @@ describe('hostile consumer processes', () => {
     const claim = run.history.steps.find((s): s is CallStep => s.kind === 'call' && s.call.kind === 'claim');
     expect(claim?.call).toEqual({ kind: 'claim', claim: { kind: 'failed', reason: 'bad-request: fetch: resume.key must be an array of finite numbers for key-gt, got undefined' } });
     expect(renderFailure({ consumer: 'key-without-key', execution: run, replay: '-' })).toContain('MALFORMED fetch: resume.key must be an array');
-    expect(await gone(pidsIn(pids))).toEqual([]);
+    expect(await pidsGone(pidsIn(pids))).toEqual([]);
   });
 
   it('killAllConsumers, as a signal handler calls it, kills every consumer process group and removes the blackbox stores', async () => {
@@ -144,12 +121,12 @@ describe('hostile consumer processes', () => {
     expect(existsSync(store)).toBe(true);
     const started = process.hrtime.bigint();
     expect(killAllConsumers()).toBeGreaterThan(0);
-    expect(await gone(pidsIn(pids).filter(Number.isInteger))).toEqual([]);
+    expect(await pidsGone(pidsIn(pids).filter(Number.isInteger))).toEqual([]);
     expect(existsSync(store)).toBe(false);
     expect(seconds(started)).toBeLessThan(3);
     // The world itself goes on to its end (a real handler exits instead); nothing of it is left.
     expect(await world).toBe('unknown');
-    expect(await gone(pidsIn(pids).filter(Number.isInteger))).toEqual([]);
+    expect(await pidsGone(pidsIn(pids).filter(Number.isInteger))).toEqual([]);
   });
 
   it('grandchildren holding the pipes do not keep the harness alive after the verdict; those in its group are killed', async () => {
@@ -183,7 +160,7 @@ describe('hostile consumer processes', () => {
     expect(seconds(started)).toBeLessThan(20);
     const grouped = [...lines.matchAll(/^group (\d+)$/gm)].map((m) => Number(m[1]));
     expect(grouped.length).toBeGreaterThan(0);
-    expect(await gone(grouped)).toEqual([]);
+    expect(await pidsGone(grouped)).toEqual([]);
     // What setsid escapes (docs/protocol.md): the group's SIGKILL. Only its pipes were let go.
     expect(escaped.length).toBeGreaterThan(0);
     expect(escaped.some(alive)).toBe(true);

@@ -2,9 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import type { CallStep, History, LifeStep, Outcome } from '../model/history.js';
 import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
-import type { Plan } from '../scenarios/plan.js';
 import { EXIT } from '../src/cli.js';
-import { argvOf, cli } from './support.js';
+import { argvOf, cli, small } from './support.js';
 import { execute } from '../src/run/execute.js';
 import { processConsumer } from '../src/adapter/process/bridge.js';
 import { renderFailure } from '../src/report/failure.js';
@@ -36,10 +35,6 @@ async function gone(file: string): Promise<string[]> {
 
 const outcomes = (history: History): Outcome['kind'][] => history.steps.filter((s): s is CallStep => s.kind === 'call').map((s) => s.outcome.kind);
 
-/** A named scenario's world with a small step budget, for processes that never finish. */
-function small(name: string): Plan {
-  return { ...findScenario(name)!.plan, budget: { adversity: 8, drain: 8 } };
-}
 
 const PYTHON = 'python3 examples/python/ledger_consumer.py';
 const PYTHON_BUGGY = 'python3 examples/python/ledger_consumer_buggy.py';

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CallStep, History, Step } from '../model/history.js';
 import { comparePositions, isPosition, type Position } from '../model/order.js';
+import { findScenario } from '../scenarios/named.js';
+import type { Plan } from '../scenarios/plan.js';
 import { main } from '../src/cli.js';
 import { WorldError } from '../src/world/errors.js';
 
@@ -78,4 +80,29 @@ export function worldError(fn: () => unknown): WorldError {
     throw error;
   }
   throw new Error('expected a WorldError, but the call succeeded');
+}
+
+/** Whether a process with this pid runs. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until none of these processes runs; returns those still running after 2 s. */
+export async function pidsGone(pids: readonly number[]): Promise<number[]> {
+  let left = [...pids];
+  for (let i = 0; i < 40 && left.length > 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    left = left.filter(alive);
+  }
+  return left;
+}
+
+/** A named scenario's world with a small step budget, for processes that never finish. */
+export function small(name: string): Plan {
+  return { ...findScenario(name)!.plan, budget: { adversity: 8, drain: 8 } };
 }

@@ -7,7 +7,7 @@ import { findScenario } from '../scenarios/named.js';
 import { EXIT } from '../src/cli.js';
 import { execute } from '../src/run/execute.js';
 import { killAllConsumers, liveResources, processConsumer, processStats, type ProcessOptions } from '../src/adapter/process/bridge.js';
-import { cli } from './support.js';
+import { alive, cli, pidsGone } from './support.js';
 
 /**
  * The warm pool and session crashes are outside the simulation: the histories they give
@@ -20,25 +20,6 @@ const scratch = mkdtempSync(join(tmpdir(), 'tidemark-pool-'));
 let files = 0;
 const pidFile = (): string => join(scratch, `pids-${files++}`);
 const pidsIn = (file: string): number[] => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map(Number) : []);
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Waits until none of these processes runs; returns those still running after 2 s. */
-async function gone(pids: readonly number[]): Promise<number[]> {
-  let left = [...pids];
-  for (let i = 0; i < 40 && left.length > 0; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    left = left.filter(alive);
-  }
-  return left;
-}
 
 const incarnations = (h: History): number => h.steps.filter((s) => s.kind === 'life' && s.event.kind === 'start').length;
 
@@ -83,7 +64,7 @@ describe('the warm pool and session crashes', () => {
     // At most one process per worker alive at once, and a spare.
     expect(session.spawned).toBeLessThanOrEqual(3);
     // Nothing of any of them runs on: spares and idle sessions die with the last world.
-    for (const r of [cold, warm, session]) expect(await gone(r.pids)).toEqual([]);
+    for (const r of [cold, warm, session]) expect(await pidsGone(r.pids)).toEqual([]);
     expect(liveResources().groups).toEqual([]);
   });
 
@@ -99,10 +80,10 @@ describe('the warm pool and session crashes', () => {
     expect(groups.length).toBeGreaterThan(0);
     expect(groups.every(alive)).toBe(true);
     expect(killAllConsumers()).toBe(groups.length);
-    expect(await gone([...groups, ...pidsIn(file)])).toEqual([]);
+    expect(await pidsGone([...groups, ...pidsIn(file)])).toEqual([]);
     // The next world starts fresh processes and gives the same history.
     expect((await execute(plan, consumer)).hash).toBe(first.hash);
-    expect(await gone(pidsIn(file))).toEqual([]);
+    expect(await pidsGone(pidsIn(file))).toEqual([]);
   });
 
   it('state kept outside the incarnation escapes session crashes, and the final replay under real kills says so', { timeout: 120_000 }, async () => {

@@ -300,8 +300,7 @@ class Incarnation {
       store?.live.add(this);
       proc.attach({
         hello: () => {
-          // Told once per incarnation (a second hello from the process is a protocol error).
-          if (this.started) return;
+          // Told once per incarnation: a second hello from the process is a protocol error.
           if (fresh) {
             release();
             release = hold();
