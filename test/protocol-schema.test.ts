@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkKeywords, protocolProblem, protocolSchema } from '../src/adapter/process/schema.js';
+import { checkKeywords, explainProblem, protocolConforms, protocolProblem, protocolSchema } from '../src/adapter/process/schema.js';
+import { SEED } from './support.js';
 
 /**
  * schema/protocol.schema.json against docs/protocol.md and against the check the bridge
@@ -60,5 +62,53 @@ describe('the protocol schema', () => {
     );
     expect(protocolProblem('fromHarness', { type: 'reply', id: 1, ok: 'yes' })).toBe('reply.ok must be one of true, false, got "yes"');
     expect(protocolProblem('fromHarness', { type: 'reply', id: 1, ok: false, error: { code: 'oops', definite: true, message: '' } })).toContain('reply.error.code must be one of');
+  });
+
+  it('the compiled predicate and the interpreter agree on every documented message and thousands of broken ones', () => {
+    type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+    const calls = exchanged('C>').flatMap((m) => ((m as { type: string }).type === 'call' ? [m as { method: string; args: Json[] }] : []));
+    const messages: [string, Json][] = [
+      ...exchanged('C>').map((m): [string, Json] => ['fromConsumer', m as Json]),
+      ...exchanged('H>').map((m): [string, Json] => ['fromHarness', m as Json]),
+      ...calls.map(({ method, args }): [string, Json] => ['worldCall', { method, args }]),
+    ];
+    /** Every place in a value, as the keys that lead there. */
+    const places = (v: Json, at: (string | number)[] = []): (string | number)[][] => [
+      at,
+      ...(Array.isArray(v) ? v.flatMap((x, i) => places(x, [...at, i])) : v !== null && typeof v === 'object' ? Object.entries(v).flatMap(([k, x]) => places(x, [...at, k])) : []),
+    ];
+    /** The value with the thing at one place replaced, or removed when `by` is undefined. */
+    const edit = (v: Json, at: (string | number)[], by: Json | undefined): Json | undefined => {
+      if (at.length === 0) return by;
+      const [head, ...rest] = at as [string | number, ...(string | number)[]];
+      if (Array.isArray(v)) return v.flatMap((x, i) => (i !== head ? [x] : ((y) => (y === undefined ? [] : [y]))(edit(x, rest, by))));
+      const o = v as { [k: string]: Json };
+      const out: { [k: string]: Json } = {};
+      for (const [k, x] of Object.entries(o)) {
+        const y = k === head ? edit(x, rest, by) : x;
+        if (y !== undefined) out[k] = y;
+      }
+      return out;
+    };
+    // Values near the schema's edges: wrong types, empty, negative, fractional, a tag of another form.
+    const tricky = fc.constantFrom<Json>(null, true, 0, -1, 1.5, 2, '', 'x', 'e1', 'call', 'reply', 'fetch', 'commit', 'watermark', 'at-least-once', [], {}, [1], { id: 'e1', version: 1 });
+    const broken = fc
+      .tuple(fc.constantFrom(...messages), fc.nat(), fc.option(fc.oneof(tricky, fc.jsonValue() as fc.Arbitrary<Json>), { nil: undefined }))
+      .map(([[definition, m], n, by]) => {
+        const all = places(m);
+        return [definition, edit(m, all[n % all.length] as (string | number)[], by) ?? null] as const;
+      });
+    for (const [definition, m] of messages) expect(protocolConforms(definition, m), JSON.stringify(m)).toBe(true);
+    let refused = 0;
+    fc.assert(
+      fc.property(broken, ([definition, m]) => {
+        const conforms = protocolConforms(definition, m);
+        if (!conforms) refused++;
+        expect(conforms, `${definition} ${JSON.stringify(m)}: ${explainProblem(definition, m)}`).toBe(explainProblem(definition, m) === null);
+      }),
+      { numRuns: 3000, seed: SEED },
+    );
+    // The broken messages are mostly refused: the agreement is not between two predicates that accept everything.
+    expect(refused).toBeGreaterThan(1000);
   });
 });

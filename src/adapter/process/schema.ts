@@ -51,16 +51,132 @@ export function checkKeywords(schema: unknown, at: string): void {
  * Checks a message against one definition of the schema (`fromConsumer`, `fromHarness`,
  * or any other in $defs). Returns null when it conforms, or one sentence naming the first
  * field that does not, rooted at the message's type (`call.method must be ...`).
+ *
+ * Nearly every message conforms, and the bridge checks every one a process writes: a
+ * predicate compiled once from the schema says so in a fraction of the interpreter's time,
+ * and the interpreter words the problem of a message that does not. The two are held to the
+ * same verdict on every message of docs/protocol.md and on thousands of broken ones
+ * (test/protocol-schema.test.ts).
  */
 export function protocolProblem(definition: string, message: unknown): string | null {
-  const root = protocolSchema();
-  const defs = root.$defs as Record<string, Schema>;
-  const schema = defs[definition];
-  if (schema === undefined) throw new Error(`the protocol schema has no definition '${definition}'`);
+  return protocolConforms(definition, message) ? null : explainProblem(definition, message);
+}
+
+/** The interpreter's verdict on a message: null, or the sentence naming its first wrong field. */
+export function explainProblem(definition: string, message: unknown): string | null {
+  const defs = protocolSchema().$defs as Record<string, Schema>;
+  const schema = definitionOf(defs, definition);
   // Rooted at the message's type when it names a message of the schema: `call.method`.
   const type = (message as { type?: unknown } | null)?.type;
   const name = typeof type === 'string' && MESSAGES.has(type) ? type : 'message';
   return new Checker(defs).check(schema, message, name);
+}
+
+/** Each definition's compiled predicate, made on first use. */
+const predicates = new Map<string, (value: unknown) => boolean>();
+
+/** The compiled predicate's verdict on a message: whether it conforms to the definition. */
+export function protocolConforms(definition: string, message: unknown): boolean {
+  let predicate = predicates.get(definition);
+  if (predicate === undefined) {
+    const defs = protocolSchema().$defs as Record<string, Schema>;
+    predicate = compile(definitionOf(defs, definition), defs, new Map());
+    predicates.set(definition, predicate);
+  }
+  return predicate(message);
+}
+
+function definitionOf(defs: Record<string, Schema>, definition: string): Schema {
+  const schema = defs[definition];
+  if (schema === undefined) throw new Error(`the protocol schema has no definition '${definition}'`);
+  return schema;
+}
+
+/**
+ * The schema as one predicate: the keywords Checker interprets, with the same meaning, each
+ * turned into a closure once. A reference is compiled once and called through a slot, so a
+ * schema that refers to itself compiles.
+ */
+function compile(schema: Schema, defs: Record<string, Schema>, refs: Map<string, { f: (value: unknown) => boolean }>): (value: unknown) => boolean {
+  if (schema === true) return () => true;
+  if (schema === false) return () => false;
+  const s = schema;
+  const tests: ((value: unknown) => boolean)[] = [];
+  if (typeof s.$ref === 'string') {
+    const ref = s.$ref;
+    let slot = refs.get(ref);
+    if (slot === undefined) {
+      const target = defs[ref.slice('#/$defs/'.length)];
+      if (target === undefined) throw new Error(`the protocol schema has no ${ref}`);
+      slot = { f: () => false };
+      refs.set(ref, slot);
+      slot.f = compile(target, defs, refs);
+    }
+    const called = slot;
+    tests.push((v) => called.f(v));
+  }
+  if (s.type !== undefined) {
+    const types = (Array.isArray(s.type) ? s.type : [s.type]) as string[];
+    tests.push((v) => types.some((t) => hasType(v, t)));
+  }
+  if ('const' in s) {
+    const c = s.const;
+    tests.push((v) => equal(v, c));
+  }
+  if (Array.isArray(s.enum)) {
+    const values = s.enum as unknown[];
+    tests.push((v) => values.some((e) => equal(v, e)));
+  }
+  if (typeof s.minLength === 'number') {
+    const min = s.minLength;
+    // Characters are code points: a string of 2 * min UTF-16 units has at least min of them.
+    tests.push((v) => typeof v !== 'string' || v.length >= 2 * min || [...v].length >= min);
+  }
+  if (typeof s.minimum === 'number') {
+    const min = s.minimum;
+    tests.push((v) => typeof v !== 'number' || v >= min);
+  }
+  const required = (s.required as string[] | undefined) ?? [];
+  const properties = Object.entries((s.properties as Record<string, Schema> | undefined) ?? {}).map(([key, sub]) => [key, compile(sub, defs, refs)] as const);
+  if (required.length > 0 || properties.length > 0) {
+    tests.push((v) => {
+      if (!isObject(v)) return true;
+      for (const key of required) if (!(key in v)) return false;
+      for (const [key, f] of properties) if (key in v && !f(v[key])) return false;
+      return true;
+    });
+  }
+  const minItems = typeof s.minItems === 'number' ? s.minItems : null;
+  const maxItems = typeof s.maxItems === 'number' ? s.maxItems : null;
+  const prefix = ((s.prefixItems as Schema[] | undefined) ?? []).map((sub) => compile(sub, defs, refs));
+  const items = s.items === undefined ? null : compile(s.items as Schema, defs, refs);
+  if (minItems !== null || maxItems !== null || prefix.length > 0 || items !== null) {
+    tests.push((v) => {
+      if (!Array.isArray(v)) return true;
+      if ((minItems !== null && v.length < minItems) || (maxItems !== null && v.length > maxItems)) return false;
+      for (let i = 0; i < v.length; i++) {
+        const f = i < prefix.length ? prefix[i] : items;
+        if (f && !f(v[i])) return false;
+      }
+      return true;
+    });
+  }
+  if (Array.isArray(s.oneOf)) {
+    const branches = (s.oneOf as Schema[]).map((b) => compile(b, defs, refs));
+    tests.push((v) => {
+      let matches = 0;
+      for (const f of branches) if (f(v) && ++matches > 1) return false;
+      return matches === 1;
+    });
+  }
+  if (Array.isArray(s.anyOf)) {
+    const branches = (s.anyOf as Schema[]).map((b) => compile(b, defs, refs));
+    tests.push((v) => branches.some((f) => f(v)));
+  }
+  return (v) => {
+    for (const t of tests) if (!t(v)) return false;
+    return true;
+  };
 }
 
 class Checker {
