@@ -70,6 +70,9 @@ export function serve({ name, capabilities, kind = 'whitebox', run, inspect, ses
         process.stderr.write(`${error?.stack ?? error}\n`);
         process.exit(1);
       }
+      // A run that returns ends the process, sessions or not (docs/protocol.md): the open
+      // stdin would keep it waiting for a message that never comes.
+      if (mine === epoch) process.exit(0);
     } else if (message.type === 'reply') {
       const waiter = pending.get(message.id);
       if (!waiter) die(`a reply for unknown call id ${JSON.stringify(message.id)}`);

@@ -79,6 +79,11 @@ export class World {
   private readonly stallWaits: number;
   /** Waits of STALL_WAIT_MS taken for holds so far: the clock a hold's limit is counted on. */
   private waits = 0;
+  /**
+   * Some incarnation has held the world: the consumer works outside it (a process), and
+   * what it does next is never there within a few microtasks, as an in-process consumer's is.
+   */
+  private outside = false;
   /** A lie for tidemark's own tests of the oracle (see bugs.ts); null in every real run. */
   private readonly bug = worldBug();
 
@@ -187,12 +192,13 @@ export class World {
         this.stopAll({ kind: 'budget' });
         return 'budget';
       }
-      // A worker born again here runs on a later microtask (see start), so it has not yet
-      // made its first call, or taken its hold if it works outside the world. It gets its
-      // turn first, as every worker does at the start of a phase; picking now would leave out
-      // the first call of a process, which cannot be there yet, where an in-process
-      // consumer's is: the same design would take different paths through the two.
-      if (reborn) continue;
+      // A worker born again here runs on a later microtask (see start). A consumer that works
+      // outside the world takes its hold only then, so it gets that turn before anything is
+      // picked: picking now would leave out the first call of the new process, which cannot
+      // be there yet, where an in-process consumer's is, and the same design would take
+      // different paths through the two. In-process consumers go on as they always have.
+      if (reborn && this.outside) continue;
+      const waited = this.waits;
       const stalled = await this.awaitHolds();
       if (stalled) {
         // Say who stalled and what it last said, before the stop silences it.
@@ -201,6 +207,11 @@ export class World {
         this.stopAll({ kind: 'hung', detail });
         return 'hung';
       }
+      // The world waited on a hold: what its release led to is seen after a turn, before
+      // anything is picked. A process that exits releases its hold at once, and its
+      // incarnation settles a few microtasks later; an in-process consumer that ends, ends
+      // before the next pick. Consumers that never hold never come here.
+      if (this.waits !== waited) continue;
       // Only now has every worker gone as far as it can, its writes included.
       if (writer) await this.observe(writer);
       writer = null;
@@ -489,6 +500,7 @@ export class World {
       signal: life.controller.signal,
       hold: (note, limitMs) => {
         if (!life.alive) return () => {};
+        this.outside = true;
         // Only the outermost hold sets the clock, the limit and the note: a hold taken inside
         // another (and released at once, say) must not restart the clock of one that is stuck.
         if (life.holds === 0) {
