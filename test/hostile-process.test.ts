@@ -84,6 +84,15 @@ describe('hostile consumer processes', () => {
     expect(await pidsGone(pidsIn(pids))).toEqual([]);
   });
 
+  it('a consumer writing a line nested too deeply to check gets a protocol error, not a harness crash', async () => {
+    const consumer = await processConsumer(`node ${HOSTILE}/deep-message.mjs`);
+    const error = await execute(small('failed-event-holds-watermark'), consumer).catch((e: unknown) => e);
+    // Every incarnation breaks the protocol before its first world call: a crash loop, the consumer's fault.
+    expect(error).toBeInstanceOf(CrashLoopError);
+    expect((error as Error).message).toContain('The last one: protocol error: message is nested too deeply to check (schema/protocol.schema.json): [[[[');
+    expect((error as Error).message).toContain('stderr tail: deep-message: started, sending arrays nested 200000 deep');
+  });
+
   it('a consumer speaking another protocol version is refused at load, naming both versions', async () => {
     const started = process.hrtime.bigint();
     const error = await processConsumer(`python3 ${HOSTILE}/old-protocol.py`).catch((e: unknown) => e);

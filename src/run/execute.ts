@@ -10,7 +10,11 @@ import { World } from '../world/world.js';
 export interface Execution {
   readonly plan: Plan;
   readonly history: History;
-  /** sha256 of the history's JSON: same seed, same history, byte for byte. Computed when first read. */
+  /**
+   * sha256 of the history's JSON: same seed, same history, byte for byte. Computed when first
+   * read, from the history as it is then: tidemark never changes a history after its run, and
+   * a caller that does changes the hash with it.
+   */
   readonly hash: string;
   readonly result: CheckResult;
 }

@@ -87,7 +87,8 @@ export function protocolConforms(definition: string, message: unknown): boolean 
 }
 
 function definitionOf(defs: Record<string, Schema>, definition: string): Schema {
-  const schema = defs[definition];
+  // Own definitions only: `constructor` is no definition of the schema.
+  const schema = Object.hasOwn(defs, definition) ? defs[definition] : undefined;
   if (schema === undefined) throw new Error(`the protocol schema has no definition '${definition}'`);
   return schema;
 }
