@@ -47,6 +47,7 @@ describe('one design, in process and through the bridge', () => {
     ['ledger', 'real', 'threw', 'all'],
     ['ledger', 'sampled', 'threw', 'all'],
     ['flaky-start', 'sampled', 'threw', 'early'],
+    ['async-flaky-start', 'sampled', 'threw', 'early'],
     ['returns', 'sampled', 'returned', 'all'],
   ])('%s takes the same path through each of 20 generated worlds (kills: %s)', { timeout: 120_000 }, async (name, kills, kind, which) => {
     const { design } = (await import(new URL('./fixtures/process/ledger-designs.mjs', import.meta.url).href)) as { design: (name: string) => Design };

@@ -79,11 +79,6 @@ export class World {
   private readonly stallWaits: number;
   /** Waits of STALL_WAIT_MS taken for holds so far: the clock a hold's limit is counted on. */
   private waits = 0;
-  /**
-   * Some incarnation has held the world: the consumer works outside it (a process), and
-   * what it does next is never there within a few microtasks, as an in-process consumer's is.
-   */
-  private outside = false;
   /** A lie for tidemark's own tests of the oracle (see bugs.ts); null in every real run. */
   private readonly bug = worldBug();
 
@@ -192,12 +187,13 @@ export class World {
         this.stopAll({ kind: 'budget' });
         return 'budget';
       }
-      // A worker born again here runs on a later microtask (see start). A consumer that works
-      // outside the world takes its hold only then, so it gets that turn before anything is
-      // picked: picking now would leave out the first call of the new process, which cannot
-      // be there yet, where an in-process consumer's is, and the same design would take
-      // different paths through the two. In-process consumers go on as they always have.
-      if (reborn && this.outside) continue;
+      // A worker born again here runs on a later microtask (see start): it gets a whole turn,
+      // as every worker does at a phase's start, to make its first call, take its hold, or
+      // end, before anything is picked. Without it, what the pick saw depended on how many
+      // microtasks the new incarnation took: an in-process consumer's first call was there,
+      // a process's could not be, and one that ends after an await was seen only later. The
+      // same design took different paths in process and through the bridge.
+      if (reborn) continue;
       const waited = this.waits;
       const stalled = await this.awaitHolds();
       if (stalled) {
@@ -207,11 +203,16 @@ export class World {
         this.stopAll({ kind: 'hung', detail });
         return 'hung';
       }
-      // The world waited on a hold: what its release led to is seen after a turn, before
-      // anything is picked. A process that exits releases its hold at once, and its
-      // incarnation settles a few microtasks later; an in-process consumer that ends, ends
-      // before the next pick. Consumers that never hold never come here.
-      if (this.waits !== waited) continue;
+      if (this.waits !== waited) {
+        // The world waited on a hold: what its release led to is seen after a turn, before
+        // anything is picked. A process that exits releases its hold at once, and its
+        // incarnation settles a few microtasks later; it is born again first. Otherwise the
+        // run goes on to the pick, so a consumer that holds and releases without calling
+        // still runs into the idle limit. Consumers that never hold never come here.
+        await turn();
+        if (this.unrunnable) throw this.unrunnable;
+        if ([...this.lives.values()].some((l) => l.alive && l.settled !== null)) continue;
+      }
       // Only now has every worker gone as far as it can, its writes included.
       if (writer) await this.observe(writer);
       writer = null;
@@ -500,7 +501,6 @@ export class World {
       signal: life.controller.signal,
       hold: (note, limitMs) => {
         if (!life.alive) return () => {};
-        this.outside = true;
         // Only the outermost hold sets the clock, the limit and the note: a hold taken inside
         // another (and released at once, say) must not restart the clock of one that is stuck.
         if (life.holds === 0) {

@@ -103,6 +103,29 @@ describe('a misbehaving consumer is judged, never crashes the harness', () => {
     expect(result.verdict).toMatchObject({ status: 'unknown', reason: expect.stringContaining('w1#1 sent no call for 0.3 s; the outer hold, never released') });
   });
 
+  it('a consumer that holds and releases the world without end, never calling, is unknown: its run ends', { timeout: 30_000 }, async () => {
+    // It polls something outside that never has work: every poll is a hold, every hold is
+    // released. No hold outlasts the stall limit, so it is the idle limit that must end it.
+    const poller: Consumer = {
+      name: 'poller',
+      capabilities: { delivery: 'at-least-once' },
+      stallMs: 200,
+      run: async (world) => {
+        while (!world.signal.aborted) {
+          const release = world.hold(() => 'polling a queue that stays empty');
+          await new Promise((resolve) => setTimeout(resolve, 1));
+          release();
+          await null;
+        }
+      },
+    };
+    const started = process.hrtime.bigint();
+    const { history, result } = await execute(base, poller);
+    expect(Number(process.hrtime.bigint() - started) / 1e9).toBeLessThan(20);
+    expect(result.verdict.status).toBe('unknown');
+    expect(history.steps.at(-1)).toMatchObject({ kind: 'life', event: { kind: 'hung' } });
+  });
+
   it('R9 a consumer that loops without ever claiming runs out of budget: liveness', async () => {
     const spinner: Consumer = {
       name: 'spinner',
