@@ -93,6 +93,32 @@ describe('hostile consumer processes', () => {
     expect((error as Error).message).toContain('stderr tail: deep-message: started, sending arrays nested 200000 deep');
   });
 
+  it('a consumer making a second call before the first one\'s reply gets a protocol error, not a stall', async () => {
+    const consumer = await processConsumer(`node ${HOSTILE}/two-in-flight.mjs`, { stallMs: 5_000 });
+    const started = process.hrtime.bigint();
+    const run = await execute({ ...small('failed-event-holds-watermark'), budget: { adversity: 12, drain: 1 } }, consumer);
+    expect(seconds(started)).toBeLessThan(5);
+    const threw = run.history.steps.flatMap((s) => (s.kind === 'life' && s.event.kind === 'threw' ? [s.event.message] : []));
+    // Every incarnation: the two lines come in one write, so the second is always read first.
+    expect(threw.length).toBeGreaterThan(3);
+    for (const message of threw) {
+      expect(message).toContain(
+        'protocol error: call load (id 2) while lease (id 1) has no reply yet; protocol 1 has one call in flight: wait for each reply before the next call; stderr tail: two-in-flight: started, calling lease and load at once',
+      );
+    }
+    expect(run.result.verdict.status).toBe('fail');
+  });
+
+  it('the Node client refuses a second call while one is in flight, in the consumer\'s own stack', async () => {
+    const consumer = await processConsumer('node test/fixtures/process/two-at-once.mjs', { stallMs: 5_000 });
+    const started = process.hrtime.bigint();
+    const run = await execute({ ...small('failed-event-holds-watermark'), budget: { adversity: 12, drain: 1 } }, consumer);
+    expect(seconds(started)).toBeLessThan(5);
+    const threw = run.history.steps.flatMap((s) => (s.kind === 'life' && s.event.kind === 'threw' ? [s.event.message] : []));
+    expect(threw.length).toBeGreaterThan(3);
+    for (const message of threw) expect(message).toMatch(/stderr tail: .*run threw: Error: protocol 1 has one call in flight: await each world call before making the next$/s);
+  });
+
   it('a consumer speaking another protocol version is refused at load, naming both versions', async () => {
     const started = process.hrtime.bigint();
     const error = await processConsumer(`python3 ${HOSTILE}/old-protocol.py`).catch((e: unknown) => e);

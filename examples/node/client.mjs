@@ -29,6 +29,8 @@ export function serve({ name, capabilities, kind = 'whitebox', run, inspect, ses
     new Promise((resolve, reject) => {
       // A crashed incarnation's call: never sent, never settled, as if its process were gone.
       if (mine !== epoch) return;
+      // Refused here, in the caller's stack, rather than left for the harness to see or miss.
+      if (pending.size > 0) return reject(new Error('protocol 1 has one call in flight: await each world call before making the next'));
       const id = nextId++;
       pending.set(id, { resolve, reject });
       send({ type: 'call', id, method, args });
@@ -67,7 +69,9 @@ export function serve({ name, capabilities, kind = 'whitebox', run, inspect, ses
       } catch (error) {
         // An incarnation crashed meanwhile is gone: what it throws belongs to nobody.
         if (mine !== epoch) return;
-        process.stderr.write(`${error?.stack ?? error}\n`);
+        // The stack, then the error once more: the harness quotes the end of stderr, and the
+        // end of a stack says where, not what.
+        process.stderr.write(`${error?.stack ?? error}\nrun threw: ${error}\n`);
         process.exit(1);
       }
       // A run that returns ends the process, sessions or not (docs/protocol.md): the open

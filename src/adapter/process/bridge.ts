@@ -247,6 +247,8 @@ class Incarnation {
   private ended = false;
   private lastCall = 'none yet';
   private called = false;
+  /** The call the process waits on, until its reply is written: protocol 1 has one in flight. */
+  private inFlight: string | null = null;
   private readonly inspections = new Map<string, (value: Inspection) => void>();
   private nextInspection = 0;
   private fail: (error: Error) => void = () => {};
@@ -372,7 +374,13 @@ class Incarnation {
   /** One world call from the process: run by the world in its turn, answered with a reply. */
   private call(world: WorkerWorld, id: number | string, method: Method, args: unknown[], release: () => void, rehold: () => void, settled: () => boolean): void {
     const proc = this.proc as ConsumerProcess;
+    if (this.inFlight !== null) {
+      // Run, it would leave the process holding the world while it waits for a reply the
+      // world will not pick for it: a stall that says nothing of the cause.
+      return this.fail(new Error(`protocol error: call ${method} (id ${id}) while ${this.inFlight} has no reply yet; protocol 1 has one call in flight: wait for each reply before the next call${proc.tail()}`));
+    }
     this.lastCall = `${method} (id ${id})`;
+    this.inFlight = this.lastCall;
     if (!this.called) {
       this.called = true;
       this.loop.called();
@@ -389,11 +397,13 @@ class Incarnation {
       (value) => {
         if (world.signal.aborted || settled()) return;
         rehold();
+        this.inFlight = null;
         proc.send({ type: 'reply', id, ok: true, value: value ?? null });
       },
       (error: unknown) => {
         if (world.signal.aborted || settled()) return;
         rehold();
+        this.inFlight = null;
         const e = error as { code?: string; definite?: boolean; message?: string; cause?: unknown; ref?: unknown };
         // A conflict's cause and a rejection's ref travel too, only when the error has them.
         const detail = { ...(e.code === 'conflict' && typeof e.cause === 'string' ? { cause: e.cause } : {}), ...(e.ref === undefined ? {} : { ref: e.ref }) };
