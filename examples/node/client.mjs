@@ -70,13 +70,15 @@ export function serve({ name, capabilities, kind = 'whitebox', run, inspect, ses
         // An incarnation crashed meanwhile is gone: what it throws belongs to nobody.
         if (mine !== epoch) return;
         // The stack, then the error once more: the harness quotes the end of stderr, and the
-        // end of a stack says where, not what.
-        process.stderr.write(`${error?.stack ?? error}\nrun threw: ${error}\n`);
-        process.exit(1);
+        // end of a stack says where, not what. The exit waits for the write to be flushed.
+        const said = error instanceof Error ? String(error) : (JSON.stringify(error) ?? String(error));
+        process.stderr.write(`${error?.stack ?? said}\nrun threw: ${said}\n`, () => process.exit(1));
+        return;
       }
       // A run that returns ends the process, sessions or not (docs/protocol.md): the open
-      // stdin would keep it waiting for a message that never comes.
-      if (mine === epoch) process.exit(0);
+      // stdin would keep it waiting for a message that never comes. It ends once what it
+      // wrote last has been flushed.
+      if (mine === epoch) process.stdout.write('', () => process.exit(0));
     } else if (message.type === 'reply') {
       const waiter = pending.get(message.id);
       if (!waiter) die(`a reply for unknown call id ${JSON.stringify(message.id)}`);

@@ -247,7 +247,10 @@ class Incarnation {
   private ended = false;
   private lastCall = 'none yet';
   private called = false;
-  /** The call the process waits on, until its reply is written: protocol 1 has one in flight. */
+  /**
+   * The call the process waits on, until its reply is written: protocol 1 has one in flight.
+   * Left set when the incarnation ends without a reply; every incarnation is a new object.
+   */
   private inFlight: string | null = null;
   private readonly inspections = new Map<string, (value: Inspection) => void>();
   private nextInspection = 0;
