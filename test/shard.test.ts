@@ -146,6 +146,18 @@ describe('--shard I/N and tidemark merge', () => {
     expect(r.err).toContain(message);
   });
 
+  it('a shard left with nothing to judge is no pass: unknown, exit 2; a shard with work passes', async () => {
+    // 17 scenarios and one world over 20 shards: shard 20 owns neither.
+    const argv = ['--consumer', 'reference', '--runs', '1', '--seed', '1'];
+    const empty = await cli('check', ...argv, '--shard', '20/20', '--json', file('empty-20.json'));
+    expect(empty.code).toBe(EXIT.unknown);
+    expect(empty.out).toContain('not a pass: nothing was exercised');
+    expect(empty.out).toMatch(/^verdict: unknown/m);
+    // The shard that owns the world judged it: its pass stands.
+    const first = await cli('check', ...argv, '--shard', '1/20', '--json', file('empty-1.json'));
+    expect(first.code).toBe(EXIT.pass);
+  });
+
   it('merge refuses files that are not all the shards of one run, with exit 3', async () => {
     const missing = await cli('merge', file('fail-1.json'));
     expect(missing.code).toBe(EXIT.usage);

@@ -140,12 +140,14 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
   ];
   let status: SuiteStatus = statuses.includes('error') ? 'error' : statuses.includes('fail') ? 'fail' : statuses.includes('unknown') ? 'unknown' : 'pass';
   // A pass is only for what was exercised: a run in which every scenario was skipped or
-  // untested, no regression was judged and no generated world ran has passed nothing.
+  // untested, no regression was judged and no generated world ran has passed nothing. A
+  // shard's worlds left to the other shards count among fast-check's runs, not here.
   const judged =
     regressions.some((r) => r.execution !== null && r.status !== 'unknown') ||
     outcomes.some((o) => o.execution !== undefined && o.untested === undefined) ||
-    (property !== null && property.runs > 0);
-  const reason = status === 'pass' && !judged ? 'nothing was exercised: every scenario was skipped or its adversity never fired, and no generated world ran' : undefined;
+    (property !== null && property.runs - (property.skipped ?? 0) > 0);
+  const reason =
+    status === 'pass' && !judged ? 'nothing was exercised: no scenario was judged (each was skipped, untested or left to another shard), and no generated world ran here' : undefined;
   if (reason !== undefined) status = 'unknown';
   return {
     ...(reason === undefined ? {} : { reason }),
