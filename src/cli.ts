@@ -524,7 +524,7 @@ async function mutants(f: Flags, io: Io): Promise<number> {
   }
   const verdict = matrixVerdict(matrix.rows, matrix.reference, shard ? ` (${shardText(shard)} alone: 'tidemark merge' of all ${shard.count} shards' --json gives the run's verdict)` : '');
   for (const line of verdict.lines) io.out(line);
-  return withOutputs(verdict.ok ? EXIT.pass : EXIT.fail, outputs, io);
+  return withOutputs(EXIT[verdict.status], outputs, io);
 }
 
 async function report(f: Flags, io: Io): Promise<number> {

@@ -156,6 +156,11 @@ describe('--shard I/N and tidemark merge', () => {
     // The shard that owns the world judged it: its pass stands.
     const first = await cli('check', ...argv, '--shard', '1/20', '--json', file('empty-1.json'));
     expect(first.code).toBe(EXIT.pass);
+    // mutants: one mutant and one reference world over 2 shards; shard 2 owns neither.
+    const mutants = ['--only', 'max-position-fetched', '--runs', '1', '--seed', '1', '--jobs', '1'];
+    const none = await cli('mutants', ...mutants, '--shard', '2/2', '--json', file('empty-mutants-2.json'));
+    expect(none.code).toBe(EXIT.unknown);
+    expect(none.out).toMatch(/^verdict: unknown: nothing was exercised, no mutant was searched and the reference ran no world here/m);
   });
 
   it('merge refuses files that are not all the shards of one run, with exit 3', async () => {

@@ -39,7 +39,7 @@ export async function merge(f: Flags, io: Io): Promise<number> {
     if (json !== undefined) outputs.write('--json', json, () => `${JSON.stringify(m, null, 2)}\n`);
     const verdict = matrixVerdict(m.rows, m.reference);
     for (const line of verdict.lines) io.out(line);
-    return withOutputs(verdict.ok ? EXIT.pass : EXIT.fail, outputs, io);
+    return withOutputs(EXIT[verdict.status], outputs, io);
   }
   only(['json', 'junit', 'regressions'], 'report');
   const out = f.string('out');

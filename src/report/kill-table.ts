@@ -29,11 +29,19 @@ export function formatReferenceRow(o: Pick<PropertyOutcome, 'status' | 'runs'> &
  * The kill matrix's verdict: every mutant killed and the reference passing, else the
  * mutants that were not, each with the seed that replays it.
  */
-export function matrixVerdict(rows: readonly KillRow[], reference: { readonly status: string }, suffix = ''): { readonly ok: boolean; readonly lines: readonly string[] } {
+export function matrixVerdict(
+  rows: readonly KillRow[],
+  reference: { readonly status: string; readonly runs: number; readonly skipped?: number },
+  suffix = '',
+): { readonly status: 'pass' | 'fail' | 'unknown'; readonly lines: readonly string[] } {
+  // A shard that owns no mutant and none of the reference's worlds has judged nothing.
+  if (rows.length === 0 && reference.runs - (reference.skipped ?? 0) <= 0) {
+    return { status: 'unknown', lines: [`verdict: unknown: nothing was exercised, no mutant was searched and the reference ran no world here${suffix}`] };
+  }
   const killed = rows.filter((r) => r.killed).length;
   const lines = [`verdict: ${killed} of ${rows.length} mutants killed, reference ${reference.status}${suffix}`];
   for (const r of rows.filter((x) => !x.killed)) {
     lines.push(`  not killed: ${r.mutant}${r.found ? ` (found ${r.found}, expected ${r.expected.join(' or ')})` : ''}; replay with ${seedFlag(r.seed)}`);
   }
-  return { ok: killed === rows.length && reference.status === 'pass', lines };
+  return { status: killed === rows.length && reference.status === 'pass' ? 'pass' : 'fail', lines };
 }
