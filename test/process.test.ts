@@ -35,7 +35,6 @@ async function gone(file: string): Promise<string[]> {
 
 const outcomes = (history: History): Outcome['kind'][] => history.steps.filter((s): s is CallStep => s.kind === 'call').map((s) => s.outcome.kind);
 
-
 const PYTHON = 'python3 examples/python/ledger_consumer.py';
 const PYTHON_BUGGY = 'python3 examples/python/ledger_consumer_buggy.py';
 const NODE = 'node examples/node/consumer.mjs';

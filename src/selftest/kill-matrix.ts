@@ -31,7 +31,6 @@ export interface KillRow {
   readonly ms: number;
 }
 
-
 /** How reliably one mutant dies across many seeds. */
 export interface Reliability {
   readonly mutant: string;

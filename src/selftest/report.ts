@@ -48,7 +48,6 @@ const VARIANTS: readonly Consumer[] = [
   referenceConsumer({ name: 'cursor', bookmark: 'cursor' }),
 ];
 
-
 /** Counts the tests whose titles carry each rule id, as the style asks tests to be named. */
 function testsByRule(dir: string): Map<string, number> | null {
   const counts = new Map<string, number>();

@@ -211,12 +211,12 @@ export class World {
         // still runs into the idle limit. Consumers that never hold never come here.
         await turn();
         if (this.unrunnable) throw this.unrunnable;
-        if ([...this.lives.values()].some((l) => l.alive && l.settled !== null)) continue;
+        if (this.anySettled()) continue;
       }
       // Only now has every worker gone as far as it can, its writes included.
       if (writer) await this.observe(writer);
       writer = null;
-      if ([...this.lives.values()].some((l) => l.alive && l.settled !== null)) continue;
+      if (this.anySettled()) continue;
       if (this.pending.size === 0) {
         // One turn drains every promise chain, which is all a deterministic consumer needs.
         // A consumer doing real I/O of its own (a blackbox one with a database) gets a grace
@@ -323,6 +323,12 @@ export class World {
     life.alive = false;
     life.holds = 0;
     life.controller.abort(ABORTED);
+  }
+
+  /** Some live incarnation has returned or thrown, and is yet to be born again. */
+  private anySettled(): boolean {
+    for (const life of this.lives.values()) if (life.alive && life.settled !== null) return true;
+    return false;
   }
 
   /** Wakes the scheduler when it waits on work outside the world. */

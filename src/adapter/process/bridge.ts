@@ -66,7 +66,6 @@ export class CrashLoopError extends ConsumerUnrunnableError {
   }
 }
 
-
 /** Every blackbox store directory not yet removed. */
 const stores = new Set<string>();
 
