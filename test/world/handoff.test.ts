@@ -53,13 +53,22 @@ describe('the adapter that narrows the binding and does no work does not pass', 
     expect(result.verdict.status).not.toBe('pass');
   });
 
-  it('nor on any generated world whose bound stream holds an event', async () => {
+  it('nor on any generated world whose bound stream still holds an event when it claims', async () => {
     let judged = 0;
-    for (const plan of generated) {
-      if (!plan.events.some((e) => isEligible(plan.binding, e))) continue;
+    for (const [i, plan] of generated.entries()) {
+      const { result, history } = await execute(plan, narrowing);
+      // The source as it stands at the end (every claim comes after every change the world
+      // made): a mutation can take the only eligible event out of the stream, and then a
+      // claim of caught-up with nothing done is true.
+      const source = new Map(plan.events.map((e) => [e.id, e]));
+      let binding = plan.binding;
+      for (const s of history.steps) {
+        if (s.kind === 'mutation') source.set(s.event.id, s.event);
+        if (s.kind === 'rebind') binding = s.binding;
+      }
+      if (![...source.values()].some((e) => isEligible(binding, e))) continue;
       judged++;
-      const { result } = await execute(plan, narrowing);
-      expect(result.verdict.status, JSON.stringify(plan).slice(0, 200)).not.toBe('pass');
+      expect(result.verdict.status, `generated world ${i} (seed ${SEED})`).not.toBe('pass');
     }
     expect(judged).toBeGreaterThan(10);
   });
