@@ -49,7 +49,7 @@ describe('one design, in process and through the bridge', () => {
     ['flaky-start', 'sampled', 'threw', 'early'],
     ['async-flaky-start', 'sampled', 'threw', 'early'],
     ['returns', 'sampled', 'returned', 'all'],
-  ])('%s takes the same path through each of 20 generated worlds (kills: %s)', { timeout: 120_000 }, async (name, kills, kind, which) => {
+  ])('%s takes the same path through each of 20 generated worlds (kills: %s)', async (name, kills, kind, which) => {
     const { design } = (await import(new URL('./fixtures/process/ledger-designs.mjs', import.meta.url).href)) as { design: (name: string) => Design };
     const d = design(name);
     const inside: Consumer = { name: d.name, capabilities: d.capabilities, run: (world) => d.run(world) };

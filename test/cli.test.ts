@@ -134,7 +134,7 @@ describe('tidemark CLI', () => {
     const again = await cli('report', '--seeds', '1', '--runs', '100', '--out', out, '--reuse-searches');
     expect(again.code).toBe(EXIT.pass);
     expect(readFileSync(out, 'utf8').split('<!-- timings')[0]).toBe(first.split('<!-- timings')[0]);
-  }, 300_000);
+  });
 
   it('a broken regression file is a clear usage error', async () => {
     const bad = join(tmpdir(), `tidemark-bad-${process.pid}.json`);
@@ -201,13 +201,14 @@ describe('output paths are checked before the run, and a failed write loses noth
   it('report --out refuses to overwrite a file that is not a tidemark report, before computing anything', async () => {
     const mine = join(dir, 'NOTES.md');
     writeFileSync(mine, '# my notes\n');
-    const started = performance.now();
     const r = await cli('report', '--out', mine);
     expect(r.code).toBe(EXIT.usage);
     expect(r.err).toContain(`--out ${mine} exists and is not a tidemark report`);
     expect(r.err).toContain('give --force to overwrite it');
     expect(readFileSync(mine, 'utf8')).toBe('# my notes\n');
-    expect(performance.now() - started).toBeLessThan(2000);
+    // Nothing was computed: the report's progress lines (`report: ...`) never started.
+    expect(r.err).not.toMatch(/^report: /m);
+    expect(r.out).toBe('');
   });
 });
 
@@ -217,13 +218,11 @@ describe('replay input is validated, and every printed replay command works as p
     [['--seed', '42', '--path', '0:99999:0'], '--path 0:99999:0 does not lead to a world at seed 42;'],
     [['--seed', '42', '--path', '999999999999'], 'its first number must be below 1000000'],
   ])('replay %j: exit 3 with what is valid, not a false pass, a hang or a stack', async (args, message) => {
-    const started = performance.now();
     const r = await cli('replay', '--consumer', 'token-as-watermark', ...args);
     expect(r.code).toBe(EXIT.usage);
     expect(r.err).toContain(message);
     expect(r.err).not.toMatch(/\n\s+at /);
     expect(r.out).not.toContain('PASS');
-    expect(performance.now() - started).toBeLessThan(10_000);
   });
 
   it('a seed of 2^31 and above is the 32-bit seed fast-check uses, printed so that its replay command works', async () => {
@@ -307,10 +306,9 @@ describe('check output streams, and a time limit bounds the generated worlds', (
   });
 
   it('--stall-ms reaches the process bridge: a silent consumer process is declared stalled after it', async () => {
-    const started = performance.now();
     const r = await cli('check', '--command', 'python3 test/fixtures/process/stalls.py', '--scenario', 'failed-event-holds-watermark', '--stall-ms', '300', '--hello-ms', '5000');
     expect(r.code).toBe(EXIT.unknown);
+    // The stall limit ended it, not the 5 s hello limit nor a hang: the verdict names the limit.
     expect(r.out).toContain('sent no call for 0.3 s');
-    expect(performance.now() - started).toBeLessThan(8000);
   });
 });

@@ -9,7 +9,7 @@ import { AdapterLoadError } from '../src/adapter/load.js';
 import { execute } from '../src/run/execute.js';
 import { CRASH_LOOP_LIMIT, CrashLoopError, killAllConsumers, processConsumer } from '../src/adapter/process/bridge.js';
 import { renderFailure } from '../src/report/failure.js';
-import { alive, pidsGone, small } from './support.js';
+import { alive, HANG_MS, pidsGone, small } from './support.js';
 
 /**
  * Consumer processes written to break the harness (test/fixtures/hostile/process/): each
@@ -30,8 +30,6 @@ function pidsIn(file: string): number[] {
     .map((l) => Number(l.split(' ').at(-1)));
 }
 
-const seconds = (since: bigint): number => Number(process.hrtime.bigint() - since) / 1e9;
-
 /** Processes a fixture deliberately leaves outside the harness's reach, killed after the tests. */
 const strays: number[] = [];
 afterAll(() => {
@@ -42,7 +40,6 @@ describe('hostile consumer processes', () => {
   it(`a consumer that dies at start every time stops the run after ${CRASH_LOOP_LIMIT} incarnations, once, quoting its stderr`, async () => {
     const pids = pidFile();
     const consumer = await processConsumer(`python3 ${HOSTILE}/crash-on-start.py ${pids}`);
-    const started = process.hrtime.bigint();
     const error = await execute(findScenario('failed-event-holds-watermark')!.plan, consumer).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CrashLoopError);
     expect((error as Error).message).toContain(`is crash-looping: ${CRASH_LOOP_LIMIT} incarnations in a row ended before their first world call`);
@@ -51,7 +48,6 @@ describe('hostile consumer processes', () => {
     );
     // The probe and five incarnations, not thousands.
     expect(pidsIn(pids)).toHaveLength(1 + CRASH_LOOP_LIMIT);
-    expect(seconds(started)).toBeLessThan(10);
     // The run is over for this consumer: the next world fails at once, without a process.
     await expect(execute(small('failed-event-holds-watermark'), consumer)).rejects.toBe(error);
     expect(pidsIn(pids)).toHaveLength(1 + CRASH_LOOP_LIMIT);
@@ -63,9 +59,7 @@ describe('hostile consumer processes', () => {
     const consumer = await processConsumer(`python3 ${HOSTILE}/one-worker-crash-loops.py ${pids}`);
     const plan = findScenario('stale-generation-cannot-advance')!.plan;
     expect(plan.workers).toBe(2);
-    const started = process.hrtime.bigint();
     await expect(execute(plan, consumer)).rejects.toThrow(/crash-looping: .*stderr tail: w2: cannot bind port 9000: address in use/);
-    expect(seconds(started)).toBeLessThan(10);
     const lines = readFileSync(pids, 'utf8');
     expect(lines).toMatch(/^w1 \d+$/m);
     expect(await pidsGone(pidsIn(pids))).toEqual([]);
@@ -74,10 +68,8 @@ describe('hostile consumer processes', () => {
   it('a consumer printing null, or any JSON value that is not an object, gets a protocol error naming it, not a harness crash', async () => {
     const pids = pidFile();
     const consumer = await processConsumer(`python3 ${HOSTILE}/prints-value.py ${pids}`);
-    const started = process.hrtime.bigint();
     // Five incarnations (a start and a lease each), one value each, and the start of a sixth; no drain phase to speak of.
     const run = await execute({ ...small('failed-event-holds-watermark'), budget: { adversity: 11, drain: 1 } }, consumer);
-    expect(seconds(started)).toBeLessThan(15);
     const threw = run.history.steps.flatMap((s) => (s.kind === 'life' && s.event.kind === 'threw' ? [s.event.message] : []));
     expect(threw).toHaveLength(5);
     ['null', '5', '"text"', '[1,2]', 'true'].forEach((shown, i) => expect(threw[i]).toContain(`protocol error: message must be an object, got ${shown}`));
@@ -94,10 +86,8 @@ describe('hostile consumer processes', () => {
 
   it('a consumer making a second call before the first one\'s reply gets a protocol error, not a stall', async () => {
     const consumer = await processConsumer(`node ${HOSTILE}/two-in-flight.mjs`, { stallMs: 5_000 });
-    const started = process.hrtime.bigint();
     const run = await execute({ ...small('failed-event-holds-watermark'), budget: { adversity: 12, drain: 1 } }, consumer);
-    // No stall: the verdict below is a failure, not unknown. The bound only guards against a hang.
-    expect(seconds(started)).toBeLessThan(30);
+    // No stall: the verdict below is a failure, not unknown.
     const threw = run.history.steps.flatMap((s) => (s.kind === 'life' && s.event.kind === 'threw' ? [s.event.message] : []));
     // Every incarnation: the two lines come in one write, so the second is always read first.
     // (Its stderr line may not have been read yet when the error is raised: it is not asserted.)
@@ -110,10 +100,8 @@ describe('hostile consumer processes', () => {
 
   it('the Node client refuses a second call while one is in flight, in the consumer\'s own stack', async () => {
     const consumer = await processConsumer('node test/fixtures/process/two-at-once.mjs', { stallMs: 5_000 });
-    const started = process.hrtime.bigint();
     const run = await execute({ ...small('failed-event-holds-watermark'), budget: { adversity: 12, drain: 1 } }, consumer);
-    // No stall: the verdict below is a failure, not unknown. The bound only guards against a hang.
-    expect(seconds(started)).toBeLessThan(30);
+    // No stall: the verdict below is a failure, not unknown.
     const threw = run.history.steps.flatMap((s) => (s.kind === 'life' && s.event.kind === 'threw' ? [s.event.message] : []));
     expect(threw.length).toBeGreaterThan(3);
     for (const message of threw) expect(message).toMatch(/stderr tail: .*run threw: Error: protocol 1 has one call in flight: await each world call before making the next$/s);
@@ -121,19 +109,15 @@ describe('hostile consumer processes', () => {
   });
 
   it('a consumer speaking another protocol version is refused at load, naming both versions', async () => {
-    const started = process.hrtime.bigint();
     const error = await processConsumer(`python3 ${HOSTILE}/old-protocol.py`).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AdapterLoadError);
     expect((error as Error).message).toContain('it speaks protocol 2; this tidemark speaks protocol 1');
-    expect(seconds(started)).toBeLessThan(5);
   });
 
   it('a key resume without a key over the bridge is a bad-request naming the field, recorded as MALFORMED, no deadlock', async () => {
     const pids = pidFile();
     const consumer = await processConsumer(`python3 ${HOSTILE}/key-without-key.py ${pids}`);
-    const started = process.hrtime.bigint();
     const run = await execute(small('failed-event-holds-watermark'), consumer);
-    expect(seconds(started)).toBeLessThan(10);
     const malformed = run.history.steps.find((s): s is CallStep => s.kind === 'call' && s.call.kind === 'malformed');
     expect(malformed?.call).toEqual({ kind: 'malformed', method: 'fetch', problem: 'resume.key must be an array of finite numbers for key-gt, got undefined' });
     expect(malformed?.outcome).toEqual({ kind: 'error', code: 'bad-request' });
@@ -151,15 +135,13 @@ describe('hostile consumer processes', () => {
       (run) => run.result.verdict.status,
       (error: unknown) => error,
     );
-    for (let i = 0; i < 200 && !/^store /m.test(existsSync(pids) ? readFileSync(pids, 'utf8') : ''); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    for (let i = 0; !/^store /m.test(existsSync(pids) ? readFileSync(pids, 'utf8') : ''); i++) await new Promise((resolve) => setTimeout(resolve, 25));
     const first = readFileSync(pids, 'utf8');
     const store = /^store (.+)$/m.exec(first)![1]!;
     expect(existsSync(store)).toBe(true);
-    const started = process.hrtime.bigint();
     expect(killAllConsumers()).toBeGreaterThan(0);
     expect(await pidsGone(pidsIn(pids).filter(Number.isInteger))).toEqual([]);
     expect(existsSync(store)).toBe(false);
-    expect(seconds(started)).toBeLessThan(3);
     // The world itself goes on to its end (a real handler exits instead); nothing of it is left.
     expect(await world).toBe('unknown');
     expect(await pidsGone(pidsIn(pids).filter(Number.isInteger))).toEqual([]);
@@ -168,7 +150,6 @@ describe('hostile consumer processes', () => {
   it('grandchildren holding the pipes do not keep the harness alive after the verdict; those in its group are killed', async () => {
     const pids = pidFile();
     const regressions = join(scratch, 'grandchildren.json');
-    const started = process.hrtime.bigint();
     const cli = spawn(
       process.execPath,
       ['--import', 'tsx', 'src/cli.ts', 'check', '--command', `python3 ${HOSTILE}/grandchildren.py ${pids}`, '--scenario', 'failed-event-holds-watermark', '--regressions', regressions],
@@ -181,7 +162,7 @@ describe('hostile consumer processes', () => {
       const timer = setTimeout(() => {
         cli.kill('SIGKILL');
         resolve(null);
-      }, 20_000);
+      }, HANG_MS);
       cli.on('exit', (c) => {
         clearTimeout(timer);
         resolve(c);
@@ -190,15 +171,15 @@ describe('hostile consumer processes', () => {
     const lines = existsSync(pids) ? readFileSync(pids, 'utf8') : '';
     const escaped = [...lines.matchAll(/^setsid (\d+)$/gm)].map((m) => Number(m[1]));
     strays.push(...escaped);
-    // The grandchildren sleep 30 s; the harness is done long before.
+    // The grandchildren sleep 600 s; the harness must not wait on the pipes they hold. That it
+    // did not is shown by the work, not the clock: the escaped ones are still alive below.
     expect(code, out).not.toBeNull();
     expect(out).toMatch(/verdict: \w+/);
-    expect(seconds(started)).toBeLessThan(20);
     const grouped = [...lines.matchAll(/^group (\d+)$/gm)].map((m) => Number(m[1]));
     expect(grouped.length).toBeGreaterThan(0);
     expect(await pidsGone(grouped)).toEqual([]);
     // What setsid escapes (docs/protocol.md): the group's SIGKILL. Only its pipes were let go.
     expect(escaped.length).toBeGreaterThan(0);
     expect(escaped.some(alive)).toBe(true);
-  }, 30_000);
+  });
 });

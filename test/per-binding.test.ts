@@ -62,7 +62,7 @@ describe('a consumer with state per binding passes a rebind', () => {
 });
 
 describe('over the process protocol', () => {
-  it('a Python tap with one bookmark per stream passes binding-change-same-store', { timeout: 60_000 }, async () => {
+  it('a Python tap with one bookmark per stream passes binding-change-same-store', async () => {
     const { cli } = await import('./support.js');
     const { EXIT } = await import('../src/cli.js');
     const r = await cli('check', '--command', 'python3 examples/python/singer_tap.py', '--scenario', 'binding-change-same-store');

@@ -10,7 +10,7 @@ import { processConsumer } from '../src/adapter/process/bridge.js';
  * and the start message carries the lease's time to live with its unit.
  */
 describe('errors over the process protocol', () => {
-  it('carry a conflict cause and a rejected ref; start carries the lease time to live', { timeout: 60_000 }, async () => {
+  it('carry a conflict cause and a rejected ref; start carries the lease time to live', async () => {
     const consumer = await processConsumer('node test/fixtures/process/error-details.mjs');
     const run = await execute(plan([ev(41)], [], { poison: ['e41'], leaseTtl: 6 }), consumer);
     const claim = run.history.steps.find((s): s is CallStep => s.kind === 'call' && s.call.kind === 'claim');

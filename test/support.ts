@@ -92,10 +92,22 @@ export function alive(pid: number): boolean {
   }
 }
 
-/** Waits until none of these processes runs; returns those still running after 2 s. */
+/**
+ * How long a test lets a child run before it is taken to hang and killed. Only a bound
+ * against a hang: at least ten times what the slowest such run takes on a quiet machine, so
+ * that a loaded machine slows a test down and never fails it. Kept under vitest's own
+ * testTimeout (vitest.config.ts), so that the kill, not the timeout, reports the hang.
+ */
+export const HANG_MS = 300_000;
+
+/**
+ * Waits until none of these processes runs; returns those still running after 30 s. A killed
+ * process counts as running until its parent reaps it, which a loaded machine can delay; the
+ * wait ends as soon as all are gone, so the bound costs nothing when they are.
+ */
 export async function pidsGone(pids: readonly number[]): Promise<number[]> {
   let left = [...pids];
-  for (let i = 0; i < 40 && left.length > 0; i++) {
+  for (let i = 0; i < 600 && left.length > 0; i++) {
     await new Promise((resolve) => setTimeout(resolve, 50));
     left = left.filter(alive);
   }

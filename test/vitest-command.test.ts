@@ -29,7 +29,7 @@ describe('the conformance cases of a process consumer', () => {
     expect(cases.find((c) => c.name === 'R6 R7 R8 failed-event-holds-watermark')?.timeoutMs).toBe(60_000);
   });
 
-  it('fail for the buggy Python example, with a replay command that replays the same history', { timeout: 60_000 }, async () => {
+  it('fail for the buggy Python example, with a replay command that replays the same history', async () => {
     const target = { command: 'python3 examples/python/ledger_consumer_buggy.py' };
     const consumer = await resolveTarget(target);
     const cases = conformanceCases(consumer, { replayFlag: defaultReplayFlag(target), process: true });
@@ -43,13 +43,13 @@ describe('the conformance cases of a process consumer', () => {
     expect(again.out).toContain(/^History sha256 (\w+)$/m.exec(failure!)![0]);
   });
 
-  it('pass for the correct Python example on the same scenario', { timeout: 60_000 }, async () => {
+  it('pass for the correct Python example on the same scenario', async () => {
     const consumer = await resolveTarget({ command: 'python3 examples/python/ledger_consumer.py' });
     const cases = conformanceCases(consumer, { process: true });
     expect(await cases.find((c) => c.name === 'R6 R7 R8 failed-event-holds-watermark')!.run()).toBeNull();
   });
 
-  it('cannot be made for a command that never says hello: the reason, quoting its stderr', { timeout: 30_000 }, async () => {
+  it('cannot be made for a command that never says hello: the reason, quoting its stderr', async () => {
     await expect(resolveTarget({ command: 'python3 test/fixtures/process/no-hello.py', helloMs: 1000 })).rejects.toThrow(
       /cannot start consumer process `python3 test\/fixtures\/process\/no-hello\.py`: no hello within 1000 ms; stderr tail: no-hello: listening on port 8080/,
     );

@@ -45,7 +45,7 @@ async function run(options: ProcessOptions): Promise<{ hashes: string[]; lives: 
 }
 
 describe('the warm pool and session crashes', () => {
-  it('give the unpooled bridge its histories byte for byte, and leave no process behind, by pid', { timeout: 60_000 }, async () => {
+  it('give the unpooled bridge its histories byte for byte, and leave no process behind, by pid', async () => {
     const cold = await run({ warm: false });
     const warm = await run({});
     const session = await run({ kills: 'sampled' });
@@ -68,7 +68,7 @@ describe('the warm pool and session crashes', () => {
     expect(liveResources().groups).toEqual([]);
   });
 
-  it('a spare and idle sessions are in the registry a signal handler kills, and the pool recovers after', { timeout: 60_000 }, async () => {
+  it('a spare and idle sessions are in the registry a signal handler kills, and the pool recovers after', async () => {
     const file = pidFile();
     const consumer = await processConsumer(`node ${FIXTURES}/pid-ledger.mjs ${file}`, { kills: 'sampled' });
     const plan = findScenario('crash-between-effect-and-completion')!.plan;
@@ -86,7 +86,7 @@ describe('the warm pool and session crashes', () => {
     expect(await pidsGone(pidsIn(file))).toEqual([]);
   });
 
-  it('state kept outside the incarnation escapes session crashes, and the final replay under real kills says so', { timeout: 120_000 }, async () => {
+  it('state kept outside the incarnation escapes session crashes, and the final replay under real kills says so', async () => {
     const command = `node ${FIXTURES}/session-leak.mjs`;
     const plan = findScenario('crash-before-first-effect')!.plan;
     const real = await processConsumer(command);

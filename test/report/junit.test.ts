@@ -143,7 +143,7 @@ describe('JUnit of a consumer whose stderr carries escape codes', () => {
   const fixture = 'node test/fixtures/process/ansi-stderr.mjs';
   const NOISE = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-  it('a visible failure whose reason is coloured: the failure text has the codes, the XML none of them, the words all', { timeout: 30_000 }, async () => {
+  it('a visible failure whose reason is coloured: the failure text has the codes, the XML none of them, the words all', async () => {
     const consumer = await processConsumer(`${fixture} fail`);
     const result = await runSuite(consumer, { adapter: `command:${fixture} fail`, seed: 1, runs: 1, scenario: 'failed-event-holds-watermark' });
     expect(result.status).toBe('fail');
@@ -159,7 +159,7 @@ describe('JUnit of a consumer whose stderr carries escape codes', () => {
     expect(allText(root)).toContain('gave up: ERROR disk almost full nul lone warn');
   });
 
-  it('a consumer that stalls: an error case quoting its stderr, cleaned', { timeout: 30_000 }, async () => {
+  it('a consumer that stalls: an error case quoting its stderr, cleaned', async () => {
     const consumer = await processConsumer(`${fixture} stall`, { stallMs: 1000 });
     const result = await runSuite(consumer, { adapter: `command:${fixture} stall`, seed: 1, runs: 1, scenario: 'failed-event-holds-watermark' });
     expect(result.status).toBe('unknown');

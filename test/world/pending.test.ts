@@ -43,15 +43,13 @@ describe('the pending-call scheduler', () => {
       },
     };
     const plan = { ...findScenario('failed-event-holds-watermark')!.plan, faults: [], budget: { adversity: n + 10, drain: 1 } };
-    const started = process.hrtime.bigint();
     const run = await execute(plan, flood);
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const emits = run.history.steps.flatMap((s) => (s.kind === 'call' && s.call.kind === 'emit' ? [s.call.payload] : []));
     expect(emits).toHaveLength(n);
     // The schedule is empty, so choice 0 every time: the oldest call first.
     expect(emits.slice(0, 3)).toEqual(['effect 0', 'effect 1', 'effect 2']);
     expect(emits.at(-1)).toBe(`effect ${n - 1}`);
-    // A scan of every pending call per step took 15 s here; the ranked queues take well under one.
-    expect(seconds).toBeLessThan(6);
+    // What it costs (a scan of every pending call per step made such a world quadratic) is the
+    // bench's `pending` row, not a timed test.
   });
 });

@@ -83,7 +83,7 @@ describe('a misbehaving consumer is judged, never crashes the harness', () => {
     expect(history.steps.at(-1)).toMatchObject({ kind: 'life', event: { kind: 'hung' } });
   });
 
-  it('a hold that is never released is a stall, however many holds are taken and released inside it', { timeout: 30_000 }, async () => {
+  it('a hold that is never released is a stall, however many holds are taken and released inside it', async () => {
     const holding: Consumer = {
       name: 'holding',
       capabilities: { delivery: 'at-least-once' },
@@ -97,13 +97,11 @@ describe('a misbehaving consumer is judged, never crashes the harness', () => {
         await new Promise(() => {});
       },
     };
-    const started = process.hrtime.bigint();
     const { result } = await execute(base, holding);
-    expect(Number(process.hrtime.bigint() - started) / 1e9).toBeLessThan(20);
     expect(result.verdict).toMatchObject({ status: 'unknown', reason: expect.stringContaining('w1#1 sent no call for 0.3 s; the outer hold, never released') });
   });
 
-  it('a consumer that holds and releases the world without end, never calling, is unknown: its run ends', { timeout: 30_000 }, async () => {
+  it('a consumer that holds and releases the world without end, never calling, is unknown: its run ends', async () => {
     // It polls something outside that never has work: every poll is a hold, every hold is
     // released. No hold outlasts the stall limit, so it is the idle limit that must end it.
     const poller: Consumer = {
@@ -119,9 +117,7 @@ describe('a misbehaving consumer is judged, never crashes the harness', () => {
         }
       },
     };
-    const started = process.hrtime.bigint();
     const { history, result } = await execute(base, poller);
-    expect(Number(process.hrtime.bigint() - started) / 1e9).toBeLessThan(20);
     expect(result.verdict.status).toBe('unknown');
     expect(history.steps.at(-1)).toMatchObject({ kind: 'life', event: { kind: 'hung' } });
   });
