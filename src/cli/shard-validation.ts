@@ -1,0 +1,145 @@
+import { ANOMALY_KINDS } from '../../model/anomalies.js';
+import { UsageError } from './spec.js';
+import { executionOf, type CheckJson, type CheckShardJson, type FailureJson, type RunJson } from '../run/check-json.js';
+import { ENTRY_SHAPE, isRegressionEntry } from '../run/regressions.js';
+import { isRunIdentity, runId } from '../run/run-identity.js';
+
+/**
+ * A shard's file is untrusted input: it may come from a CI cache, an older tidemark, or a
+ * hand that edited it. `merge` combines only what it has checked here: every field known and
+ * well typed, every status one of the words tidemark writes, and every stated status borne
+ * out by the history it carries, judged again. A status is never taken on trust: a result
+ * that says `pass` while it carries a failing history, or a failure without its history, is
+ * refused, so no edit of a status can turn a failing run into a passing merge.
+ *
+ * What cannot be judged again is a pass, which keeps no history (a check keeps histories of
+ * failures only). The run identity (src/run/run-identity.ts) is what ties such a result to
+ * its run; it guards against mixing runs, not against forgery.
+ */
+
+const SUITE = ['pass', 'fail', 'unknown', 'error'] as const;
+const SCENARIO = [...SUITE, 'untested', 'skipped'] as const;
+const CHECK_KEYS = new Set(['run', 'consumer', 'adapter', 'seed', 'runs', 'searches', 'verdict', 'reason', 'regressions', 'scenarios', 'worlds', 'checks', 'shard']);
+const SHARD_KEYS = new Set(['command', 'index', 'count', 'tidemark', 'regressionsInFile', 'skipped', 'calls', 'ms', 'evidence', 'timeLimit']);
+const SCENARIO_KEYS = new Set(['name', 'rules', 'status', 'skipped', 'untested', 'replay', 'failure']);
+const WORLDS_KEYS = new Set(['status', 'runs', 'seed', 'path', 'shrinks', 'searches', 'interrupted', 'replay', 'failure']);
+const REGRESSION_KEYS = new Set(['adapter', 'kind', 'seed', 'path', 'scenario', 'anomaly', 'tidemark', 'hash', 'run', 'digest', 'status', 'note', 'failure']);
+const FAILURE_KEYS = new Set(['anomalies', 'plan', 'history', 'hash']);
+
+/** The run a shard's file says it belongs to, checked to be well formed and unedited. */
+export function runOfShard(file: string, json: unknown): RunJson {
+  const run = (json as { run?: unknown } | null)?.run as Partial<RunJson> | undefined;
+  if (run === undefined) throw new UsageError(`${file} carries no run identity: it was written by an older tidemark; run its shard again with this one`);
+  if (typeof run !== 'object' || run === null || typeof run.id !== 'string' || !isRunIdentity(run.identity)) throw new UsageError(`${file}: run must be { id, identity } as tidemark writes it`);
+  if (runId(run.identity) !== run.id) throw new UsageError(`${file}: its run id ${run.id} is not the one its identity gives (${runId(run.identity)}): the file was edited`);
+  return run as RunJson;
+}
+
+/** Checks a check shard's file field by field, and judges every failure it carries again. */
+export function validateCheckShard(file: string, json: CheckJson & { shard: CheckShardJson }): void {
+  const at = new Where(file);
+  at.keys('', json, CHECK_KEYS);
+  at.oneOf('verdict', json.verdict, SUITE);
+  at.text('consumer', json.consumer);
+  at.text('adapter', json.adapter);
+  if (json.run.identity.target !== json.adapter) at.fail('adapter', `is ${JSON.stringify(json.adapter)}, but the run's target is ${JSON.stringify(json.run.identity.target)}`);
+  at.keys('shard', json.shard, SHARD_KEYS);
+  for (const key of ['regressionsInFile', 'skipped', 'calls'] as const) at.count(`shard.${key}`, json.shard[key]);
+  at.evidence('shard.evidence', json.shard.evidence);
+  at.list('regressions', json.regressions).forEach((r, i) => {
+    const where = `regressions[${i}]`;
+    at.keys(where, r, REGRESSION_KEYS);
+    const { status, note: _, failure: __, ...entry } = r;
+    if (!isRegressionEntry(entry)) at.fail(where, ENTRY_SHAPE);
+    if (r.adapter !== json.adapter) at.fail(`${where}.adapter`, `is ${JSON.stringify(r.adapter)}, not the run's target ${JSON.stringify(json.adapter)}: a shard replays only its own target's regressions`);
+    at.oneOf(`${where}.status`, status, SUITE);
+    // A regression whose seed and path lead nowhere is unknown with a note and no history.
+    at.judged(where, status, r.failure, status === 'unknown' && typeof r.note === 'string');
+  });
+  at.list('scenarios', json.scenarios).forEach((s, i) => {
+    const where = `scenarios[${i}]`;
+    at.keys(where, s, SCENARIO_KEYS);
+    at.text(`${where}.name`, s.name);
+    at.oneOf(`${where}.status`, s.status, SCENARIO);
+    if (s.status === 'skipped') at.text(`${where}.skipped`, s.skipped);
+    if (s.status === 'untested') at.text(`${where}.untested`, s.untested);
+    if (s.status === 'skipped' || s.status === 'untested' || s.status === 'pass') {
+      if (s.failure !== undefined) at.fail(`${where}.failure`, `is there, but a scenario that is ${s.status} keeps no failure`);
+    } else at.judged(where, s.status, s.failure, false);
+  });
+  const w = json.worlds;
+  if (w !== null) {
+    at.keys('worlds', w, WORLDS_KEYS);
+    at.oneOf('worlds.status', w.status, SUITE);
+    at.count('worlds.runs', w.runs);
+    // Generated worlds that are unknown without a counterexample ran out of time or budget.
+    at.judged('worlds', w.status, w.failure, w.status === 'unknown');
+  }
+}
+
+/** Where in a file a field is, and the one way to say what is wrong with it. */
+class Where {
+  constructor(private readonly file: string) {}
+
+  fail(path: string, problem: string): never {
+    throw new UsageError(`${this.file}: ${path || 'the file'} ${problem}; merge reads the files that check, mutants or report wrote, unedited`);
+  }
+
+  keys(path: string, value: unknown, known: ReadonlySet<string>): void {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) this.fail(path, 'must be an object');
+    const unknown = Object.keys(value).find((k) => !known.has(k));
+    if (unknown !== undefined) this.fail(path ? `${path}.${unknown}` : unknown, 'is not a field tidemark writes');
+  }
+
+  oneOf(path: string, value: unknown, allowed: readonly string[]): void {
+    if (!allowed.includes(value as string)) this.fail(path, `must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
+  }
+
+  text(path: string, value: unknown): void {
+    if (typeof value !== 'string') this.fail(path, `must be a string, got ${JSON.stringify(value)}`);
+  }
+
+  count(path: string, value: unknown): void {
+    if (!Number.isSafeInteger(value) || (value as number) < 0) this.fail(path, `must be an integer >= 0, got ${JSON.stringify(value)}`);
+  }
+
+  list<T>(path: string, value: readonly T[]): readonly T[] {
+    if (!Array.isArray(value)) this.fail(path, 'must be an array');
+    return value;
+  }
+
+  evidence(path: string, value: unknown): void {
+    this.keys(path, value, new Set(ANOMALY_KINDS));
+    const isAt = (x: unknown): boolean => Array.isArray(x) && x.length === 2 && x.every((n) => Number.isSafeInteger(n) && n >= 0);
+    for (const [kind, e] of Object.entries(value as Record<string, Record<string, unknown>>)) {
+      this.keys(`${path}.${kind}`, e, new Set(['exercised', 'found', 'untested']));
+      for (const key of ['exercised', 'found'] as const) if (e[key] !== undefined && !isAt(e[key])) this.fail(`${path}.${kind}.${key}`, 'must be [phase, index]');
+      const u = e.untested as { at?: unknown; reason?: unknown } | undefined;
+      if (u !== undefined && (!isAt(u.at) || typeof u.reason !== 'string')) this.fail(`${path}.${kind}.untested`, 'must be { at: [phase, index], reason }');
+    }
+  }
+
+  /**
+   * A stated status against the history that comes with it: a failure must carry its history,
+   * the history must be the one its hash names, and judged again it must give the stated
+   * status. `unknown` may stand over any history (a replay that was not deterministic keeps
+   * its first history, which may judge otherwise); it never yields a pass.
+   */
+  judged(path: string, status: string, failure: FailureJson | undefined, mayLackFailure: boolean): void {
+    if (failure === undefined) {
+      if (status !== 'pass' && !mayLackFailure) this.fail(`${path}.failure`, `is missing: a result that is ${status} carries the history it was judged on`);
+      return;
+    }
+    if (status === 'pass') this.fail(`${path}.status`, 'is pass, but the result carries a failing history');
+    this.keys(`${path}.failure`, failure, FAILURE_KEYS);
+    let execution;
+    try {
+      execution = executionOf(failure);
+    } catch (error) {
+      this.fail(`${path}.failure.history`, `cannot be judged: ${(error as Error).message}`);
+    }
+    if (execution === null) this.fail(`${path}.failure.history`, 'is not the one its hash names: the file was edited or cut');
+    const judged = execution.result.verdict.status;
+    if (status !== 'unknown' && judged !== status) this.fail(`${path}.status`, `is ${status}, but its history, judged again, is ${judged}`);
+  }
+}
