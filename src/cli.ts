@@ -293,6 +293,7 @@ async function check(f: Flags, io: Io): Promise<number> {
   try {
     result = await runSuite(t.consumer, {
       adapter: t.id,
+      digest,
       seed,
       runs,
       searches,
@@ -433,6 +434,13 @@ async function replay(f: Flags, io: Io): Promise<number> {
     world = { seed: f.number('seed') as number, path };
   } else if (!findScenario(scenarioName)) throw new UsageError(`no scenario named '${scenarioName}'; see 'tidemark scenarios'`);
   const t = await target({ adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer') }, popts);
+  // A failure the regression file recorded for this target and world must replay as recorded
+  // while the target's code is unchanged (src/run/replay.ts).
+  const file = f.string('regressions') as string;
+  const entry = readRegressions(file).entries.find((e) =>
+    e.adapter === t.id && e.hash !== undefined && (world === null ? e.kind === 'scenario' && e.scenario === scenarioName : e.kind === 'world' && e.seed === world.seed && e.path === world.path),
+  );
+  const recorded = entry?.hash === undefined ? undefined : { hash: entry.hash, digest: entry.digest, current: targetDigest(t.id) };
   let execution: Execution;
   let replayed: string;
   // Each replay runs the world twice and compares (src/run/replay.ts): a consumer that is not
@@ -441,7 +449,7 @@ async function replay(f: Flags, io: Io): Promise<number> {
     const scenario = findScenario(scenarioName as string)!;
     replayed = replayOf(t, 'scenario', scenario.name);
     doing(`scenario ${scenario.name}`, replayed);
-    execution = (await replayWorld(t.consumer, { plan: scenario.plan }))!.execution;
+    execution = (await replayWorld(t.consumer, { plan: scenario.plan }, { recorded }))!.execution;
   } else {
     replayed = replayOf(t, 'world', `${world.seed}|${world.path}`);
     doing(`the world at seed ${world.seed}, path ${world.path}`, replayed);
@@ -449,7 +457,7 @@ async function replay(f: Flags, io: Io): Promise<number> {
       new UsageError(`--path ${world!.path} does not lead to a world at seed ${world!.seed}${why}; give the seed and path exactly as a failing check printed them`);
     let found;
     try {
-      found = await replayWorld(t.consumer, { seed: world.seed, path: world.path });
+      found = await replayWorld(t.consumer, { seed: world.seed, path: world.path }, { recorded });
     } catch (error) {
       // fast-check refuses a path that leaves its shrink tree before the last step.
       if (error instanceof Error && /Unable to replay/.test(error.message)) throw nowhere('');
@@ -485,24 +493,39 @@ async function regressions(f: Flags, io: Io): Promise<number> {
     return EXIT.pass;
   }
   prepareOutput('--file', file);
+  // The file is data, perhaps from a cache or another branch: what it names is never run.
+  // Only the target given on the command line is, and only its entries are replayed.
+  if (!f.has('adapter') && !f.has('command') && !f.has('consumer')) {
+    const targets = [...new Set(stored.entries.filter((e) => !isBuiltIn(e)).map((e) => e.adapter))];
+    throw new UsageError(
+      `--prune replays entries, which runs their consumer: name it as check takes it (--adapter MODULE, --command CMD or --consumer NAME), and only its entries are replayed${targets.length > 0 ? `; ${file} holds entries of ${targets.map((x) => JSON.stringify(x)).join(', ')}` : ''}`,
+    );
+  }
+  const t = await target({ adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer') }, processOptions(f));
+  const digest = targetDigest(t.id);
   const passing: RegressionEntry[] = [];
+  let others = 0;
   for (const entry of stored.entries) {
-    if (isBuiltIn(entry)) {
-      io.out(`  prune ${entry.adapter}: ${entry.kind === 'scenario' ? `scenario ${entry.scenario}` : `world seed ${entry.seed} path ${entry.path}`} (a built-in consumer, not yours)`);
+    const what = entry.kind === 'scenario' ? `scenario ${entry.scenario}` : `world seed ${entry.seed} path ${entry.path}`;
+    if (isBuiltIn(entry) && entry.adapter !== t.id) {
+      // Removing one runs nothing: a built-in consumer's failures are tidemark's demonstrations.
+      io.out(`  prune ${entry.adapter}: ${what} (a built-in consumer, not yours)`);
       passing.push(entry);
       continue;
     }
-    const t = await target(
-      entry.adapter.startsWith('builtin:') ? { consumer: entry.adapter.slice('builtin:'.length) }
-      : entry.adapter.startsWith('command:') ? { command: entry.adapter.slice('command:'.length) }
-      : { adapter: entry.adapter },
-    );
-    doing(`replaying the regression ${entry.kind === 'scenario' ? `scenario ${entry.scenario}` : `world seed ${entry.seed} path ${entry.path}`}`);
-    const result = await runSuite(t.consumer, { adapter: entry.adapter, seed: 0, runs: 1, scenario: ALL_SCENARIOS[0]!.name, regressions: [entry] });
-    const still = result.regressions[0]?.status !== 'pass';
-    io.out(`  ${still ? 'keep ' : 'prune'} ${entry.adapter}: ${entry.kind === 'scenario' ? `scenario ${entry.scenario}` : `world seed ${entry.seed} path ${entry.path}`}`);
+    if (entry.adapter !== t.id) {
+      others++;
+      continue;
+    }
+    doing(`replaying the regression ${what}`);
+    const result = await runSuite(t.consumer, { adapter: t.id, digest, seed: 0, runs: 1, scenario: ALL_SCENARIOS[0]!.name, regressions: [entry] });
+    const r = result.regressions[0];
+    const still = r?.status !== 'pass';
+    const why = r?.execution?.result.verdict.status === 'unknown' ? `: ${r.execution.result.verdict.reason}` : '';
+    io.out(`  ${still ? 'keep ' : 'prune'} ${entry.adapter}: ${what}${still ? why : ''}`);
     if (!still) passing.push(entry);
   }
+  if (others > 0) io.out(`  ${others} entr${others === 1 ? 'y' : 'ies'} of other targets left as they are`);
   // Removed from the file as it is now, under its lock: entries recorded while these replayed stay.
   const outputs = new Outputs(io.err);
   let pruned = { removed: 0, kept: 0 };

@@ -134,7 +134,7 @@ describe('check output for CI', () => {
     expect(first.out).not.toContain('recorded');
     expect(existsSync(file)).toBe(false);
     writeFileSync(file, JSON.stringify({ version: 1, entries: [{ adapter: 'builtin:token-as-watermark', kind: 'scenario', scenario: 'snapshot-proves-hole', anomaly: 'token-as-watermark' }] }));
-    const pruned = await cli('regressions', '--file', file, '--prune');
+    const pruned = await cli('regressions', '--file', file, '--prune', '--consumer', 'reference');
     expect(pruned.out).toContain('prune builtin:token-as-watermark: scenario snapshot-proves-hole (a built-in consumer, not yours)');
     expect(JSON.parse(readFileSync(file, 'utf8')).entries).toEqual([]);
   });

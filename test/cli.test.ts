@@ -153,7 +153,7 @@ describe('tidemark CLI', () => {
     writeFileSync(file, JSON.stringify({ version: 1, entries: [{ adapter: 'builtin:reference', kind: 'scenario', scenario: 'stale-token', anomaly: 'omission' }] }));
     const r = await cli('regressions', '--file', file);
     expect(r.out).toContain('builtin:reference: scenario stale-token (omission)');
-    const pruned = await cli('regressions', '--file', file, '--prune');
+    const pruned = await cli('regressions', '--file', file, '--prune', '--consumer', 'reference');
     expect(pruned.out).toContain('pruned 1 passing entry; 0 kept');
   });
 });

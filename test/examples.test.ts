@@ -134,7 +134,7 @@ describe('a bug in the example is caught, replayed, recorded and reported', () =
 
   it('regressions --prune keeps an entry while it fails and removes it once it passes', async () => {
     const before = readJson(regressions).entries;
-    const kept = await cli('regressions', '--file', regressions, '--prune');
+    const kept = await cli('regressions', '--file', regressions, '--prune', '--adapter', adapter);
     expect(kept.code).toBe(EXIT.pass);
     expect(kept.out).toContain(`pruned 0 passing entries; ${before.length} kept`);
     expect(readJson(regressions).entries).toEqual(before);
@@ -143,7 +143,7 @@ describe('a bug in the example is caught, replayed, recorded and reported', () =
     const fixed = { ...readJson(regressions) };
     fixed.entries = before.map((e, i) => (i === 0 ? { ...e, adapter: 'examples/ledger-consumer.ts' } : e));
     writeFileSync(regressions, JSON.stringify(fixed, null, 2));
-    const pruned = await cli('regressions', '--file', regressions, '--prune');
+    const pruned = await cli('regressions', '--file', regressions, '--prune', '--adapter', 'examples/ledger-consumer.ts');
     expect(pruned.code).toBe(EXIT.pass);
     expect(pruned.out).toContain('prune examples/ledger-consumer.ts');
     expect(pruned.out).toContain(`pruned 1 passing entry; ${before.length - 1} kept`);

@@ -3,7 +3,7 @@
  * another history, and that is reported as unknown (exit 2), never as a pass; a regression
  * entry of such a consumer survives `regressions --prune`.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -19,7 +19,7 @@ describe('a consumer that is not deterministic', () => {
   it('replays to unknown, exit 2, naming the first step where the two histories part', async () => {
     const r = await cli('replay', '--adapter', ADAPTER, '--scenario', 'failed-event-holds-watermark');
     expect(r.code).toBe(EXIT.unknown);
-    expect(r.out).toMatch(/UNKNOWN {2}random-loads: the run could not be judged: the consumer is not deterministic: two replays of the same world gave different histories \(from step \d+: .*probe-0\.\d+/);
+    expect(r.out).toMatch(/UNKNOWN {2}random-loads: the run could not be judged: the consumer is not deterministic: 3 replays of the same world gave different histories \(from step \d+: .*probe-0\.\d+/);
   });
 
   it('keeps its regression entries: they are unknown, and --prune never deletes them', async () => {
@@ -29,7 +29,7 @@ describe('a consumer that is not deterministic', () => {
     const recorded = JSON.parse(readFileSync(file, 'utf8')) as { entries: { hash?: string }[] };
     expect(recorded.entries.length).toBeGreaterThan(1);
     expect(recorded.entries.every((e) => typeof e.hash === 'string' && e.hash.length === 64)).toBe(true);
-    const pruned = await cli('regressions', '--file', file, '--prune');
+    const pruned = await cli('regressions', '--file', file, '--prune', '--adapter', ADAPTER);
     expect(pruned.code).toBe(EXIT.pass);
     expect(pruned.out).toContain(`pruned 0 passing entries; ${recorded.entries.length} kept`);
     expect((JSON.parse(readFileSync(file, 'utf8')) as { entries: unknown[] }).entries).toHaveLength(recorded.entries.length);
@@ -44,6 +44,63 @@ describe('a consumer that is not deterministic', () => {
     expect(replayed?.execution.result.verdict.status).toBe('fail');
     const other = await replayWorld(consumer, { plan: findScenario('repeated-page')!.plan });
     expect(firstDifference(replayed!.execution.history, other!.execution.history)).toMatch(/^their headers differ|^from step \d+/);
+  });
+});
+
+describe('a consumer that agrees with itself but not with its recorded failure', () => {
+  const COIN = 'test/fixtures/coin-consumer.ts';
+  const scratch = mkdtempSync(join(tmpdir(), 'tidemark-coin-'));
+
+  /** Checks until the coin makes it fail (each check fails with probability at least 1/2). */
+  async function recordedFailure(file: string): Promise<{ hash: string; digest: string }> {
+    for (let i = 0; i < 40 && !existsSync(file); i++) await cli('check', '--adapter', COIN, '--scenario', 'failed-event-holds-watermark', '--regressions', file);
+    const entries = (JSON.parse(readFileSync(file, 'utf8')) as { entries: { hash: string; digest: string }[] }).entries;
+    expect(entries).toHaveLength(1);
+    return entries[0]!;
+  }
+
+  it('keeps its failures through --prune however its replays agree: a changed history of unchanged code is unknown', async () => {
+    const file = join(scratch, 'prune.json');
+    const entry = await recordedFailure(file);
+    expect(entry.digest).toMatch(/^[0-9a-f]{64}$/);
+    // Three prunes, each replaying three times: a pass that is not the recorded world never removes the entry.
+    for (let i = 0; i < 3; i++) {
+      const pruned = await cli('regressions', '--file', file, '--prune', '--adapter', COIN);
+      expect(pruned.code).toBe(EXIT.pass);
+      expect(pruned.out).toContain('pruned 0 passing entries; 1 kept');
+    }
+  });
+
+  it('replay of a recorded scenario is never PASS: it must give the recorded history', async () => {
+    const file = join(scratch, 'replay.json');
+    await recordedFailure(file);
+    for (let i = 0; i < 4; i++) {
+      const r = await cli('replay', '--adapter', COIN, '--scenario', 'failed-event-holds-watermark', '--regressions', file);
+      expect(r.out).not.toMatch(/^PASS/m);
+      expect(r.code === EXIT.fail || r.code === EXIT.unknown, r.out).toBe(true);
+      if (r.code === EXIT.unknown) expect(r.out).toContain('the consumer is not deterministic');
+    }
+  });
+});
+
+describe('the regression file is data: nothing it names is run', () => {
+  it('--prune needs a target, replays only its entries, and leaves a foreign command entry untouched and unrun', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tidemark-foreign-'));
+    const pwned = join(dir, 'pwned');
+    const file = join(dir, 'regressions.json');
+    const foreign = { adapter: `command:touch ${pwned}`, kind: 'scenario', scenario: 'stale-token', anomaly: 'omission' };
+    const mine = { adapter: 'examples/ledger-consumer.ts', kind: 'scenario', scenario: 'stale-token', anomaly: 'omission' };
+    writeFileSync(file, JSON.stringify({ version: 1, entries: [foreign, mine] }));
+    const bare = await cli('regressions', '--file', file, '--prune');
+    expect(bare.code).toBe(EXIT.usage);
+    expect(bare.err).toContain('--prune replays entries, which runs their consumer: name it as check takes it');
+    expect(bare.err).toContain(JSON.stringify(foreign.adapter));
+    const pruned = await cli('regressions', '--file', file, '--prune', '--adapter', 'examples/ledger-consumer.ts');
+    expect(pruned.code).toBe(EXIT.pass);
+    expect(pruned.out).toContain('prune examples/ledger-consumer.ts: scenario stale-token');
+    expect(pruned.out).toContain('1 entry of other targets left as they are');
+    expect(existsSync(pwned)).toBe(false);
+    expect((JSON.parse(readFileSync(file, 'utf8')) as { entries: unknown[] }).entries).toEqual([foreign]);
   });
 });
 

@@ -146,6 +146,7 @@ ones a failing 'tidemark check' printed.`,
       { name: 'scenario', type: 'text', value: 'NAME', description: 'a named scenario instead of --seed and --path' },
       { name: 'json', type: 'output', value: 'FILE', description: 'write the verdict, anomalies, plan and history as JSON' },
       { name: 'timeline', type: 'output', value: 'FILE', description: 'write a picture (HTML with SVG) of the world' },
+      { name: 'regressions', type: 'file', value: 'FILE', description: 'the regression file: a replay of an entry recorded there, with the code unchanged, must give the recorded history', default: REGRESSIONS_FILE },
       ...PROCESS,
       WATCHDOG,
     ],
@@ -210,12 +211,16 @@ code is the merged verdict's; files that are not the shards of one run are a usa
   {
     name: 'regressions',
     summary: 'list the regression file, or prune the entries that now pass',
-    usage: 'tidemark regressions [--file FILE] [--prune]',
-    about: `Lists the regression file's entries; with --prune, replays each and removes those that now
-pass. Nothing is pruned without --prune.`,
+    usage: 'tidemark regressions [--file FILE] [--prune (--adapter MODULE | --command CMD | --consumer NAME)]',
+    about: `Lists the regression file's entries; with --prune and a target (given as check takes it),
+replays that target's entries and removes those that now pass, as recorded or with changed
+code; the entries of other targets are left as they are. The file is data: what it says
+never decides what runs. Nothing is pruned without --prune.`,
     flags: [
       { name: 'file', type: 'output', value: 'FILE', description: 'the regression file', default: REGRESSIONS_FILE },
-      { name: 'prune', type: 'switch', description: 'replay each entry and remove those that pass' },
+      { name: 'prune', type: 'switch', description: "replay the target's entries and remove those that pass" },
+      ...TARGET,
+      ...PROCESS,
       WATCHDOG,
     ],
   },

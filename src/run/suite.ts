@@ -48,6 +48,10 @@ export interface SuiteOptions {
   /** Only this named scenario (no generated worlds). */
   readonly scenario?: string;
   readonly regressions?: readonly RegressionEntry[];
+  /** The sha256 of the target's code now (src/run/run-identity.ts): a regression recorded with the same code must replay as recorded. */
+  readonly digest?: string | null;
+  /** How many times each regression is replayed (default REPLAY_TIMES). */
+  readonly replayTimes?: number;
   readonly progress?: (worlds: number, shrinking: boolean) => void;
   /** Told each replayed regression as it finishes, so a CLI can stream it. */
   readonly onRegression?: (outcome: RegressionOutcome) => void;
@@ -82,7 +86,9 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     const scenario = entry.kind === 'scenario' ? findScenario(entry.scenario) : undefined;
     // Each entry is replayed twice and compared: a consumer that is not deterministic is
     // unknown, never a pass that `--prune` would delete.
-    const replayed = await replayWorld(consumer, scenario ? { plan: scenario.plan } : { seed: (entry as { seed: number }).seed, path: (entry as { path: string }).path });
+    const recorded = entry.hash === undefined ? undefined : { hash: entry.hash, digest: entry.digest, current: options.digest ?? null };
+    const address = scenario ? { plan: scenario.plan } : { seed: (entry as { seed: number }).seed, path: (entry as { path: string }).path };
+    const replayed = await replayWorld(consumer, address, { recorded, ...(options.replayTimes === undefined ? {} : { times: options.replayTimes }) });
     if (replayed === null) {
       regressions.push({ entry, status: 'unknown', execution: null, note: 'the seed and path lead to no world', ms: performance.now() - start });
       options.onRegression?.(regressions.at(-1) as RegressionOutcome);
