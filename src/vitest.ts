@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { conformanceCases, defaultReplayFlag, isProcessTarget, resolveTarget, type CaseOptions, type ConformanceCase, type ProcessTarget } from './run/conformance-tests.js';
 import type { AnyConsumer } from './adapter/consumer.js';
+import { validateConsumer } from './adapter/load.js';
+import { validateOptions } from './run/options.js';
 
 export type { ProcessTarget } from './run/conformance-tests.js';
 
@@ -37,6 +39,7 @@ export interface ConformanceOptions extends CaseOptions {
  * `the consumer process starts and says hello`, with the reason.
  */
 export function registerConformance(target: AnyConsumer | ProcessTarget, options: ConformanceOptions = {}): void {
+  checkArguments(target, options);
   const replayFlag = options.replayFlag ?? defaultReplayFlag(target);
   if (!isProcessTarget(target)) {
     describe(`tidemark conformance: ${target.name}`, () => register(conformanceCases(target, { ...options, replayFlag })));
@@ -57,6 +60,30 @@ export function registerConformance(target: AnyConsumer | ProcessTarget, options
     }
     register(conformanceCases(consumer, { ...options, replayFlag, process: true }));
   });
+}
+
+/**
+ * Refuses what cannot be a conformance suite before anything is registered, with the words
+ * the command line uses for the same option: a `runs` of 0 or NaN would otherwise register a
+ * generated-worlds test that runs no world and passes.
+ */
+function checkArguments(target: unknown, options: unknown): void {
+  if (typeof target !== 'object' || target === null) {
+    throw new TypeError(`registerConformance takes a consumer (an object with name, capabilities and run(world), see docs/adapters.md) or a process to start ({ command: 'python3 my_consumer.py' }), got ${target === null ? 'null' : typeof target}`);
+  }
+  const command = (target as { command?: unknown }).command;
+  if (command !== undefined && (typeof command !== 'string' || command.trim() === '')) {
+    throw new TypeError(`registerConformance: command must be the consumer's command line, such as 'python3 my_consumer.py', got ${JSON.stringify(command) ?? String(command)}`);
+  }
+  if (command === undefined) {
+    try {
+      validateConsumer(target, 'registerConformance');
+    } catch (error) {
+      throw new TypeError(`registerConformance: the consumer given is not usable: ${(error as Error).message.replace(/^adapter '[^']*' is not a usable consumer: /, '')}`);
+    }
+  } else validateOptions(target, 'registerConformance: ');
+  if (typeof options !== 'object' || options === null) throw new TypeError(`registerConformance: options must be an object such as { runs: 200 }, got ${options === null ? 'null' : typeof options}`);
+  validateOptions(options, 'registerConformance: ');
 }
 
 function register(cases: readonly ConformanceCase[]): void {

@@ -3,6 +3,7 @@ import { MUTANT_BUDGET } from '../selftest/kill-matrix.js';
 import { REGRESSIONS_FILE } from '../run/regressions.js';
 import { REPORT_SEED } from '../report/report-md.js';
 import { DEFAULT_JOBS } from '../selftest/search-pool.js';
+import { BOUNDS, MAX_RUNS, numberProblem, shardProblem, UsageError } from '../run/options.js';
 
 /**
  * The commands and their flags, as data. The parser reads flags from this table and every
@@ -16,10 +17,8 @@ import { DEFAULT_JOBS } from '../selftest/search-pool.js';
  */
 export const EXIT = { pass: 0, fail: 1, unknown: 2, usage: 3, error: 4 } as const;
 
-/** A bad command line: exit 3, with the message and a pointer to the command's help. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+/** A bad command line: exit 3, with the message and a pointer to the command's help. Also what a bad option to the package's API throws. */
+export { UsageError } from '../run/options.js';
 
 /** What a flag's value is; the help prints it, and the parser checks it. */
 export type FlagType =
@@ -58,11 +57,9 @@ export interface CommandSpec {
   readonly positionals?: string;
 }
 
-/** The most generated worlds a run may ask for: a bound that keeps replay paths cheap to walk (see --path). */
-export const MAX_RUNS = 1_000_000;
-/** Seeds are 32-bit: fast-check folds anything else into that range, so a wider one would not replay as printed. */
-export const SEED_MIN = -0x80000000;
-export const SEED_MAX = 0xffffffff;
+// The bounds of every number flag are declared once, in src/run/options.ts, which the
+// package's API checks its options by too: the two front doors cannot drift apart.
+export { MAX_RUNS, MAX_SHARDS, SEED_MAX, SEED_MIN } from '../run/options.js';
 
 const TARGET: readonly Flag[] = [
   { name: 'adapter', type: 'file', value: 'MODULE', description: 'your consumer: a .ts or .js module exporting it (docs/adapters.md)' },
@@ -74,21 +71,17 @@ const TARGET: readonly Flag[] = [
 export const PROCESS_LIMIT_MS = 10_000;
 
 const PROCESS: readonly Flag[] = [
-  { name: 'hello-ms', type: 'ms', value: 'MS', description: 'with --command: how long a process may take to say hello', default: PROCESS_LIMIT_MS, min: 1 },
-  { name: 'stall-ms', type: 'ms', value: 'MS', description: 'with --command: how long a process may work between world calls before it is declared stalled', default: PROCESS_LIMIT_MS, min: 1 },
+  { name: 'hello-ms', value: 'MS', description: 'with --command: how long a process may take to say hello', default: PROCESS_LIMIT_MS, ...BOUNDS['hello-ms'] },
+  { name: 'stall-ms', value: 'MS', description: 'with --command: how long a process may work between world calls before it is declared stalled', default: PROCESS_LIMIT_MS, ...BOUNDS['stall-ms'] },
 ];
 
 const WATCHDOG: Flag = {
   name: 'watchdog',
-  type: 'seconds',
   value: 'S',
   description: 'end the run as unknown (exit 2) when it makes no progress (no world call, no new world) for S seconds; never shorter than --hello-ms plus --stall-ms plus 10 s; 0 turns it off; also TIDEMARK_WATCHDOG',
   default: 60,
-  min: 0,
+  ...BOUNDS.watchdog,
 };
-
-/** The most shards a run may be split into: far beyond any CI matrix, and still a readable number. */
-export const MAX_SHARDS = 1000;
 
 function shardFlag(share: string): Flag {
   return {
@@ -109,10 +102,10 @@ scenarios, then generated worlds. Each line is printed as it finishes. A new fai
 to the regression file. Give exactly one target: --adapter, --command or --consumer.`,
     flags: [
       ...TARGET,
-      { name: 'runs', type: 'integer', value: 'N', description: 'generated worlds to try', default: 1000, min: 1, max: MAX_RUNS },
+      { name: 'runs', value: 'N', description: 'generated worlds to try', default: 1000, ...BOUNDS.runs },
       { name: 'seed', type: 'seed', value: 'N', description: 'fast-check seed', shownDefault: 'a fresh one, printed' },
-      { name: 'searches', type: 'integer', value: 'N', description: 'after a failure, shrink this many searches and show the smallest', shownDefault: '3; 1 with --command', min: 1, max: 100 },
-      { name: 'time-limit', type: 'seconds', value: 'S', description: 'stop generating worlds after S seconds and judge those that ran (shrinking included); the verdict says how many ran', min: 0.001 },
+      { name: 'searches', value: 'N', description: 'after a failure, shrink this many searches and show the smallest', shownDefault: '3; 1 with --command', ...BOUNDS.searches },
+      { name: 'time-limit', value: 'S', description: 'stop generating worlds after S seconds and judge those that ran (shrinking included); the verdict says how many ran', ...BOUNDS['time-limit'] },
       { name: 'scenario', type: 'text', value: 'NAME', description: 'run only this named scenario (no generated worlds; not with --runs, --seed, --searches or --time-limit)' },
       { name: 'all', type: 'switch', description: 'run everything (the default)' },
       { name: 'json', type: 'output', value: 'FILE', description: 'write the results as JSON' },
@@ -120,7 +113,7 @@ to the regression file. Give exactly one target: --adapter, --command or --consu
       { name: 'timeline', type: 'output', value: 'FILE', description: 'write a picture (HTML with SVG) of the first failure' },
       { name: 'regressions', type: 'output', value: 'FILE', description: 'the regression file, read first and added to', default: REGRESSIONS_FILE },
       shardFlag('the regressions, scenarios and generated worlds (needs --seed)'),
-      { name: 'heartbeat', type: 'seconds', value: 'S', description: 'without a terminal, print a progress line every S seconds (0: never)', default: 30, min: 0 },
+      { name: 'heartbeat', value: 'S', description: 'without a terminal, print a progress line every S seconds (0: never)', default: 30, ...BOUNDS.heartbeat },
       ...PROCESS,
       {
         name: 'kills',
@@ -161,11 +154,11 @@ the worlds it took, and the size of the shrunk counterexample. The reference con
 under the same seed and budget and must pass. Exit 0 when every mutant is killed and the
 reference passes, 1 otherwise.`,
     flags: [
-      { name: 'runs', type: 'integer', value: 'N', description: 'worlds per mutant at most', default: MUTANT_BUDGET, min: 1, max: MAX_RUNS },
+      { name: 'runs', value: 'N', description: 'worlds per mutant at most', default: MUTANT_BUDGET, ...BOUNDS.runs },
       { name: 'seed', type: 'seed', value: 'N', description: 'fast-check seed', shownDefault: 'a fresh one, printed' },
       { name: 'only', type: 'text', value: 'NAME,NAME', description: 'only these mutants' },
       { name: 'json', type: 'output', value: 'FILE', description: 'also write the matrix as JSON' },
-      { name: 'jobs', type: 'integer', value: 'N', description: 'search on N threads; the matrix is the same for any N', default: DEFAULT_JOBS, shownDefault: `${DEFAULT_JOBS}, one per core`, min: 1 },
+      { name: 'jobs', value: 'N', description: 'search on N threads; the matrix is the same for any N', default: DEFAULT_JOBS, shownDefault: `${DEFAULT_JOBS}, one per core`, ...BOUNDS.jobs },
       shardFlag("the mutants and the reference's worlds (needs --seed)"),
     ],
   },
@@ -178,13 +171,13 @@ under K seeds for the reliability table, and writes the report as Markdown. It r
 overwrite a file that is not a tidemark report unless --force is given.`,
     flags: [
       { name: 'seed', type: 'seed', value: 'N', description: 'the seed (the committed report uses the default)', default: REPORT_SEED },
-      { name: 'runs', type: 'integer', value: 'N', description: 'worlds per search at most', default: MUTANT_BUDGET, min: 1, max: MAX_RUNS },
-      { name: 'seeds', type: 'integer', value: 'K', description: 'seeds per mutant for the reliability table', default: 20, min: 1 },
+      { name: 'runs', value: 'N', description: 'worlds per search at most', default: MUTANT_BUDGET, ...BOUNDS.runs },
+      { name: 'seeds', value: 'K', description: 'seeds per mutant for the reliability table', default: 20, ...BOUNDS.seeds },
       { name: 'out', type: 'output', value: 'FILE', description: 'where to write the report', default: 'REPORT.md' },
       { name: 'force', type: 'switch', description: 'overwrite --out even if it is not a tidemark report' },
       { name: 'reuse-searches', type: 'switch', description: 're-render the report from the per-seed searches it already holds' },
       { name: 'redo', type: 'text', value: 'NAME,NAME', description: 'with --reuse-searches: search again for these mutants only' },
-      { name: 'jobs', type: 'integer', value: 'N', description: 'search on N threads; the report is the same for any N', default: DEFAULT_JOBS, shownDefault: `${DEFAULT_JOBS}, one per core`, min: 1 },
+      { name: 'jobs', value: 'N', description: 'search on N threads; the report is the same for any N', default: DEFAULT_JOBS, shownDefault: `${DEFAULT_JOBS}, one per core`, ...BOUNDS.jobs },
       { name: 'json', type: 'output', value: 'FILE', description: "with --shard: where the shard's searches are written (instead of --out)" },
       shardFlag('the searches (mutant and seed); merge writes the report'),
     ],
@@ -374,28 +367,18 @@ function readShard(flag: Flag, text: string): { index: number; count: number } {
   if (!m) throw new UsageError(`--${flag.name} must look like I/N (the Ith of N shards, I from 1), got '${text}'`);
   const index = Number(m[1]);
   const count = Number(m[2]);
-  if (!(count >= 1 && count <= MAX_SHARDS)) throw new UsageError(`--${flag.name} ${text}: N must be from 1 to ${MAX_SHARDS}`);
-  if (!(index >= 1 && index <= count)) throw new UsageError(`--${flag.name} ${text}: I must be from 1 to ${count}, the number of shards (shards are numbered from 1)`);
+  const problem = shardProblem(`--${flag.name}`, index, count, text);
+  if (problem !== null) throw new UsageError(problem);
   return { index, count };
 }
 
+/** A number flag's value, checked by the bounds the package's API checks its options by (src/run/options.ts). */
 function readNumber(flag: Flag, text: string): number {
-  const n = Number(text);
-  if (flag.type === 'seed') {
-    if (text.trim() === '' || !Number.isInteger(n) || n < SEED_MIN || n > SEED_MAX) {
-      throw new UsageError(`--${flag.name} must be an integer from ${SEED_MIN} to ${SEED_MAX} (a 32-bit seed), got '${text}'`);
-    }
-    // As fast-check reads it: 2147483648 and above are the negative seeds with the same 32 bits,
-    // and printed as such, so every seed printed later is the one given.
-    return n | 0;
-  }
-  const whole = flag.type !== 'seconds';
-  const min = flag.min ?? 0;
-  const max = flag.max ?? Number.MAX_SAFE_INTEGER;
-  const ok = text.trim() !== '' && Number.isFinite(n) && (!whole || Number.isSafeInteger(n)) && n >= min && n <= max;
-  if (!ok) {
-    const what = whole ? `an integer of at least ${min}` : `a number of seconds of at least ${min}`;
-    throw new UsageError(`--${flag.name} must be ${what}${flag.max === undefined ? '' : ` and at most ${max.toLocaleString('en-US')}`}, got '${text}'`);
-  }
-  return n;
+  const n = text.trim() === '' ? Number.NaN : Number(text);
+  const bounds = { type: flag.type as 'integer' | 'seed' | 'seconds' | 'ms', ...(flag.min === undefined ? {} : { min: flag.min }), ...(flag.max === undefined ? {} : { max: flag.max }) };
+  const problem = numberProblem(`--${flag.name}`, bounds, n, `'${text}'`);
+  if (problem !== null) throw new UsageError(problem);
+  // As fast-check reads a seed: 2147483648 and above are the negative seeds with the same 32
+  // bits, and printed as such, so every seed printed later is the one given.
+  return flag.type === 'seed' ? n | 0 : n;
 }

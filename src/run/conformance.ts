@@ -10,6 +10,7 @@ import type { AnyConsumer } from '../adapter/consumer.js';
 import { execute, type Execution } from './execute.js';
 import type { Plan } from '../../scenarios/plan.js';
 import { isSmaller, sizeOf } from '../selftest/shrunk-size.js';
+import { UsageError, validateOptions } from './options.js';
 
 /**
  * The suite's verdict: `unknown` when some world could not be judged, never `pass`; `error`
@@ -103,6 +104,9 @@ export function searchSeed(seed: number, nth: number): number {
  * pass; `tidemark merge` keeps the failure found first (src/cli/merge.ts).
  */
 export async function checkProperty(consumer: AnyConsumer, options: PropertyOptions): Promise<PropertyOutcome> {
+  // The command line's bounds: `runs: 0` or NaN would otherwise run no world and pass.
+  validateOptions(options, 'checkProperty: ');
+  if (options.seed === undefined) throw new UsageError('checkProperty: seed is required: the seed decides every world, and replays them');
   const arb = planArb(worldOptions(consumer.capabilities, options.worlds));
   const runs = options.runs ?? 1000;
   let worlds = 0;
@@ -158,8 +162,12 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
       ...(deadline === undefined ? {} : { interruptAfterTimeLimit: Math.max(1, deadline - Date.now()) }),
     });
     const found = last as { readonly plan: Plan; execution: Execution | null } | null;
-    // A failure with no failing execution means the harness itself threw: never a verdict.
-    if (details.failed && found === null) throw details.errorInstance;
+    // A failure with no failing execution means the harness itself threw: never a verdict;
+    // except a time limit that ended the search before a world ran, which fast-check counts
+    // as a failure without an error. That judged nothing, and the suite says so.
+    if (details.failed && found === null && !(details.interrupted && details.errorInstance == null)) {
+      throw details.errorInstance instanceof Error ? details.errorInstance : new Error(`fast-check failed without a failing world: ${String(details.errorInstance)}`);
+    }
     if (!details.failed || found === null) return { seed: details.seed, runs: details.numRuns, path: null, shrinks: details.numShrinks, found: null, interrupted: details.interrupted };
     // The minimal world's verdict came from the memo: run it once more for its history.
     const execution = found.execution ?? (await execute(found.plan, consumer));

@@ -6,6 +6,7 @@ import { AdapterLoadError, validateConsumer } from '../load.js';
 import { AdapterError, ConsumerUnrunnableError } from '../errors.js';
 import { ConsumerProcess, PROTOCOL, running, type Hello, type Method } from './consumer-process.js';
 import { killAll, Pool, type Kills, type LoopState } from './pool.js';
+import { validateOptions } from '../../run/options.js';
 
 export { PROTOCOL, type Hello } from './consumer-process.js';
 export { REAL_KILL_EVERY, type Kills } from './pool.js';
@@ -116,11 +117,8 @@ export function processStats(consumer: AnyConsumer): ProcessStats | undefined {
  * world in REAL_KILL_EVERY.
  */
 export async function processConsumer(command: string, options: ProcessOptions = {}): Promise<AnyConsumer> {
-  for (const key of ['stallMs', 'helloMs'] as const) {
-    const value = options[key];
-    if (value !== undefined && !(Number.isFinite(value) && value > 0)) throw new RangeError(`processConsumer: ${key} must be a positive number of milliseconds, got ${String(value)}`);
-  }
-  if (options.kills !== undefined && options.kills !== 'real' && options.kills !== 'sampled') throw new RangeError(`processConsumer: kills must be 'real' or 'sampled', got ${String(options.kills)}`);
+  // By the bounds --stall-ms, --hello-ms and --kills have on the command line.
+  validateOptions(options, 'processConsumer: ');
   const spawnOptions = { cwd: options.cwd };
   let hello: Hello;
   try {
