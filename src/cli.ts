@@ -635,12 +635,17 @@ function indent(text: string): string {
     .join('\n');
 }
 
-/** Commands that run a consumer, and so run under the supervisor when started as `tidemark`. */
-const SUPERVISED_COMMANDS = ['check', 'replay', 'regressions'];
+/**
+ * Commands that run under the supervisor when started as `tidemark`: those that run a
+ * consumer, and merge, which reads files from CI caches and artifacts: any of them may hang,
+ * and the watchdog ends that as unknown rather than waiting for CI's own timeout.
+ */
+const SUPERVISED_COMMANDS = ['check', 'replay', 'regressions', 'merge'];
 
 /** stdout and stderr, with a status line on stderr when a person watches a terminal. */
 function processIo(): Io {
-  const live = process.stderr.isTTY === true && !process.env.CI;
+  // A terminal that cannot erase a line (TERM=dumb: an editor's shell, some CI logs) gets plain lines only.
+  const live = process.stderr.isTTY === true && !process.env.CI && process.env.TERM !== 'dumb';
   let status = false;
   const clear = (): void => {
     if (status) process.stderr.write('\r\x1b[K');

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -180,6 +180,35 @@ describe('output paths are checked before the run, and a failed write loses noth
     expect(r.out).toBe('');
   });
 
+  it('an output a write could hang on, or a read never end, is refused before any work: FIFO, /proc, /dev/zero as the regression file', async () => {
+    const fifo = join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const cases: [string[], string][] = [
+      [['check', '--consumer', 'reference', '--scenario', 'stale-token', '--json', fifo], `--json ${fifo}: is a FIFO, whose writer waits for a reader, not a regular file`],
+      [['check', '--consumer', 'reference', '--scenario', 'stale-token', '--junit', '/proc/self/comm'], '--junit /proc/self/comm: is in /proc, a kernel filesystem'],
+      [['check', '--consumer', 'reference', '--scenario', 'stale-token', '--regressions', '/dev/zero'], '--regressions /dev/zero: is a device, not a regular file (it is read before it is written)'],
+      [['regressions', '--file', fifo], `${fifo} is not a regular file`],
+    ];
+    for (const [argv, message] of cases) {
+      const r = await cli(...argv);
+      expect(r.code, r.err).toBe(EXIT.usage);
+      expect(r.err).toContain(message);
+    }
+    // A device that is only written is an output like any other.
+    expect((await cli('check', '--consumer', 'reference', '--scenario', 'stale-token', '--json', '/dev/null')).code).toBe(EXIT.pass);
+  });
+
+  it('a regression file that is a symbolic link is written through to its target, and stays a link', async () => {
+    const target = join(dir, 'shared-regressions.json');
+    const link = join(dir, 'linked-regressions.json');
+    execFileSync('ln', ['-s', target, link]);
+    const r = await cli('check', '--adapter', 'examples/ledger-consumer-buggy.ts', '--scenario', 'failed-event-holds-watermark', '--regressions', link);
+    expect(r.code).toBe(EXIT.fail);
+    expect(r.out).toContain(`recorded 1 new failure(s) in ${link}`);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readFileSync(target, 'utf8')).entries).toHaveLength(1);
+  });
+
   it('creates the directories of output paths, as vitest does for its JUnit file', async () => {
     const junit = join(dir, 'deep', 'er', 'report.xml');
     const r = await cli('check', '--consumer', 'reference', '--scenario', 'stale-token', '--junit', junit);
@@ -290,6 +319,17 @@ describe('check output streams, and a time limit bounds the generated worlds', (
     expect(ran).toBeGreaterThan(0);
     expect(ran).toBeLessThan(1000000);
     expect(r.out).toContain(`generated worlds: pass after ${ran} worlds (the time limit of 1 s ended the search; --runs asked 1000000)`);
+  });
+
+  it('a time limit that ends the search before any world ran is unknown, never a pass and never a harness error', async () => {
+    const r = await cli('check', '--consumer', 'reference', '--runs', '1000', '--seed', '3', '--time-limit', '0.001');
+    const ran = Number(r.out.match(/^verdict: \w+ \((\d+) of 1000 generated worlds ran within --time-limit 0.001 s\)$/m)?.[1]);
+    // A fast machine may fit a world into a millisecond; then the worlds that ran are judged.
+    if (ran === 0) {
+      expect(r.code, r.err).toBe(EXIT.unknown);
+      expect(r.out).toContain('not a pass: no generated world ran within the time limit');
+    } else expect(r.code).toBe(EXIT.pass);
+    expect(r.err).not.toContain('harness error');
   });
 
   it('on a terminal, progress counts generated worlds towards --runs and shrinking apart', () => {

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { doing } from './activity.js';
 import type { AnomalyKind } from '../../model/anomalies.js';
 import { ALL_SCENARIOS, findScenario } from '../../scenarios/named.js';
 import { UsageError } from './spec.js';
@@ -74,6 +75,15 @@ export function readShards(files: readonly string[]): ReadShards {
   if (files.length === 0) throw new UsageError('merge needs the --json files of the shards, one per shard: tidemark merge shard-1.json shard-2.json ...');
   const read: Read<ShardJson>[] = files.map((file) => {
     let json: unknown;
+    doing(`reading the shard file ${file}`);
+    // A FIFO or a device could be read for ever: a shard's file is a regular file.
+    let regular = true;
+    try {
+      regular = statSync(file).isFile();
+    } catch {
+      // Missing or unreadable: the read below says which.
+    }
+    if (!regular) throw new UsageError(`${file} is not a regular file: merge reads the --json files that check, mutants or report wrote`);
     try {
       json = JSON.parse(readFileSync(file, 'utf8'));
     } catch (error) {

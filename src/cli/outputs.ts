@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { EXIT, UsageError, type Flags } from './spec.js';
 import type { Io } from './io.js';
@@ -10,22 +10,38 @@ import type { Io } from './io.js';
  * and the other outputs and the verdict line are written all the same.
  */
 
+/** Outputs that are read before they are written: the regression file (merged into) and the report (recognised first). */
+const READ_BACK = new Set(['--regressions', '--file', '--out']);
+
 /**
  * Makes sure `path` can be written: creates its directory (as vitest's JUnit reporter does)
  * and refuses a directory, or a place without write permission. Nothing is written yet.
+ *
+ * Only what a write cannot hang on is taken: a regular file (or a link to one), a new file,
+ * or, for an output that is only written, a character device such as /dev/null. A FIFO
+ * blocks its writer until someone reads it, and kernel files under /proc and /sys do what
+ * their writes say; an output that is read back first (the regression file, the report)
+ * must be a regular file, since reading /dev/zero never ends.
  */
 export function prepareOutput(flag: string, path: string): void {
   const full = resolve(path);
   const problem = (why: string): never => {
     throw new UsageError(`${flag} ${path}: ${why}`);
   };
+  const real = existsSync(full) ? realpathSync(full) : full;
+  if (/^\/(proc|sys)(\/|$)/.test(real)) problem(`is in ${real.split('/')[1] === 'proc' ? '/proc' : '/sys'}, a kernel filesystem, not a place for output files`);
   try {
     mkdirSync(dirname(full), { recursive: true });
   } catch (error) {
     problem(`cannot create its directory: ${(error as Error).message}`);
   }
   if (existsSync(full)) {
-    if (statSync(full).isDirectory()) problem('is a directory; give a file name');
+    const stat = statSync(full);
+    if (stat.isDirectory()) problem('is a directory; give a file name');
+    if (!stat.isFile()) {
+      const kind = stat.isFIFO() ? 'a FIFO, whose writer waits for a reader' : stat.isSocket() ? 'a socket' : stat.isBlockDevice() ? 'a block device' : 'a device';
+      if (!stat.isCharacterDevice() || READ_BACK.has(flag)) problem(`is ${kind}, not a regular file${READ_BACK.has(flag) ? ' (it is read before it is written)' : ''}; give a file name`);
+    }
     try {
       accessSync(full, constants.W_OK);
     } catch {

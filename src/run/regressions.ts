@@ -1,5 +1,5 @@
-import { closeSync, existsSync, fsyncSync, linkSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 
 /**
  * The regression file: every failure a check finds is kept in the user's repository and
@@ -57,6 +57,8 @@ export class RegressionFileError extends Error {
 
 export function readRegressions(path: string): RegressionFile {
   if (!existsSync(path)) return { version: VERSION, entries: [] };
+  // Reading a FIFO waits for a writer, and /dev/zero never ends.
+  if (!statSync(path).isFile()) throw new RegressionFileError(`${path} is not a regular file: the regression file is JSON that tidemark reads and rewrites`);
   let data: unknown;
   try {
     data = JSON.parse(readFileSync(path, 'utf8'));
@@ -89,7 +91,30 @@ export function isRegressionEntry(value: unknown): value is RegressionEntry {
 
 /** Replaces the file's entries, atomically and under the lock. Prefer recordRegressions and pruneRegressions, which merge. */
 export function writeRegressions(path: string, file: RegressionFile): void {
+  path = throughLinks(path);
   withLock(path, () => writeAtomically(path, render(file.entries)));
+}
+
+/**
+ * The file a path names, through symbolic links: the rename that replaces the file must
+ * replace the link's target, not the link (a repository may link its regression file from
+ * a shared place). The lock is taken beside the target too, so that every link to one file
+ * shares one lock.
+ */
+function throughLinks(path: string): string {
+  // Followed link by link rather than with realpath, so that a link whose target does not
+  // exist yet leads to the file to create.
+  for (let hops = 0; hops < 40; hops++) {
+    let link: string;
+    try {
+      if (!lstatSync(path).isSymbolicLink()) return path;
+      link = readlinkSync(path);
+    } catch {
+      return path;
+    }
+    path = resolve(dirname(path), link);
+  }
+  throw new RegressionFileError(`${path}: too many levels of symbolic links`);
 }
 
 /**
@@ -110,6 +135,7 @@ export function isBuiltIn(entry: RegressionEntry): boolean {
 export function recordRegressions(path: string, found: readonly RegressionEntry[]): RegressionEntry[] {
   const fresh = found.filter((e) => !isBuiltIn(e));
   if (fresh.length === 0) return [];
+  path = throughLinks(path);
   return withLock(path, () => {
     const now = readRegressions(path).entries;
     const added: RegressionEntry[] = [];
@@ -127,6 +153,7 @@ export function recordRegressions(path: string, found: readonly RegressionEntry[
  * meantime stay. Returns how many were removed and how many are left.
  */
 export function pruneRegressions(path: string, remove: readonly RegressionEntry[]): { removed: number; kept: number } {
+  path = throughLinks(path);
   return withLock(path, () => {
     const now = readRegressions(path).entries;
     const kept = now.filter((e) => !remove.some((x) => sameEntry(x, e)));

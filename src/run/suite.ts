@@ -152,8 +152,12 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     regressions.some((r) => r.execution !== null && r.status !== 'unknown') ||
     outcomes.some((o) => o.execution !== undefined && o.untested === undefined) ||
     (property !== null && property.runs - (property.skipped ?? 0) > 0);
+  // A time limit that ended the search before its first world asked for worlds and got none.
+  const noWorld = property !== null && property.interrupted === true && property.runs - (property.skipped ?? 0) === 0;
   const reason =
-    status === 'pass' && !judged ? 'nothing was exercised: no scenario was judged (each was skipped, untested or left to another shard), and no generated world ran here' : undefined;
+    status === 'pass' && !judged ? 'nothing was exercised: no scenario was judged (each was skipped, untested or left to another shard), and no generated world ran here'
+    : status === 'pass' && noWorld ? 'no generated world ran within the time limit: give a longer --time-limit, or none'
+    : undefined;
   if (reason !== undefined) status = 'unknown';
   return {
     ...(reason === undefined ? {} : { reason }),
