@@ -5,21 +5,31 @@ import type { RuleId } from './rules.js';
  * The anomalies the checker reports. Each is judged from ground truth (what the source held
  * and whether each call took effect), never from what the consumer says about itself.
  *
- * omission: the consumer claimed it was caught up, yet an event eligible in the final bound
- *   stream has no durable outcome. Example: events 41 42 43, the effect for 42 fails, the
- *   consumer saved the next-page token as progress, restarted after it and claimed
- *   caught-up; 42 and 43 were never handled.
+ * omission: the consumer claimed it was caught up, yet an event eligible in the bound stream
+ *   has not been handled. Every claim is judged, against every eligible event the source
+ *   held unchanged for the claiming incarnation's whole life. Example: events 41 42 43, the
+ *   effect for 42 fails, the consumer saved the next-page token as progress, restarted after
+ *   it and claimed caught-up; 42 and 43 were never handled.
  *
  * premature-watermark: a watermark W was committed while an event eligible at that moment,
- *   ordered at or before W, had no durable outcome. Example: commit(watermark 43) while 42
- *   has no effect, as a consumer does that sets the watermark to the last event fetched.
+ *   ordered at or before W, had no durable outcome; or W passed a hole the source's contract
+ *   does not prove: the source later put an eligible event behind W (an insert, a move or a
+ *   flip its contract allows there), and when the run ended W still covered it and it had no
+ *   durable outcome, whether the consumer then claimed caught-up, failed visibly or ran out
+ *   of steps. Examples: commit(watermark 43) while 42 has no effect, as a consumer does that
+ *   sets the watermark to the last event fetched; commit(watermark 43) on a source that
+ *   promises nothing, 42 is inserted, the consumer fails visibly without reading it.
  *
- * watermark-regression: a committed watermark lower than an earlier committed one.
- *   Example: commit(43) then, after a retry, commit(41).
+ * watermark-regression: a committed watermark lower, in the total order of cut points, than
+ *   the highest one committed before under the same binding, whether or not an eligible event
+ *   lies between them. Example: commit(43) then, after a retry, commit(41); or 10, 5, 6:
+ *   6 is below 10 too.
  *
  * stale-generation-commit: a watermark commit took effect from a worker whose lease
- *   generation is older than the newest one granted. Example: w1 holds generation 1, w2
- *   acquires generation 2 and commits 43, then w1 resumes and commits 42.
+ *   generation is older than the newest one granted, unguarded by a compare-and-set against
+ *   the watermark it overwrote. Example: w1 holds generation 1, w2 acquires generation 2 and
+ *   commits 43, then w1 resumes and commits 42, blind or with a compare-and-set on a label
+ *   nobody wrote.
  *
  * token-as-watermark: the committed watermark is not a position of the bound order.
  *   Example: commit(watermark "q8Zx1c") where "q8Zx1c" is the opaque next-page token.
@@ -31,8 +41,10 @@ import type { RuleId } from './rules.js';
  * phantom-effect: an effect for an event version the source never served under this
  *   binding. Example: an effect for 42 when the filter excluded 42.
  *
- * divergent-duplicate: a repeated effect whose content differs from every served version
- *   of that event. Example: effects for 42 with payloads "a" and "b" when only "a" was served.
+ * divergent-duplicate: an effect whose content differs from what the source served for that
+ *   event version (the first or only effect too), or a repeated effect that differs from the
+ *   first one. Example: effects for 42 with payloads "a" and "b" when only "a" was served; a
+ *   single effect for 42 with payload "b".
  *
  * duplicate-effect: more than one effect for one event version from a consumer that claims
  *   exactly-once. Example: crash after commit(effect 42), replay, commit(effect 42) again.
@@ -53,7 +65,7 @@ export const ANOMALIES = {
   },
   'stale-generation-commit': {
     rules: ['R6'],
-    means: 'a watermark commit took effect from a generation older than the newest lease',
+    means: 'a watermark commit took effect from a generation older than the newest lease, unguarded by a compare-and-set against the watermark it overwrote',
   },
   'binding-confusion': {
     rules: ['R2'],
@@ -61,12 +73,12 @@ export const ANOMALIES = {
   },
   'watermark-regression': {
     rules: ['R3'],
-    means: 'a committed watermark is lower than an earlier committed one',
+    means: 'a committed watermark is lower than the highest one committed before under the same binding',
   },
   'premature-watermark': {
     // R10 too: passing a hole the source's contract does not prove is advancing too early.
     rules: ['R6', 'R7', 'R8', 'R9', 'R10'],
-    means: 'a watermark was committed past an eligible event that had no durable outcome',
+    means: 'a watermark was committed past an eligible event that had no durable outcome, or past a hole where the source later put one that never got an outcome',
   },
   'phantom-effect': {
     rules: ['R2', 'R10'],
@@ -74,7 +86,7 @@ export const ANOMALIES = {
   },
   'divergent-duplicate': {
     rules: ['R4'],
-    means: 'a repeated effect differs from what the source served for that event version',
+    means: 'an effect differs from what the source served for that event version, or a repeat from the first effect',
   },
   'duplicate-effect': {
     rules: ['R5'],

@@ -1,29 +1,35 @@
 import { anomaly, type Anomaly, type AnomalyKind } from '../anomalies.js';
-import type { Step } from '../history.js';
+import { canonicalJson } from '../binding.js';
+import type { Step, StoreOp } from '../history.js';
 import { actorKey, type Facts, type Truth } from '../truth.js';
 import type { Checker } from './checker.js';
 
+type Slot = Truth['slot'];
+
 /**
  * Competing workers (R6): a watermark write takes effect only from the newest lease
- * generation, unless a compare-and-set on the value it read guarded it. The generation a worker holds is the one it heard granted; the newest is the
- * one ground truth replayed, whether or not its holder ever heard.
+ * generation, unless a compare-and-set against the very watermark it overwrote guarded it.
+ * The generation a worker holds is the one it heard granted; the newest is the one ground
+ * truth replayed, whether or not its holder ever heard.
  */
 export class GenerationChecker implements Checker {
   readonly kinds: readonly AnomalyKind[] = ['stale-generation-commit'];
   readonly anomalies: Anomaly[] = [];
   private contested = 0;
+  /** The store's watermark slot as ground truth held it before the step being visited. */
+  private slot: Slot = null;
 
   visit(step: Step, facts: Facts, truth: Truth): void {
+    const before = this.slot;
+    this.slot = truth.slot;
     if ((step.kind !== 'call' && step.kind !== 'observed') || facts.watermarks.length === 0) return;
-    // A compare-and-set that held is a guard of its own (R6: "a compare-and-set, a lease
-    // generation, or an ownership epoch"): it applied only because nobody had moved the
-    // watermark since it was read, so the writer's lapsed lease overwrote nothing newer.
-    const guarded = step.kind === 'call' && step.call.kind === 'commit' && step.call.ops.every((op) => op.op !== 'watermark' || 'expect' in op);
+    // Decided only for a stale writer: most commits come from the newest generation.
+    const guarded = (): boolean => step.kind === 'call' && step.call.kind === 'commit' && comparedWithWhatItOverwrote(step.call.ops, before);
     for (const value of facts.watermarks) {
       if (step.kind === 'observed' && value === null) continue;
       if (truth.generation >= 2) this.contested++;
       const held = truth.generationOf(step.actor);
-      if (held < truth.generation && !guarded) {
+      if (held < truth.generation && !guarded()) {
         this.anomalies.push(
           anomaly('stale-generation-commit', `step ${step.seq} committed a watermark from ${actorKey(step.actor)}, generation ${held}, after generation ${truth.generation} was granted`, [], [step.seq]),
         );
@@ -36,4 +42,25 @@ export class GenerationChecker implements Checker {
   untested(): string | null {
     return this.contested === 0 && this.anomalies.length === 0 ? 'no watermark was written after a second lease generation was granted' : null;
   }
+}
+
+/**
+ * A compare-and-set that held is a guard of its own (R6: "a compare-and-set, a lease
+ * generation, or an ownership epoch"), but only when it compared against the watermark it
+ * overwrote: then nobody had moved that watermark since it was read, and the writer's lapsed
+ * lease overwrote nothing newer. One on another label compared against a watermark nobody
+ * wrote (the store answers null for it) and overwrote the one that was there: no guard.
+ */
+function comparedWithWhatItOverwrote(ops: readonly StoreOp[], before: Slot): boolean {
+  let there: { readonly binding: string; readonly value: unknown } | null = before;
+  let any = false;
+  for (const op of ops) {
+    if (op.op !== 'watermark') continue;
+    any = true;
+    if (!('expect' in op)) return false;
+    if (there !== null && there.binding !== op.binding) return false;
+    if (canonicalJson(there?.value ?? null) !== canonicalJson(op.expect ?? null)) return false;
+    there = { binding: op.binding, value: op.value };
+  }
+  return any;
 }

@@ -1,13 +1,18 @@
 import { anomaly, type Anomaly, type AnomalyKind } from '../anomalies.js';
 import type { History, LifeStep, Step } from '../history.js';
-import type { Truth } from '../truth.js';
+import { formatRef } from '../event.js';
+import { actorKey, type Truth } from '../truth.js';
+import { Changes } from './changes.js';
 import type { Checker } from './checker.js';
 
 /**
  * Liveness (R9, R10): with faults off in the drain phase, the consumer catches up, or fails
  * visibly where the source cannot prove its holes. A run that cannot be judged at all (a
  * consumer that stopped calling and never returned, a history without a drain phase) is not
- * a liveness failure: it is `unknown`, with the reason in `ending`.
+ * a liveness failure: it is `unknown`, with the reason in `ending`. So is a final caught-up
+ * claim that could not be judged in full: one the source changed events under while the
+ * claiming incarnation was alive (the world never does this in the drain; a history written
+ * elsewhere may), where it leaves such an event unhandled.
  */
 export class LivenessChecker implements Checker {
   readonly kinds: readonly AnomalyKind[] = ['liveness'];
@@ -16,8 +21,10 @@ export class LivenessChecker implements Checker {
   private hung: LifeStep | null = null;
   private drained = 0;
   private last: Step | undefined;
+  private readonly changes = new Changes();
 
   visit(step: Step): void {
+    this.changes.see(step);
     if (this.hung === null && step.kind === 'life' && step.event.kind === 'hung') this.hung = step;
     if (step.phase !== 'drain') return;
     this.drained++;
@@ -37,8 +44,18 @@ export class LivenessChecker implements Checker {
     }
     if (last.kind === 'call' && last.call.kind === 'claim' && last.applied) {
       const claim = last.call.claim;
-      // The drain phase's claim was judged as it was made: nothing changes in the drain.
-      if (claim.kind === 'caught-up') return;
+      // The completeness checker judged this claim as it was made, against every event the
+      // source held still for the claiming incarnation's life; nothing else is left to judge
+      // unless the source changed an event under it that is still unhandled.
+      if (claim.kind === 'caught-up') {
+        for (const e of truth.unhandled()) {
+          const at = this.changes.changedDuring(last.actor, e.id);
+          if (at === null) continue;
+          this.ending = `the caught-up claim at step ${last.seq} could not be judged in full: the source changed ${formatRef(e)} at step ${at}, while ${actorKey(last.actor)} was alive, and it was never handled`;
+          return;
+        }
+        return;
+      }
       const contract = history.header.contract.kind;
       if (contract !== 'none' && !this.honestStop(truth, history)) {
         this.anomalies.push(anomaly('liveness', `the consumer failed visibly at step ${last.seq} ("${claim.reason}") although the ${contract} source proves its holes`, [], [last.seq]));

@@ -1,29 +1,54 @@
 import { anomaly, type Anomaly, type AnomalyKind } from '../anomalies.js';
 import { compareCuts, covers, formatCut, readCut, type Cut } from '../cut.js';
 import { formatRef, positionOf } from '../event.js';
-import type { Step } from '../history.js';
+import type { History, Step } from '../history.js';
 import { formatPosition } from '../order.js';
 import type { Facts, Truth } from '../truth.js';
 import type { Checker } from './checker.js';
 
+interface Committed {
+  readonly cut: Cut;
+  readonly seq: number;
+}
+
 /**
- * The committed watermark (R3, R6, R8): a point of the bound order, never lower than before
- * under the same binding, and never past an eligible event without a durable outcome. A
- * watermark is judged by the positions it covers (see model/cut.ts), so an event's position,
- * a position between events and a cursor value alone are all watermarks.
+ * The committed watermark (R3, R6, R8, R10): a point of the bound order, never lower than the
+ * highest one committed before under the same binding, and never past an eligible event
+ * without a durable outcome. A watermark is judged by the positions it covers (see
+ * model/cut.ts), so an event's position, a position between events and a cursor value alone
+ * are all watermarks, ordered as points of one total order.
+ *
+ * Premature is judged twice. When a watermark is committed, against the eligible stream of
+ * that moment. And at the end of the run, against the final stream: a watermark that passed a
+ * hole, a position where the source later put an eligible event (an insert, a move or a flip
+ * the contract allows there), passed what the contract did not prove. It is harmless only if
+ * the consumer read the event back and gave it a durable outcome before the run ended (as a
+ * consumer does that re-reads its replay window); a visible failure afterwards does not
+ * excuse it.
  */
 export class WatermarkChecker implements Checker {
   readonly kinds: readonly AnomalyKind[] = ['token-as-watermark', 'watermark-regression', 'premature-watermark'];
   readonly anomalies: Anomaly[] = [];
-  private readonly last = new Map<string, { readonly cut: Cut; readonly seq: number }>();
+  /** Per binding fingerprint: the highest watermark committed so far, and the latest one. */
+  private readonly highest = new Map<string, Committed>();
+  private readonly latest = new Map<string, Committed>();
+  /** Commits already found premature: the end of the run adds nothing to them. */
+  private readonly premature = new Set<number>();
+  /** The step at which the source last changed each event id. */
+  private readonly changed = new Map<string, number>();
   private written = 0;
   private repeated = 0;
+  private hung = false;
+  private drained = false;
 
   visit(step: Step, facts: Facts, truth: Truth): void {
+    if (step.kind === 'mutation') this.changed.set(step.event.id, step.seq);
+    if (step.kind === 'life' && step.event.kind === 'hung') this.hung = true;
+    if (step.phase === 'drain') this.drained = true;
     for (const value of facts.watermarks) {
       // A blackbox store that holds nothing yet for the current binding (state kept per
       // binding, read right after a rebind) has not committed anything.
-      if (step.kind === 'observed' && value === null && !this.last.has(truth.bound)) continue;
+      if (step.kind === 'observed' && value === null && !this.latest.has(truth.bound)) continue;
       this.written++;
       const reading = readCut(value, truth.binding.ordering.length);
       if ('notAPoint' in reading) {
@@ -31,19 +56,25 @@ export class WatermarkChecker implements Checker {
         continue;
       }
       const { cut } = reading;
-      const previous = this.last.get(truth.bound);
-      if (previous !== undefined) {
+      const top = this.highest.get(truth.bound);
+      if (top !== undefined) {
         this.repeated++;
-        const lost = compareCuts(cut, previous.cut) < 0 ? truth.coveredOnlyBy(previous.cut, cut) : undefined;
-        if (lost !== undefined) {
+        // R3 says "may never lower it": lower than the highest committed is a regression even
+        // when no eligible event lies between the two today. Every position between them is
+        // uncovered again, and a source that changes may yet put an event there.
+        if (compareCuts(cut, top.cut) < 0) {
+          const lost = truth.coveredOnlyBy(top.cut, cut);
+          const uncovers = lost !== undefined ? `${formatRef(lost)} is no longer covered` : 'no eligible event lies between them now';
           this.anomalies.push(
-            anomaly('watermark-regression', `step ${step.seq} committed ${formatCut(cut)}, below ${formatCut(previous.cut)} committed at step ${previous.seq} (${formatRef(lost)} is no longer covered)`, [], [previous.seq, step.seq]),
+            anomaly('watermark-regression', `step ${step.seq} committed ${formatCut(cut)}, below ${formatCut(top.cut)} committed at step ${top.seq} (${uncovers})`, [], [top.seq, step.seq]),
           );
         }
       }
-      this.last.set(truth.bound, { cut, seq: step.seq });
+      if (top === undefined || compareCuts(cut, top.cut) > 0) this.highest.set(truth.bound, { cut, seq: step.seq });
+      this.latest.set(truth.bound, { cut, seq: step.seq });
       const gap = truth.firstWithoutOutcome();
       if (gap !== undefined && covers(cut, positionOf(gap))) {
+        this.premature.add(step.seq);
         this.anomalies.push(
           anomaly(
             'premature-watermark',
@@ -56,7 +87,29 @@ export class WatermarkChecker implements Checker {
     }
   }
 
-  finish(): void {}
+  /**
+   * The hole a watermark passed, found once the run is over: the watermark in the store
+   * covers an eligible event that has no durable outcome, though it had none to cover when it
+   * was committed. Not judged for a run the consumer never finished (it hung, or there was no
+   * drain): it may still have been about to read the event back.
+   */
+  finish(truth: Truth, history: History): void {
+    if (this.hung || !this.drained) return;
+    const held = this.latest.get(truth.bound);
+    if (held === undefined || this.premature.has(held.seq)) return;
+    const gap = truth.firstWithoutOutcome();
+    if (gap === undefined || !covers(held.cut, positionOf(gap))) return;
+    const change = this.changed.get(gap.id);
+    const how = change !== undefined && change > held.seq ? `the source put ${formatRef(gap)} there at step ${change}` : `${formatRef(gap)} lies there`;
+    this.anomalies.push(
+      anomaly(
+        'premature-watermark',
+        `the watermark ${formatCut(held.cut)} committed at step ${held.seq} passed ${formatPosition(positionOf(gap))}, a hole the ${history.header.contract.kind} contract does not prove: ${how}, and it never got a durable outcome`,
+        [{ id: gap.id, version: gap.version }],
+        change !== undefined && change > held.seq ? [held.seq, change] : [held.seq],
+      ),
+    );
+  }
 
   untested(kind: AnomalyKind): string | null {
     if (this.written === 0) return 'no watermark was committed';
