@@ -14,6 +14,7 @@ import { PendingCalls } from './pending.js';
 import { canonicalJson, fingerprint } from './order.js';
 import { Source } from './source.js';
 import { Store } from './store.js';
+import { capText } from './cap.js';
 
 /** How a phase ended. */
 export type PhaseEnd = 'claimed' | 'budget' | 'hung';
@@ -302,7 +303,7 @@ export class World {
         },
         (error: unknown) => {
           if (error instanceof ConsumerUnrunnableError) this.unrunnable ??= error;
-          life.settled = { threw: describe(error) };
+          life.settled = { threw: capText(describe(error)) };
           this.poke();
         },
       );
@@ -570,7 +571,7 @@ export class World {
           return { value: generation, result: { kind: 'generation', generation } };
         }),
       caughtUp: () => this.submit(life, { kind: 'claim', claim: { kind: 'caught-up' } }, () => ({ value: undefined })),
-      fail: (reason) => this.submit(life, { kind: 'claim', claim: { kind: 'failed', reason: String(reason) } }, () => ({ value: undefined })),
+      fail: (reason) => this.submit(life, { kind: 'claim', claim: { kind: 'failed', reason: capText(String(reason)) } }, () => ({ value: undefined })),
     };
   }
 }

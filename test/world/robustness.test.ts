@@ -5,6 +5,7 @@ import { PlanError, validatePlan } from '../../scenarios/validate.js';
 import type { Consumer } from '../../src/adapter/consumer.js';
 import { referenceConsumer } from '../../src/selftest/reference.js';
 import { execute } from '../../src/run/execute.js';
+import { renderFailure } from '../../src/report/failure.js';
 
 const base = findScenario('failed-event-holds-watermark')!.plan;
 
@@ -165,5 +166,31 @@ describe('a misbehaving consumer is judged, never crashes the harness', () => {
     };
     await execute(base, sloppy);
     expect(errors.slice(0, 4)).toEqual(['bad-request', 'bad-request', 'bad-request', 'stale-token']);
+  });
+});
+
+describe('text a consumer hands the world is recorded capped, so no output grows with it', () => {
+  it('a 10 MB failure reason and a 10 MB thrown message are cut at 64 kB, saying how much was cut; the failure text and the history's JSON stay small', async () => {
+    const huge = 'x'.repeat(10_000_000);
+    let incarnation = 0;
+    const consumer: Consumer = {
+      name: 'verbose',
+      capabilities: { delivery: 'at-least-once' },
+      run: async (world) => {
+        if (incarnation++ === 0) throw new Error(huge);
+        await world.fail(huge);
+      },
+    };
+    const run = await execute(base, consumer);
+    const texts = run.history.steps.flatMap((s) => (s.kind === 'life' && s.event.kind === 'threw' ? [s.event.message] : s.kind === 'call' && s.call.kind === 'claim' && s.call.claim.kind === 'failed' ? [s.call.claim.reason] : []));
+    // The throw, then a failure claim in each phase that follows.
+    expect(texts.length).toBeGreaterThanOrEqual(2);
+    for (const t of texts) {
+      expect(t.length).toBeLessThan(70_000);
+      expect(t).toMatch(/x\.\.\. 9\.9 MB cut$/);
+    }
+    const failure = renderFailure({ consumer: 'verbose', execution: run, replay: '-' });
+    expect(failure.length).toBeLessThan(300_000);
+    expect(JSON.stringify(run.history).length).toBeLessThan(300_000);
   });
 });
