@@ -170,7 +170,7 @@ describe('a misbehaving consumer is judged, never crashes the harness', () => {
 });
 
 describe('text a consumer hands the world is recorded capped, so no output grows with it', () => {
-  it('a 10 MB failure reason and a 10 MB thrown message are cut at 64 kB, saying how much was cut; the failure text and the history's JSON stay small', async () => {
+  it('a 10 MB failure reason and a 10 MB thrown message are cut at 64 kB, saying how much was cut; the failure text and the history JSON stay small', async () => {
     const huge = 'x'.repeat(10_000_000);
     let incarnation = 0;
     const consumer: Consumer = {
