@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { watchdogMs } from '../src/cli/supervisor.js';
+import { verdictOf } from '../src/cli/supervised.js';
+import { exitCode, watchdogMs } from '../src/cli/supervisor.js';
 import { HANG_MS } from './support.js';
 
 /**
@@ -175,6 +176,60 @@ describe.concurrent('a hostile adapter cannot make `tidemark check` lie, hang or
     expect(r.err).not.toMatch(RAW_CRASH);
     expect(r.out).toMatch(/verdict: unknown\n$/);
     expect(left).toEqual([]);
+  });
+});
+
+describe.concurrent('the exit code is the printed verdict`s, told over a channel the adapter is not given', () => {
+  it('a one-line forgery at import, process.send({ t: "done", code: 0 }), is ignored: the failing run exits 1 after its verdict', async () => {
+    // A whole check (scenarios, then generated worlds and twenty shrunk searches): far longer
+    // than the two seconds a supervisor that took the forged message gave the run to end.
+    const r = await tidemark(['check', '--adapter', `${FIXTURES}/forges-done.ts`, '--runs', '200', '--seed', '1', '--searches', '20', '--regressions', join(tmp, `r-${runs}.json`)], HANG_MS);
+    const left = await leftOver(r.pids);
+    expect(r.code, r.err).toBe(1);
+    expect(r.out).toMatch(/verdict: fail\n$/);
+    expect(r.err).toContain("tidemark: ignored 1 message to the supervisor without this run's key");
+    expect(left).toEqual([]);
+  });
+
+  it("an adapter that rewrites the checking process's own last message cannot turn a failure into exit 0", async () => {
+    const r = await tidemark(check('rewrites-done.ts'), HANG_MS);
+    const left = await leftOver(r.pids);
+    expect(r.code, r.err).toBe(1);
+    expect(r.out).toMatch(/verdict: fail\n$/);
+    expect(left).toEqual([]);
+  });
+
+  it.each([
+    ['reference', 0, /^PASS {2}reference/m],
+    ['skips-failed-event', 1, /^FAIL {2}skips-failed-event/m],
+  ])('a supervised replay of %s exits %i, the code of the headline it printed', async (consumer, code, headline) => {
+    const r = await tidemark(['replay', '--consumer', consumer, '--scenario', SCENARIO], HANG_MS);
+    expect(r.code, r.err).toBe(code);
+    expect(r.out).toMatch(headline);
+  });
+});
+
+describe('the exit code from what the checking process reported', () => {
+  it('is the verdict`s; a judging command that printed none is unknown; a usage or harness error stands', () => {
+    expect(exitCode('check', 0, 'pass')).toEqual({ code: 0 });
+    expect(exitCode('check', 0, 'fail')).toEqual({ code: 1 });
+    expect(exitCode('check', 1, 'error')).toEqual({ code: 4 });
+    expect(exitCode('check', 0, null).code).toBe(2);
+    expect(exitCode('check', 0, null).problem).toContain('printed no verdict line');
+    expect(exitCode('replay', 1, null).code).toBe(2);
+    expect(exitCode('check', 4, 'pass')).toEqual({ code: 4 });
+    expect(exitCode('check', 3, null)).toEqual({ code: 3 });
+    // regressions lists and prunes: it prints no verdict, and its code is its own.
+    expect(exitCode('regressions', 0, null)).toEqual({ code: 0 });
+    expect(['verdict: pass', 'verdict: fail (shard 1 of 2 alone: ...)', 'PASS  reference', 'UNTESTED  x: scenario', 'HARNESS ERROR  x: the world', '  pass     scenario', 'FAIL'].map(verdictOf)).toEqual([
+      'pass',
+      'fail',
+      'pass',
+      'unknown',
+      'error',
+      null,
+      null,
+    ]);
   });
 });
 

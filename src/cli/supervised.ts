@@ -9,8 +9,14 @@ import { liveResources } from '../adapter/process/bridge.js';
  * tells its supervisor everything needed to judge a run that does not end well: the stage
  * (over IPC, as it changes), the world-call counters (from a reporter thread, which keeps
  * talking while the main thread spins), the consumer processes and stores to clean up, and
- * finally the exit code of the verdict it printed. Whatever the adapter leaves running, the
- * process ends right after that.
+ * finally the verdict it printed, from which the supervisor takes the exit code. Whatever the
+ * adapter leaves running, the process ends right after that.
+ *
+ * An in-process adapter runs in this process and can reach the same IPC channel
+ * (`process.send`). So every message carries the run's key: a secret the supervisor hands over
+ * once, at start-up, before any adapter code is loaded, kept here in a closure and never in
+ * the environment. A message without it is ignored. What the key cannot stop, code that runs in
+ * this process and reads its memory or patches its built-ins, docs/adapters.md says.
  */
 export const SUPERVISED = 'TIDEMARK_SUPERVISED';
 /** The pipe the reporter thread writes the counters to. */
@@ -18,12 +24,36 @@ export const REPORT_FD = 4;
 /** How often the counters and the resources to clean up are reported. */
 const TICK_MS = 200;
 
-export type ToSupervisor =
-  | { readonly t: 'stage'; readonly stage: Stage }
-  | { readonly t: 'resources'; readonly groups: readonly number[]; readonly stores: readonly string[] }
-  | { readonly t: 'done'; readonly code: number };
+/** What the run printed as its verdict: the word of check's `verdict:` line, or of replay's headline. */
+export type Verdict = 'pass' | 'fail' | 'unknown' | 'error';
 
-export type ToChild = { readonly t: 'stop'; readonly signal: NodeJS.Signals };
+/** Every message but the first (which asks for the key) carries the run's key. */
+export type ToSupervisor =
+  | { readonly t: 'hello' }
+  | { readonly t: 'stage'; readonly key: string; readonly stage: Stage }
+  | { readonly t: 'resources'; readonly key: string; readonly groups: readonly number[]; readonly stores: readonly string[] }
+  | { readonly t: 'done'; readonly key: string; readonly code: number; readonly verdict: Verdict | null };
+
+export type ToChild = { readonly t: 'key'; readonly key: string } | { readonly t: 'stop'; readonly signal: NodeJS.Signals };
+
+/**
+ * The lines that print a verdict, by command: check's last line, and replay's headline (an
+ * untested scenario is no pass: unknown). Only lines the command prints through its Io count,
+ * never what an adapter writes to stdout itself.
+ */
+const VERDICT_LINES: readonly { readonly pattern: RegExp; readonly verdict: (m: RegExpExecArray) => Verdict }[] = [
+  { pattern: /^verdict: (pass|fail|unknown|error)\b/, verdict: (m) => m[1] as Verdict },
+  { pattern: /^(PASS|FAIL|UNKNOWN|UNTESTED|HARNESS ERROR) /, verdict: (m) => ({ PASS: 'pass', FAIL: 'fail', UNKNOWN: 'unknown', UNTESTED: 'unknown', 'HARNESS ERROR': 'error' })[m[1] as string] as Verdict },
+];
+
+/** The verdict a printed line states, if it is a verdict line. */
+export function verdictOf(line: string): Verdict | null {
+  for (const { pattern, verdict } of VERDICT_LINES) {
+    const m = pattern.exec(line);
+    if (m) return verdict(m);
+  }
+  return null;
+}
 
 const SIGNAL_CODES: Readonly<Record<string, number>> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
 
@@ -39,10 +69,38 @@ export function cleanUp(groups: readonly number[], stores: readonly string[]): v
   for (const dir of stores) rmSync(dir, { recursive: true, force: true });
 }
 
+/**
+ * Asks the supervisor for the run's key and runs the command once it has it: before that,
+ * nothing of the adapter is loaded, so nothing of it can have seen the key arrive.
+ */
 export function runSupervised(command: (io: Io) => Promise<number>, io: Io): void {
-  const send = (message: ToSupervisor, then?: () => void): void => {
-    if (process.connected) process.send?.(message, undefined, {}, () => then?.());
+  // Taken now, before an adapter could replace it.
+  const post = process.send?.bind(process);
+  const onKey = (message: ToChild): void => {
+    if (message?.t !== 'key') return;
+    process.off('message', onKey);
+    supervised(command, io, message.key, post);
+  };
+  process.on('message', onKey);
+  post?.({ t: 'hello' } satisfies ToSupervisor);
+}
+
+type Post = NonNullable<typeof process.send>;
+
+function supervised(command: (io: Io) => Promise<number>, plain: Io, key: string, post: Post | undefined): void {
+  type Unkeyed<M> = M extends { readonly key: string } ? Omit<M, 'key'> : never;
+  const send = (message: Unkeyed<ToSupervisor>, then?: () => void): void => {
+    if (process.connected && post) post({ ...message, key }, undefined, {}, () => then?.());
     else then?.();
+  };
+  // The verdict the run printed, as the command printed it: the supervisor's exit code comes from it.
+  let verdict: Verdict | null = null;
+  const io: Io = {
+    ...plain,
+    out: (line) => {
+      verdict = verdictOf(line) ?? verdict;
+      plain.out(line);
+    },
   };
   // The channel to the supervisor must not keep the process alive: a run left with nothing
   // to do but wait on a promise that can never settle has to be seen (beforeExit, below).
@@ -82,7 +140,7 @@ export function runSupervised(command: (io: Io) => Promise<number>, io: Io): voi
       process.stdout.write('', () => process.stderr.write('', () => realExit(code)));
       setTimeout(() => realExit(code), 2000).unref();
     };
-    send({ t: 'done', code }, exit);
+    send({ t: 'done', code, verdict }, exit);
   };
 
   // An adapter that ends the process: noted with where it was called, so the message can say.

@@ -1,15 +1,23 @@
 import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { PROCESS_LIMIT_MS } from './spec.js';
 import { describeActivity, readCounters, type Counters, type Stage } from './activity.js';
-import { cleanUp, REPORT_FD, SUPERVISED, type ToChild, type ToSupervisor } from './supervised.js';
+import { EXIT } from './spec.js';
+import { cleanUp, REPORT_FD, SUPERVISED, type ToChild, type ToSupervisor, type Verdict } from './supervised.js';
 
 /**
  * The `tidemark` command runs `check`, `replay` and `regressions` (everything that runs a
  * consumer) in a child process and watches it. Only the child can print a verdict, and it
- * tells the supervisor the exit code that goes with it; so the command exits 0 only after a
- * printed passing verdict, whatever the adapter does:
+ * tells the supervisor the verdict it printed, in a message carrying the run's key (a secret
+ * handed to the child before any adapter code loads; see src/cli/supervised.ts). The exit code
+ * is the verdict's, so the command exits 0 only after a printed passing verdict, whatever the
+ * adapter does:
+ *
+ * - a message without the key (an adapter's `process.send({ t: 'done', code: 0 })`) is
+ *   ignored, and said to have been;
+ * - a check or replay that reports an end without having printed a verdict is `unknown`;
  *
  * - a child that ends without a verdict (an adapter called process.exit, or it was killed)
  *   is `unknown`, exit 2, with what it was doing;
@@ -32,6 +40,21 @@ const STOP_GRACE_MS = 1000;
 
 const SIGNAL_CODES: Readonly<Record<string, number>> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
 
+/** The commands that end in a verdict on a consumer: their exit code is their printed verdict's. */
+const JUDGING = ['check', 'replay'];
+
+/**
+ * The exit code of a run that told its end: the printed verdict's (pass 0, fail 1, unknown 2,
+ * error 4), unless the command itself ended in trouble after it (3, 4: an output it could not
+ * write). A check or replay that printed no verdict cannot pass or fail: unknown.
+ */
+export function exitCode(command: string, reported: number, verdict: Verdict | null): { readonly code: number; readonly problem?: string } {
+  if (reported === EXIT.usage || reported === EXIT.error) return { code: reported };
+  if (verdict !== null) return { code: EXIT[verdict] };
+  if (!JUDGING.includes(command) || reported === EXIT.unknown) return { code: reported };
+  return { code: EXIT.unknown, problem: `tidemark: the run ended without a verdict: the checking process reported exit code ${reported} but printed no verdict line` };
+}
+
 /** The watchdog for these arguments, in ms (0: off): --watchdog, else TIDEMARK_WATCHDOG, else the default. */
 export function watchdogMs(argv: readonly string[], env: NodeJS.ProcessEnv): number {
   const flag = (name: string): number | undefined => {
@@ -53,6 +76,10 @@ export function watchdogMs(argv: readonly string[], env: NodeJS.ProcessEnv): num
 
 export function supervise(entry: string, argv: readonly string[]): void {
   const limit = watchdogMs(argv, process.env);
+  // The run's key: only the child's own code is told it, before any adapter code loads.
+  const key = randomBytes(32).toString('hex');
+  let keyGiven = false;
+  let forged = 0;
   const child = fork(entry, [...argv], {
     execArgv: process.execArgv,
     env: { ...process.env, [SUPERVISED]: '1' },
@@ -61,7 +88,7 @@ export function supervise(entry: string, argv: readonly string[]): void {
   let stage: Stage | null = null;
   let counters: Counters = { calls: 0, hooks: 0, lastCall: null, inHook: null };
   let resources: { groups: readonly number[]; stores: readonly string[] } = { groups: [], stores: [] };
-  let verdict: number | null = null;
+  let verdict: { readonly code: number; readonly problem?: string } | null = null;
   /** Set when the supervisor decides the outcome itself: the watchdog fired, or a signal came. */
   let ending: { readonly code: number; readonly message: string; readonly verdictLine: boolean } | null = null;
   let lastProgress = Date.now();
@@ -75,11 +102,21 @@ export function supervise(entry: string, argv: readonly string[]): void {
   const where = (): string => (stage ? describeActivity(stage, counters) : 'start-up, before the consumer was loaded');
 
   child.on('message', (message: ToSupervisor) => {
+    if (message?.t === 'hello') {
+      // Asked once, at the child's start-up; anyone asking later is not tidemark.
+      if (!keyGiven && child.connected) child.send({ t: 'key', key } satisfies ToChild, () => {});
+      keyGiven = true;
+      return;
+    }
+    if (message?.key !== key) {
+      forged++;
+      return;
+    }
     // The watchdog is armed by the first stage: starting Node and loading tidemark is not the adapter's time.
     if (message.t === 'stage') stage = message.stage;
     else if (message.t === 'resources') resources = { groups: message.groups, stores: message.stores };
     else if (message.t === 'done') {
-      verdict = message.code;
+      verdict = exitCode(argv[0] ?? '', message.code, message.verdict);
       setTimeout(() => child.kill('SIGKILL'), EXIT_GRACE_MS).unref();
     }
     progressed();
@@ -129,12 +166,23 @@ export function supervise(entry: string, argv: readonly string[]): void {
     const finish = (exitCode: number): void => {
       process.stdout.write('', () => process.stderr.write('', () => process.exit(exitCode)));
     };
+    if (forged > 0) {
+      process.stderr.write(
+        `tidemark: ignored ${forged} message${forged === 1 ? '' : 's'} to the supervisor without this run's key: code in the checking process (an adapter calling process.send?) tried to speak for tidemark\n`,
+      );
+    }
     if (ending !== null) {
       process.stderr.write(`${ending.message}\n`);
       if (ending.verdictLine) process.stdout.write('verdict: unknown\n');
       return finish(ending.code);
     }
-    if (verdict !== null) return finish(verdict);
+    if (verdict !== null) {
+      if (verdict.problem !== undefined) {
+        process.stderr.write(`${verdict.problem}\n`);
+        process.stdout.write('verdict: unknown\n');
+      }
+      return finish(verdict.code);
+    }
     if (spawnError !== null || stage === null) {
       // It never got as far as saying what it was doing: tidemark itself could not run.
       process.stderr.write(`tidemark: harness error: the checking process ${spawnError ? `could not start: ${(spawnError as Error).message}` : `ended at start-up with ${signal ?? `code ${code}`}`}\n`);
