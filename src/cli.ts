@@ -271,8 +271,9 @@ async function check(f: Flags, io: Io): Promise<number> {
   };
 
   // Results stream: each regression and scenario is printed as it finishes.
-  const progress = new Progress(io, { runs: shard ? shareOf(runs, shard) : runs, heartbeatMs: (f.number('heartbeat') as number) * 1000, ...(timeLimitMs === undefined ? {} : { timeLimitMs }) });
+  const progress = new Progress(io, { scenarios: scenarios.length, runs: scenario !== undefined ? 0 : shard ? shareOf(runs, shard) : runs, heartbeatMs: (f.number('heartbeat') as number) * 1000, ...(timeLimitMs === undefined ? {} : { timeLimitMs }) });
   const replayed = replayedRegressions(stored.entries, t.id).filter((_, j) => owns(shard, j));
+  progress.regressions(0, replayed.length);
   const regressionReplay = (e: RegressionEntry): string => replayOf(t, e.kind, e.kind === 'scenario' ? e.scenario : `${e.seed}|${e.path}`);
   let failingRegressions = 0;
   let unjudgedRegressions = 0;

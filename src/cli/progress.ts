@@ -19,7 +19,7 @@ export class Progress {
 
   constructor(
     private readonly io: Io,
-    private readonly options: { readonly runs: number; readonly heartbeatMs: number; readonly timeLimitMs?: number },
+    private readonly options: { readonly runs: number; readonly heartbeatMs: number; readonly timeLimitMs?: number; readonly scenarios?: number },
   ) {
     // The heartbeat must never keep the process alive: it is unref'd.
     this.timer = io.status === undefined && options.heartbeatMs > 0 ? setInterval(() => this.io.out(`  ... ${this.line()}`), options.heartbeatMs) : null;
@@ -63,10 +63,22 @@ export class Progress {
     this.io.status?.(null);
   }
 
+  /**
+   * A phase that has finished hands over to the next at once, so that a heartbeat names what
+   * runs now ("scenarios: 0 of 17"), never the phase that is over ("regressions: 3 of 3 done").
+   */
   private set(stage: 'regressions' | 'scenarios', done: number, total: number): void {
     this.stage = stage;
     this.done = done;
     this.total = total;
+    if (done === total && stage === 'regressions' && (this.options.scenarios ?? 0) > 0) {
+      this.stage = 'scenarios';
+      this.done = 0;
+      this.total = this.options.scenarios ?? 0;
+    } else if (done === total && (stage === 'scenarios' || (this.options.scenarios ?? 0) === 0) && this.options.runs > 0) {
+      this.stage = 'worlds';
+      this.worldsSince = Date.now();
+    }
     this.show();
   }
 

@@ -88,6 +88,27 @@ describe('progress for people watching', () => {
     expect(status.at(-1)).toBeNull();
   });
 
+  it('the heartbeat names the phase that runs now, never the one that has just finished', () => {
+    vi.useFakeTimers();
+    const out: string[] = [];
+    const p = new Progress({ out: (l) => out.push(l), err: () => {} }, { runs: 100, heartbeatMs: 1000, scenarios: 17 });
+    const beat = (): string => {
+      vi.advanceTimersByTime(1000);
+      return out.at(-1)!;
+    };
+    p.regressions(0, 2);
+    expect(beat()).toMatch(/^ {2}\.\.\. regressions: 0 of 2 done/);
+    p.regressions(2, 2);
+    expect(beat()).toMatch(/^ {2}\.\.\. scenarios: 0 of 17 done/);
+    p.scenarios(17, 17);
+    expect(beat()).toMatch(/^ {2}\.\.\. generated worlds: 0 of 100 /);
+    p.stop();
+    const none = new Progress({ out: (l) => out.push(l), err: () => {} }, { runs: 100, heartbeatMs: 1000, scenarios: 17 });
+    none.regressions(0, 0);
+    expect(beat()).toMatch(/^ {2}\.\.\. scenarios: 0 of 17 done/);
+    none.stop();
+  });
+
   it('without a terminal: a plain heartbeat line, and the time limit caps the time left', () => {
     vi.useFakeTimers();
     const out: string[] = [];
