@@ -39,6 +39,7 @@ import { supervise } from './cli/supervisor.js';
 import { merge } from './cli/merge-command.js';
 import { replayCommand, targetFlag } from './report/replay-command.js';
 import { runId, targetDigest, type RunIdentity } from './run/run-identity.js';
+import { notOurs } from './cli/environment.js';
 
 export type { Io } from './cli/io.js';
 
@@ -109,6 +110,12 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     if (error instanceof AdapterLoadError || error instanceof ConsumerUnrunnableError || (error instanceof Error && error.name === 'AdapterError')) {
       io.err(`tidemark: ${error.message}`);
       return EXIT.usage;
+    }
+    const why = notOurs(error);
+    if (why !== null) {
+      io.err(`tidemark: the run could not be judged: ${why}`);
+      io.out('verdict: unknown');
+      return EXIT.unknown;
     }
     io.err(`tidemark: harness error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     return EXIT.error;

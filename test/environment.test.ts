@@ -1,0 +1,63 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HANG_MS } from './support.js';
+
+/**
+ * Exit 4 says tidemark itself broke. A run the machine refused, or one whose in-process
+ * adapter replaced a global tidemark's code relies on, is not that: it could not be judged
+ * (exit 2), with the reason. Each runs the CLI as a process of its own: the globals are
+ * that process's.
+ */
+const scratch = mkdtempSync(join(tmpdir(), 'tidemark-environment-'));
+
+function tidemark(args: readonly string[], env: NodeJS.ProcessEnv = {}): { code: number | null; out: string; err: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args, '--regressions', join(scratch, `r-${args.length}.json`)], {
+    encoding: 'utf8',
+    env: { ...process.env, CI: '1', ...env },
+    timeout: HANG_MS,
+    killSignal: 'SIGKILL',
+  });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+describe('a run that tidemark could not complete for reasons not its own', () => {
+  it('a TMPDIR that cannot be a directory, for a blackbox consumer process whose store lives there: unknown, naming it', () => {
+    // Under a regular file, so that nothing can create it; tsx, which runs the CLI from
+    // source here, is told to keep no cache there.
+    writeFileSync(join(scratch, 'a-file'), '');
+    const r = tidemark(['check', '--command', 'node examples/sqlite/consumer.mjs', '--scenario', 'stale-token'], { TMPDIR: join(scratch, 'a-file', 'tmp'), TSX_DISABLE_CACHE: '1' });
+    expect(r.code, r.err).toBe(2);
+    expect(r.err).toContain('the run could not be judged: the machine refused an operation: ENOTDIR');
+    expect(r.err).not.toContain('harness error');
+    expect(r.out).toMatch(/verdict: unknown\n$/);
+  });
+
+  it('an in-process adapter that replaces Promise: unknown, naming the global, never a harness error', () => {
+    const r = tidemark(['check', '--adapter', 'test/fixtures/hostile/breaks-globals.ts', '--scenario', 'failed-event-holds-watermark']);
+    expect(r.code, r.err).toBe(2);
+    expect(r.err).toContain('the adapter replaced Promise');
+    expect(r.err).not.toContain('harness error');
+    expect(r.out).toMatch(/verdict: unknown\n$/);
+  });
+});
+
+describe('what is not ours, in process', () => {
+  it('a system error names the machine; a plain error is ours; a replaced global names itself', async () => {
+    const { notOurs, replacedGlobals } = await import('../src/cli/environment.js');
+    expect(notOurs(new Error('a contradiction of our own'))).toBeNull();
+    const refused = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' });
+    expect(notOurs(refused)).toBe('the machine refused an operation: ENOSPC: no space left on device, write');
+    const freeze = Object.freeze;
+    try {
+      Object.freeze = (<T>(v: T): T => v) as typeof Object.freeze;
+      expect(replacedGlobals()).toEqual(['Object.freeze']);
+      expect(notOurs(new TypeError('x'))).toMatch(/^the adapter replaced Object\.freeze in the process it shares with tidemark, which then failed \(x\)/);
+    } finally {
+      Object.freeze = freeze;
+    }
+    expect(replacedGlobals()).toEqual([]);
+  });
+});
