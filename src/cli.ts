@@ -17,7 +17,7 @@ import type { AnyConsumer } from './adapter/consumer.js';
 import type { Io } from './cli/io.js';
 import { guardReport, Outputs, prepareOutput, prepareOutputs, withOutputs } from './cli/outputs.js';
 import { Progress } from './cli/progress.js';
-import { isBuiltIn, pruneRegressions, readRegressions, recordRegressions, RegressionFileError, TIDEMARK_VERSION, versionWarning, type RegressionEntry } from './run/regressions.js';
+import { isBuiltIn, ofTarget, pruneRegressions, readRegressions, recordRegressions, RegressionFileError, TIDEMARK_VERSION, versionWarning, type RegressionEntry } from './run/regressions.js';
 import { renderJUnit } from './report/junit.js';
 import { renderPicture } from './report/picture.js';
 import { newRegressions, replayedRegressions, runSuite, UnknownScenarioError, type SuiteResult } from './run/suite.js';
@@ -139,8 +139,9 @@ interface Target {
   readonly consumer: AnyConsumer;
   /** The flag that names it again, quoted for a shell: `--adapter PATH`, `--command CMD` or `--consumer NAME`. */
   readonly flag: string;
-  /** Its key in the regression file. */
+  /** Its key in the regression file, with its options. */
   readonly id: string;
+  readonly options: Readonly<Record<string, string>>;
   /** A process consumer: how many worlds it ran with session crashes, and the same command killed for real. */
   readonly process?: { readonly sessionWorlds: () => number; readonly realKills: () => Promise<AnyConsumer> };
 }
@@ -149,6 +150,8 @@ interface TargetSpec {
   readonly adapter?: string | undefined;
   readonly command?: string | undefined;
   readonly consumer?: string | undefined;
+  /** `--option KEY=VALUE`, keys in order. */
+  readonly options?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -158,24 +161,33 @@ interface TargetSpec {
 async function target(o: TargetSpec, processOptions: ProcessOptions = {}): Promise<Target> {
   const given = [o.adapter, o.consumer, o.command].filter((x) => x !== undefined).length;
   if (given > 1) throw new UsageError('give one of --adapter, --command or --consumer, not both');
+  const options = o.options ?? {};
   if (o.adapter !== undefined) {
     testing(`adapter '${o.adapter}'`, true);
-    return { consumer: watched(await loadAdapter(o.adapter)), flag: targetFlag(o.adapter), id: o.adapter };
+    return { consumer: watched(await loadAdapter(o.adapter, process.cwd(), options)), flag: targetFlag(o.adapter, options), id: o.adapter, options };
   }
   if (o.command !== undefined) {
     testing(`command \`${o.command}\``, false);
     doing('starting the consumer process for its hello');
     const command = o.command;
+    // Every process of the run inherits them: its hello process, each incarnation, a spare.
+    if (Object.keys(options).length > 0) process.env.TIDEMARK_OPTIONS = JSON.stringify(options);
     const consumer = await processConsumer(command, processOptions);
     const real = { ...processOptions, kills: 'real' } as const;
     const proc = { sessionWorlds: () => processStats(consumer)?.sessionWorlds ?? 0, realKills: () => processConsumer(command, real) };
-    return { consumer: watched(consumer), flag: targetFlag(`command:${command}`), id: `command:${command}`, process: proc };
+    return { consumer: watched(consumer), flag: targetFlag(`command:${command}`, options), id: `command:${command}`, options, process: proc };
   }
+  if (Object.keys(options).length > 0) throw new UsageError('--option is for an --adapter module or a --command process; a built-in consumer takes none');
   const name = o.consumer ?? 'reference';
   const consumer = builtInConsumer(name);
   if (!consumer) throw new UsageError(`no consumer named '${name}'; known: ${[...BUILT_IN.keys()].join(', ')}`);
   testing(`consumer ${name}`, false);
-  return { consumer: watched(consumer), flag: targetFlag(`builtin:${name}`), id: `builtin:${name}` };
+  return { consumer: watched(consumer), flag: targetFlag(`builtin:${name}`), id: `builtin:${name}`, options };
+}
+
+/** A target's options as its run identity holds them: JSON with keys in order, or null for none. */
+function optionsText(options: Readonly<Record<string, string>>): string | null {
+  return Object.keys(options).length === 0 ? null : JSON.stringify(options);
 }
 
 /** --hello-ms and --stall-ms, which only a --command consumer has; and check's --kills. */
@@ -233,7 +245,7 @@ async function check(f: Flags, io: Io): Promise<number> {
   const file = f.string('regressions') as string;
   prepareOutput('--regressions', file);
   const stored = readRegressions(file);
-  const t = await target({ adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer') }, popts);
+  const t = await target({ adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer'), options: f.pairs('option') }, popts);
   const runs = f.number('runs') as number;
   const searches = f.number('searches', f.has('command') ? 1 : SEARCHES) as number;
   // The one place a fresh seed is drawn; it is printed first so any run can be repeated.
@@ -254,7 +266,7 @@ async function check(f: Flags, io: Io): Promise<number> {
     seed,
     runs,
     shards: shard?.count ?? 1,
-    options: { searches, scenario: scenario ?? null, 'time-limit': limitS ?? null, kills: popts.kills ?? null },
+    options: { searches, scenario: scenario ?? null, 'time-limit': limitS ?? null, kills: popts.kills ?? null, option: optionsText(t.options) },
   };
   const run = { id: runId(identity), identity };
   io.out(
@@ -279,7 +291,7 @@ async function check(f: Flags, io: Io): Promise<number> {
 
   // Results stream: each regression and scenario is printed as it finishes.
   const progress = new Progress(io, { scenarios: scenarios.length, runs: scenario !== undefined ? 0 : shard ? shareOf(runs, shard) : runs, heartbeatMs: (f.number('heartbeat') as number) * 1000, ...(timeLimitMs === undefined ? {} : { timeLimitMs }) });
-  const replayed = replayedRegressions(stored.entries, t.id).filter((_, j) => owns(shard, j));
+  const replayed = replayedRegressions(stored.entries, t.id, t.options).filter((_, j) => owns(shard, j));
   progress.regressions(0, replayed.length);
   const regressionReplay = (e: RegressionEntry): string => replayOf(t, e.kind, e.kind === 'scenario' ? e.scenario : `${e.seed}|${e.path}`);
   let failingRegressions = 0;
@@ -301,6 +313,7 @@ async function check(f: Flags, io: Io): Promise<number> {
   try {
     result = await runSuite(t.consumer, {
       adapter: t.id,
+      options: t.options,
       digest,
       seed,
       runs,
@@ -370,7 +383,7 @@ async function check(f: Flags, io: Io): Promise<number> {
   const outputs = new Outputs(io.err);
   // Merged into the file as it is now, under its lock: other checks may have written since.
   let found: readonly RegressionEntry[] = [];
-  const entries = newRegressions(result).map((e) => ({ ...e, run: run.id, ...(digest === null ? {} : { digest }) }));
+  const entries = newRegressions(result).map((e) => ({ ...e, run: run.id, ...(digest === null ? {} : { digest }), ...(Object.keys(t.options).length === 0 ? {} : { options: t.options }) }));
   if (outputs.attempt(`the regression file ${file}`, () => (found = recordRegressions(file, entries))) && found.length > 0) {
     io.out(`recorded ${found.length} new failure(s) in ${file}; they are replayed first from now on`);
   }
@@ -441,12 +454,12 @@ async function replay(f: Flags, io: Io): Promise<number> {
     if (!(first < MAX_RUNS)) throw new UsageError(`--path ${path} starts beyond any run: its first number must be below ${MAX_RUNS}, the most worlds a check generates`);
     world = { seed: f.number('seed') as number, path };
   } else if (!findScenario(scenarioName)) throw new UsageError(`no scenario named '${scenarioName}'; see 'tidemark scenarios'`);
-  const t = await target({ adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer') }, popts);
+  const t = await target({ adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer'), options: f.pairs('option') }, popts);
   // A failure the regression file recorded for this target and world must replay as recorded
   // while the target's code is unchanged (src/run/replay.ts).
   const file = f.string('regressions') as string;
   const entry = readRegressions(file).entries.find((e) =>
-    e.adapter === t.id && e.hash !== undefined && (world === null ? e.kind === 'scenario' && e.scenario === scenarioName : e.kind === 'world' && e.seed === world.seed && e.path === world.path),
+    ofTarget(e, t.id, t.options) && e.hash !== undefined && (world === null ? e.kind === 'scenario' && e.scenario === scenarioName : e.kind === 'world' && e.seed === world.seed && e.path === world.path),
   );
   const recorded = entry?.hash === undefined ? undefined : { hash: entry.hash, digest: entry.digest, current: targetDigest(t.id) };
   let execution: Execution;
@@ -509,24 +522,24 @@ async function regressions(f: Flags, io: Io): Promise<number> {
       `--prune replays entries, which runs their consumer: name it as check takes it (--adapter MODULE, --command CMD or --consumer NAME), and only its entries are replayed${targets.length > 0 ? `; ${file} holds entries of ${targets.map((x) => JSON.stringify(x)).join(', ')}` : ''}`,
     );
   }
-  const t = await target({ adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer') }, processOptions(f));
+  const t = await target({ adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer'), options: f.pairs('option') }, processOptions(f));
   const digest = targetDigest(t.id);
   const passing: RegressionEntry[] = [];
   let others = 0;
   for (const entry of stored.entries) {
     const what = entry.kind === 'scenario' ? `scenario ${entry.scenario}` : `world seed ${entry.seed} path ${entry.path}`;
-    if (isBuiltIn(entry) && entry.adapter !== t.id) {
+    if (isBuiltIn(entry) && !ofTarget(entry, t.id, t.options)) {
       // Removing one runs nothing: a built-in consumer's failures are tidemark's demonstrations.
       io.out(`  prune ${entry.adapter}: ${what} (a built-in consumer, not yours)`);
       passing.push(entry);
       continue;
     }
-    if (entry.adapter !== t.id) {
+    if (!ofTarget(entry, t.id, t.options)) {
       others++;
       continue;
     }
     doing(`replaying the regression ${what}`);
-    const result = await runSuite(t.consumer, { adapter: t.id, digest, seed: 0, runs: 1, scenario: ALL_SCENARIOS[0]!.name, regressions: [entry] });
+    const result = await runSuite(t.consumer, { adapter: t.id, options: t.options, digest, seed: 0, runs: 1, scenario: ALL_SCENARIOS[0]!.name, regressions: [entry] });
     const r = result.regressions[0];
     const still = r?.status !== 'pass';
     const why = r?.execution?.result.verdict.status === 'unknown' ? `: ${r.execution.result.verdict.reason}` : '';

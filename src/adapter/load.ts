@@ -14,8 +14,12 @@ const CONTRACT_KINDS = ['snapshot', 'insertion-stable', 'replay-window', 'none']
  * Loads a consumer from a module: its default export, or an export named `consumer` or
  * `adapter`; either the consumer itself or a function (sync or async) that returns one.
  * TypeScript modules are loaded through tsx, so an adapter needs no build step.
+ *
+ * `options` (`--option KEY=VALUE`) are handed to that function as `{ KEY: VALUE }`, so one
+ * adapter file serves every variant of a consumer (a cursor operator, a checkpoint interval).
+ * A module that exports a consumer rather than a function cannot take them: a usage error.
  */
-export async function loadAdapter(spec: string, cwd = process.cwd()): Promise<AnyConsumer> {
+export async function loadAdapter(spec: string, cwd = process.cwd(), options: Readonly<Record<string, string>> = {}): Promise<AnyConsumer> {
   const path = resolve(cwd, spec);
   if (!existsSync(path)) throw new AdapterLoadError(`cannot load adapter '${spec}': no file at ${path}`);
   let module: Record<string, unknown>;
@@ -31,10 +35,14 @@ export async function loadAdapter(spec: string, cwd = process.cwd()): Promise<An
     throw new AdapterLoadError(`cannot load adapter '${spec}': the module threw while loading: ${error instanceof Error ? error.message : String(error)}`);
   }
   let candidate = exported(module, spec);
+  const given = Object.keys(options);
+  if (given.length > 0 && typeof candidate !== 'function') {
+    throw new AdapterLoadError(`cannot load adapter '${spec}' with --option ${given.join(', ')}: it exports a consumer, not a function; export a function taking the options, e.g. export default (options) => makeConsumer(options)`);
+  }
   if (typeof candidate === 'function') {
     doing(`calling the adapter's factory (adapter '${spec}')`);
     try {
-      candidate = await (candidate as () => unknown)();
+      candidate = await (candidate as (options: Readonly<Record<string, string>>) => unknown)(Object.freeze({ ...options }));
     } catch (error) {
       throw new AdapterLoadError(`cannot load adapter '${spec}': its factory threw: ${error instanceof Error ? error.message : String(error)}`);
     }

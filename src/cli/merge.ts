@@ -5,7 +5,7 @@ import { ALL_SCENARIOS, findScenario } from '../../scenarios/named.js';
 import { UsageError } from './spec.js';
 import { owns, precedes, summarizeChecks, TALLY_PHASE, type CheckEvidence, type PropertyOutcome, type Shard, type SuiteStatus, type TallyAt } from '../run/conformance.js';
 import { executionOf, type CheckJson, type CheckShardJson, type FailureJson, type RunJson, type WorldsJson } from '../run/check-json.js';
-import { identityDifferences, runId } from '../run/run-identity.js';
+import { identityDifferences, runId, targetOptions } from '../run/run-identity.js';
 import { runOfShard, validateCheckShard } from './shard-validation.js';
 import type { Execution } from '../run/execute.js';
 import { MUTANTS } from '../selftest/mutants.js';
@@ -289,12 +289,14 @@ export function junitSuiteOf(merged: MergedCheck): JUnitSuite {
 
 /** The failures of a merged check that belong in the regression file, as `check` records them. */
 export function mergedRegressions(j: CheckJson): RegressionEntry[] {
+  const options = targetOptions(j.run.identity);
+  const of = Object.keys(options).length === 0 ? {} : { options };
   const out: RegressionEntry[] = [];
   for (const s of j.scenarios) {
-    if (s.failure) out.push({ adapter: j.adapter, kind: 'scenario', scenario: s.name, anomaly: s.failure.anomalies[0]?.kind ?? s.status, hash: s.failure.hash });
+    if (s.failure) out.push({ adapter: j.adapter, ...of, kind: 'scenario', scenario: s.name, anomaly: s.failure.anomalies[0]?.kind ?? s.status, hash: s.failure.hash });
   }
   const w = j.worlds;
-  if (w?.failure && w.path !== null) out.push({ adapter: j.adapter, kind: 'world', seed: w.seed, path: w.path, anomaly: w.failure.anomalies[0]?.kind ?? w.status, hash: w.failure.hash });
+  if (w?.failure && w.path !== null) out.push({ adapter: j.adapter, ...of, kind: 'world', seed: w.seed, path: w.path, anomaly: w.failure.anomalies[0]?.kind ?? w.status, hash: w.failure.hash });
   return out;
 }
 

@@ -1,8 +1,8 @@
 import { ANOMALY_KINDS } from '../../model/anomalies.js';
 import { UsageError } from './spec.js';
 import { executionOf, type CheckJson, type CheckShardJson, type FailureJson, type RunJson } from '../run/check-json.js';
-import { ENTRY_SHAPE, isRegressionEntry } from '../run/regressions.js';
-import { isRunIdentity, runId } from '../run/run-identity.js';
+import { ENTRY_SHAPE, isRegressionEntry, ofTarget } from '../run/regressions.js';
+import { isRunIdentity, runId, targetOptions } from '../run/run-identity.js';
 
 /**
  * A shard's file is untrusted input: it may come from a CI cache, an older tidemark, or a
@@ -23,7 +23,7 @@ const CHECK_KEYS = new Set(['run', 'consumer', 'adapter', 'seed', 'runs', 'searc
 const SHARD_KEYS = new Set(['command', 'index', 'count', 'tidemark', 'regressionsInFile', 'skipped', 'calls', 'ms', 'evidence', 'timeLimit']);
 const SCENARIO_KEYS = new Set(['name', 'rules', 'status', 'skipped', 'untested', 'replay', 'failure']);
 const WORLDS_KEYS = new Set(['status', 'runs', 'seed', 'path', 'shrinks', 'searches', 'interrupted', 'replay', 'failure']);
-const REGRESSION_KEYS = new Set(['adapter', 'kind', 'seed', 'path', 'scenario', 'anomaly', 'tidemark', 'hash', 'run', 'digest', 'status', 'note', 'failure']);
+const REGRESSION_KEYS = new Set(['adapter', 'kind', 'seed', 'path', 'scenario', 'anomaly', 'tidemark', 'hash', 'run', 'digest', 'options', 'status', 'note', 'failure']);
 const FAILURE_KEYS = new Set(['anomalies', 'plan', 'history', 'hash']);
 
 /** The run a shard's file says it belongs to, checked to be well formed and unedited. */
@@ -43,6 +43,12 @@ export function validateCheckShard(file: string, json: CheckJson & { shard: Chec
   at.text('consumer', json.consumer);
   at.text('adapter', json.adapter);
   if (json.run.identity.target !== json.adapter) at.fail('adapter', `is ${JSON.stringify(json.adapter)}, but the run's target is ${JSON.stringify(json.run.identity.target)}`);
+  let options: Readonly<Record<string, string>> = {};
+  try {
+    options = targetOptions(json.run.identity);
+  } catch (error) {
+    at.fail('run.identity.options.option', (error as Error).message);
+  }
   at.keys('shard', json.shard, SHARD_KEYS);
   for (const key of ['regressionsInFile', 'skipped', 'calls'] as const) at.count(`shard.${key}`, json.shard[key]);
   at.evidence('shard.evidence', json.shard.evidence);
@@ -51,7 +57,7 @@ export function validateCheckShard(file: string, json: CheckJson & { shard: Chec
     at.keys(where, r, REGRESSION_KEYS);
     const { status, note: _, failure: __, ...entry } = r;
     if (!isRegressionEntry(entry)) at.fail(where, ENTRY_SHAPE);
-    if (r.adapter !== json.adapter) at.fail(`${where}.adapter`, `is ${JSON.stringify(r.adapter)}, not the run's target ${JSON.stringify(json.adapter)}: a shard replays only its own target's regressions`);
+    if (!ofTarget(r, json.adapter, options)) at.fail(`${where}.adapter`, `is ${JSON.stringify(r.adapter)}${r.options ? ` with options ${JSON.stringify(r.options)}` : ''}, not the run's target ${JSON.stringify(json.adapter)}: a shard replays only its own target's regressions`);
     at.oneOf(`${where}.status`, status, SUITE);
     // A regression whose seed and path lead nowhere is unknown with a note and no history.
     at.judged(where, status, r.failure, status === 'unknown' && typeof r.note === 'string');

@@ -30,7 +30,8 @@ export type FlagType =
   | 'seed' // a 32-bit integer, as fast-check takes it
   | 'seconds' // a number of seconds, fractions allowed
   | 'ms' // whole milliseconds
-  | 'shard'; // I/N: the Ith of N shares of a run, I from 1
+  | 'shard' // I/N: the Ith of N shares of a run, I from 1
+  | 'pairs'; // KEY=VALUE, repeatable
 
 export interface Flag {
   readonly name: string;
@@ -65,6 +66,12 @@ const TARGET: readonly Flag[] = [
   { name: 'adapter', type: 'file', value: 'MODULE', description: 'your consumer: a .ts or .js module exporting it (docs/adapters.md)' },
   { name: 'command', type: 'text', value: 'CMD', description: 'your consumer as a process in any language, speaking docs/protocol.md' },
   { name: 'consumer', type: 'text', value: 'NAME', description: "a built-in consumer: reference, or a mutant (see 'tidemark consumers')" },
+  {
+    name: 'option',
+    type: 'pairs',
+    value: 'KEY=VALUE',
+    description: 'an option of the target, repeatable: handed to the function an --adapter module exports, as { KEY: VALUE }; to a --command process as TIDEMARK_OPTIONS, JSON, in its environment; part of every replay command and regression entry',
+  },
 ];
 
 /** A process consumer's hello and stall limits when no flag says otherwise (the bridge's own defaults). */
@@ -290,7 +297,7 @@ function wrap(text: string, width: number): string[] {
 /** Flags parsed and checked against the spec: every value is of its type and within its bounds. */
 export class Flags {
   constructor(
-    private readonly values: Readonly<Record<string, string | boolean | undefined>>,
+    private readonly values: Readonly<Record<string, string | boolean | string[] | undefined>>,
     private readonly spec: CommandSpec,
     /** The arguments that are not flags, for a command that takes them. */
     readonly positionals: readonly string[] = [],
@@ -319,6 +326,13 @@ export class Flags {
     return typeof flag.default === 'number' ? flag.default : fallback;
   }
 
+  /** A KEY=VALUE flag's pairs, keys in order; empty when absent. */
+  pairs(name: string): Readonly<Record<string, string>> {
+    const flag = this.flag(name);
+    const value = this.values[flag.name];
+    return Array.isArray(value) ? readPairs(flag, value) : {};
+  }
+
   /** A --shard flag's value, checked by the parser; undefined when absent. */
   shard(name: string): { readonly index: number; readonly count: number } | undefined {
     const flag = this.flag(name);
@@ -327,7 +341,7 @@ export class Flags {
   }
 
   /** Every flag given, with its value, for what the parser let through (output paths, say). */
-  given(): { flag: Flag; value: string | boolean }[] {
+  given(): { flag: Flag; value: string | boolean | readonly string[] }[] {
     return this.spec.flags.flatMap((flag) => {
       const value = this.values[flag.name];
       return value === undefined ? [] : [{ flag, value }];
@@ -343,22 +357,35 @@ export class Flags {
 
 /** Parses a command's arguments by its spec; any problem is a UsageError naming the flag and what it takes. */
 export function parseFlags(spec: CommandSpec, args: readonly string[]): Flags {
-  const options = Object.fromEntries(spec.flags.map((f) => [f.name, { type: f.type === 'switch' ? ('boolean' as const) : ('string' as const) }]));
-  let values: Record<string, string | boolean | undefined>;
+  const options = Object.fromEntries(spec.flags.map((f) => [f.name, { type: f.type === 'switch' ? ('boolean' as const) : ('string' as const), ...(f.type === 'pairs' ? { multiple: true } : {}) }]));
+  let values: Record<string, string | boolean | string[] | undefined>;
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({ args: [...args], options, strict: true, allowPositionals: spec.positionals !== undefined }) as { values: Record<string, string | boolean | undefined>; positionals: string[] });
+    ({ values, positionals } = parseArgs({ args: [...args], options, strict: true, allowPositionals: spec.positionals !== undefined }) as { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
   for (const flag of spec.flags) {
     const value = values[flag.name];
+    if (Array.isArray(value)) readPairs(flag, value);
     if (typeof value !== 'string') continue;
     if (['integer', 'seed', 'seconds', 'ms'].includes(flag.type)) readNumber(flag, value);
     else if (flag.type === 'shard') readShard(flag, value);
     else if (value === '') throw new UsageError(`--${flag.name} needs a value`);
   }
   return new Flags(values, spec, positionals);
+}
+
+/** KEY=VALUE pairs, each key once, keys made of letters, digits, '.', '_' and '-': an object with its keys in order. */
+function readPairs(flag: Flag, texts: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const text of texts) {
+    const m = /^([A-Za-z0-9._-]+)=(.*)$/s.exec(text);
+    if (!m) throw new UsageError(`--${flag.name} must look like KEY=VALUE (a key of letters, digits, '.', '_' or '-'), got '${text}'`);
+    if (m[1]! in out) throw new UsageError(`--${flag.name} ${m[1]} is given twice ('${m[1]}=${out[m[1]!]}' and '${text}')`);
+    out[m[1]!] = m[2]!;
+  }
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 /** I/N with 1 <= I <= N <= MAX_SHARDS: shard I of N. */

@@ -3,11 +3,12 @@
  * the same text from `check`, from `tidemark merge` of its shards, and in JUnit reports.
  */
 
-/** The flag that names a consumer again, from its key in the regression file (see the CLI's target). */
-export function targetFlag(id: string): string {
-  if (id.startsWith('builtin:')) return `--consumer ${id.slice('builtin:'.length)}`;
-  if (id.startsWith('command:')) return `--command ${shellQuote(id.slice('command:'.length))}`;
-  return `--adapter ${shellQuote(id)}`;
+/** The flags that name a consumer again, from its key in the regression file and its options (see the CLI's target). */
+export function targetFlag(id: string, options: Readonly<Record<string, string>> = {}): string {
+  const more = Object.entries(options).map(([k, v]) => ` --option ${shellQuote(`${k}=${v}`)}`).join('');
+  if (id.startsWith('builtin:')) return `--consumer ${id.slice('builtin:'.length)}${more}`;
+  if (id.startsWith('command:')) return `--command ${shellQuote(id.slice('command:'.length))}${more}`;
+  return `--adapter ${shellQuote(id)}${more}`;
 }
 
 /** A seed as a flag that parses back: `--seed=-5` for a negative one, which `--seed -5` would not be. */

@@ -18,7 +18,8 @@ const VERSION = 1;
 
 /** This tidemark's version, noted in every entry it records: another version may build another world from the same seed. */
 export const TIDEMARK_VERSION: string = (() => {
-  const source = import.meta.url.endsWith('.ts');
+  // From source or built; under tsx's loader the URL may carry a query, so look at its path.
+  const source = new URL(import.meta.url).pathname.endsWith('.ts');
   const url = new URL(source ? '../../package.json' : '../../../package.json', import.meta.url);
   return (JSON.parse(readFileSync(url, 'utf8')) as { version: string }).version;
 })();
@@ -40,6 +41,8 @@ interface Common {
    * from `hash` while the code is unchanged is a consumer that is not deterministic.
    */
   readonly digest?: string;
+  /** The target's options (`--option KEY=VALUE`), keys in order; absent when it has none. */
+  readonly options?: Readonly<Record<string, string>>;
 }
 
 export type RegressionEntry =
@@ -74,7 +77,17 @@ export function readRegressions(path: string): RegressionFile {
   return file as RegressionFile;
 }
 
-export const ENTRY_SHAPE = "must be { adapter, kind: 'world', seed, path } or { adapter, kind: 'scenario', scenario }, with optional string fields anomaly, tidemark, hash, run and digest";
+export const ENTRY_SHAPE = "must be { adapter, kind: 'world', seed, path } or { adapter, kind: 'scenario', scenario }, with optional string fields anomaly, tidemark, hash, run and digest, and options of string values";
+
+/** Whether an entry is of this target: the same adapter, command or consumer, with the same options. */
+export function ofTarget(entry: RegressionEntry, adapter: string, options: Readonly<Record<string, string>> = {}): boolean {
+  return entry.adapter === adapter && sameOptions(entry.options ?? {}, options);
+}
+
+function sameOptions(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => b[k] === a[k]);
+}
 
 /** Whether a value read from a file is a regression entry (the fields a replay reads, and the optional ones well typed). */
 export function isRegressionEntry(value: unknown): value is RegressionEntry {
@@ -85,6 +98,7 @@ export function isRegressionEntry(value: unknown): value is RegressionEntry {
     e !== null &&
     typeof e.adapter === 'string' &&
     ['anomaly', 'tidemark', 'hash', 'run', 'digest'].every(optional) &&
+    (e.options === undefined || (typeof e.options === 'object' && e.options !== null && !Array.isArray(e.options) && Object.values(e.options).every((v) => typeof v === 'string'))) &&
     ((e.kind === 'world' && Number.isSafeInteger(e.seed) && typeof e.path === 'string' && /^\d+(:\d+)*$/.test(e.path)) || (e.kind === 'scenario' && typeof e.scenario === 'string'))
   );
 }
@@ -174,7 +188,7 @@ export function versionWarning(entry: RegressionEntry): string | null {
 }
 
 export function sameEntry(a: RegressionEntry, b: RegressionEntry): boolean {
-  if (a.adapter !== b.adapter || a.kind !== b.kind) return false;
+  if (!ofTarget(a, b.adapter, b.options) || a.kind !== b.kind) return false;
   return a.kind === 'world' && b.kind === 'world' ? a.seed === b.seed && a.path === b.path : a.kind === 'scenario' && b.kind === 'scenario' && a.scenario === b.scenario;
 }
 

@@ -56,6 +56,19 @@ export function targetDigest(target: string): string | null {
   return h.digest('hex');
 }
 
+/** The target's `--option` pairs an identity holds (null or JSON of string values, keys in order). */
+export function targetOptions(identity: RunIdentity): Readonly<Record<string, string>> {
+  const text = identity.options.option;
+  if (typeof text !== 'string') return {};
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string')) return value as Record<string, string>;
+  } catch {
+    // Refused below.
+  }
+  throw new Error(`the run's option is not JSON of string values: ${text}`);
+}
+
 /** Which fields of two identities differ, for a message naming them. */
 export function identityDifferences(a: RunIdentity, b: RunIdentity): string[] {
   const out: string[] = [];

@@ -3,7 +3,7 @@ import { CheckTally, checkProperty, checkScenarios, owns, TALLY_PHASE, type Chec
 import type { AnomalyKind } from '../../model/anomalies.js';
 import type { AnyConsumer } from '../adapter/consumer.js';
 import type { Execution } from './execute.js';
-import type { RegressionEntry } from './regressions.js';
+import { ofTarget, type RegressionEntry } from './regressions.js';
 import { replayWorld } from './replay.js';
 
 /** One replayed regression and what it does now. */
@@ -41,6 +41,8 @@ export interface SuiteResult {
 
 export interface SuiteOptions {
   readonly adapter: string;
+  /** The target's options (`--option`): regression entries are this target's only with the same ones. */
+  readonly options?: Readonly<Record<string, string>>;
   readonly seed: number;
   readonly runs: number;
   /** Searches to shrink a failure from (see SEARCHES); default SEARCHES. */
@@ -67,8 +69,8 @@ export interface SuiteOptions {
 }
 
 /** The regressions a suite replays: this adapter's, and of those naming a scenario, the ones this tidemark has. */
-export function replayedRegressions(entries: readonly RegressionEntry[], adapter: string): RegressionEntry[] {
-  return entries.filter((e) => e.adapter === adapter && (e.kind === 'world' || findScenario(e.scenario) !== undefined));
+export function replayedRegressions(entries: readonly RegressionEntry[], adapter: string, options: Readonly<Record<string, string>> = {}): RegressionEntry[] {
+  return entries.filter((e) => ofTarget(e, adapter, options) && (e.kind === 'world' || findScenario(e.scenario) !== undefined));
 }
 
 export class UnknownScenarioError extends Error {
@@ -79,7 +81,7 @@ export class UnknownScenarioError extends Error {
 export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Promise<SuiteResult> {
   const regressions: RegressionOutcome[] = [];
   const tally = new CheckTally();
-  const entries = replayedRegressions(options.regressions ?? [], options.adapter);
+  const entries = replayedRegressions(options.regressions ?? [], options.adapter, options.options);
   for (const [j, entry] of entries.entries()) {
     if (!owns(options.shard, j)) continue;
     const start = performance.now();

@@ -1,0 +1,57 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../src/cli.js';
+import { argvOf, cli } from './support.js';
+
+/**
+ * One adapter file serves every variant of a consumer: `--option KEY=VALUE` is handed to the
+ * function it exports, and travels with every replay command and regression entry, so a
+ * failure of one variant replays that variant and no other.
+ */
+const ADAPTER = 'examples/ledger-variants.ts';
+const SCENARIO = 'failed-event-holds-watermark';
+const dir = mkdtempSync(join(tmpdir(), 'tidemark-options-'));
+
+describe('--option KEY=VALUE', () => {
+  it('picks the variant: the buggy one fails, its replay command names the option and replays the same history', async () => {
+    const file = join(dir, 'regressions.json');
+    const buggy = await cli('check', '--adapter', ADAPTER, '--option', 'failed=skip', '--scenario', SCENARIO, '--regressions', file);
+    expect(buggy.code).toBe(EXIT.fail);
+    const replay = buggy.out.match(/Replay: (npx tidemark replay .*)$/m)![1]!;
+    expect(replay).toBe(`npx tidemark replay --adapter ${ADAPTER} --option failed=skip --scenario ${SCENARIO}`);
+    const hash = buggy.out.match(/History sha256 (\w+)/)![1];
+    const again = await cli(...argvOf(replay), '--regressions', file);
+    expect(again.code).toBe(EXIT.fail);
+    expect(again.out).toContain(`History sha256 ${hash}`);
+    const entries = JSON.parse(readFileSync(file, 'utf8')).entries;
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ adapter: ADAPTER, options: { failed: 'skip' }, kind: 'scenario', scenario: SCENARIO });
+
+    // The correct variant of the same file passes, and its check does not replay the other's entry.
+    const correct = await cli('check', '--adapter', ADAPTER, '--option', 'failed=stop', '--scenario', SCENARIO, '--regressions', file);
+    expect(correct.code).toBe(EXIT.pass);
+    expect(correct.out).not.toContain('regressions (');
+    const buggyAgain = await cli('check', '--adapter', ADAPTER, '--option', 'failed=skip', '--scenario', SCENARIO, '--regressions', file);
+    expect(buggyAgain.out).toContain('1 replayed first, 1 still failing');
+    // --prune of one variant leaves the other's entries as they are.
+    const pruned = await cli('regressions', '--file', file, '--prune', '--adapter', ADAPTER, '--option', 'failed=stop');
+    expect(pruned.out).toContain('1 entry of other targets left as they are');
+  });
+
+  it('is refused when malformed, repeated, or given to a module that exports a consumer rather than a function', async () => {
+    const cases: [string[], string][] = [
+      [['--adapter', ADAPTER, '--option', 'failed'], "--option must look like KEY=VALUE (a key of letters, digits, '.', '_' or '-'), got 'failed'"],
+      [['--adapter', ADAPTER, '--option', 'failed=skip', '--option', 'failed=stop'], "--option failed is given twice ('failed=skip' and 'failed=stop')"],
+      [['--adapter', 'examples/ledger-consumer.ts', '--option', 'failed=skip'], 'it exports a consumer, not a function; export a function taking the options'],
+      [['--adapter', ADAPTER, '--option', 'failed=sometimes'], 'its factory threw: failed=sometimes: expected stop or skip'],
+      [['--consumer', 'reference', '--option', 'x=1'], '--option is for an --adapter module or a --command process'],
+    ];
+    for (const [argv, message] of cases) {
+      const r = await cli('check', ...argv, '--scenario', SCENARIO);
+      expect(r.code, r.err).toBe(EXIT.usage);
+      expect(r.err).toContain(message);
+    }
+  });
+});
