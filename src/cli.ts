@@ -17,7 +17,7 @@ import type { AnyConsumer } from './adapter/consumer.js';
 import type { Io } from './cli/io.js';
 import { guardReport, Outputs, prepareOutput, prepareOutputs, withOutputs } from './cli/outputs.js';
 import { Progress } from './cli/progress.js';
-import { isBuiltIn, ofTarget, pruneRegressions, readRegressions, recordRegressions, RegressionFileError, TIDEMARK_VERSION, versionWarning, type RegressionEntry } from './run/regressions.js';
+import { entriesById, isBuiltIn, ofTarget, pruneRegressions, shortId, readRegressions, recordRegressions, RegressionFileError, TIDEMARK_VERSION, versionWarning, type RegressionEntry } from './run/regressions.js';
 import { renderJUnit } from './report/junit.js';
 import { renderPicture } from './report/picture.js';
 import { newRegressions, replayedRegressions, runSuite, UnknownScenarioError, type SuiteResult } from './run/suite.js';
@@ -385,7 +385,8 @@ async function check(f: Flags, io: Io): Promise<number> {
   let found: readonly RegressionEntry[] = [];
   const entries = newRegressions(result).map((e) => ({ ...e, run: run.id, ...(digest === null ? {} : { digest }), ...(Object.keys(t.options).length === 0 ? {} : { options: t.options }) }));
   if (outputs.attempt(`the regression file ${file}`, () => (found = recordRegressions(file, entries))) && found.length > 0) {
-    io.out(`recorded ${found.length} new failure(s) in ${file}; they are replayed first from now on`);
+    io.out(`recorded ${found.length} new failure(s) in ${file}; they are replayed first from now on, and each by its ID with npx tidemark replay ID:`);
+    for (const e of found) io.out(`  ${e.id ?? shortId(e)}  ${e.kind === 'scenario' ? `scenario ${e.scenario}` : `world seed ${e.seed} path ${e.path}`} (${e.anomaly})`);
   }
   const json = f.string('json');
   if (json !== undefined) {
@@ -439,22 +440,56 @@ function firstFailure(result: SuiteResult, t: Target): { execution: Execution; r
   return p?.counterexample ? { execution: p.counterexample, replay: replayOf(t, 'world', `${p.seed}|${p.path}`) } : null;
 }
 
+/**
+ * The failure a `replay ID` or `replay --last` names, from the regression file: its target
+ * (with options) and world, as flags of the replay it stands for. Null without either.
+ */
+function recordedFailure(f: Flags): { readonly entry: RegressionEntry; readonly spec: TargetSpec } | null {
+  const ids = f.positionals;
+  if (ids.length === 0 && !f.switch('last')) return null;
+  if (ids.length > 1) throw new UsageError(`replay takes one ID, got ${ids.join(' ')}`);
+  const named = ['adapter', 'command', 'consumer', 'option', 'seed', 'path', 'scenario'].filter((x) => f.has(x));
+  if (named.length > 0) throw new UsageError(`an ID (or --last) names the target and the world itself: not with ${named.map((x) => `--${x}`).join(', ')}`);
+  const file = f.string('regressions') as string;
+  const entries = readRegressions(file).entries;
+  let entry: RegressionEntry | undefined;
+  if (ids.length === 0) {
+    entry = entries.at(-1);
+    if (entry === undefined) throw new UsageError(`--last: ${file} holds no failure`);
+  } else {
+    const id = ids[0]!;
+    if (f.switch('last')) throw new UsageError('give an ID or --last, not both');
+    if (!/^[0-9a-fA-F]{4,}$/.test(id)) throw new UsageError(`'${id}' is not an ID: the short ids a check prints are hex digits, like 3f9a2c1b (4 or more of them)`);
+    const found = entriesById(entries, id);
+    if (found.length === 0) throw new UsageError(`no failure with ID ${id} in ${file} (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}; 'tidemark regressions' lists them)`);
+    if (found.length > 1) throw new UsageError(`ID ${id} names ${found.length} failures in ${file}: give more of its digits (${found.map((e) => e.id ?? shortId(e)).join(', ')})`);
+    entry = found[0]!;
+  }
+  const a = entry.adapter;
+  const target = a.startsWith('builtin:') ? { consumer: a.slice('builtin:'.length) } : a.startsWith('command:') ? { command: a.slice('command:'.length) } : { adapter: a };
+  return { entry, spec: { ...target, options: entry.options ?? {} } };
+}
+
 async function replay(f: Flags, io: Io): Promise<number> {
   conflicts(f, 'scenario', ['seed', 'path']);
-  const popts = processOptions(f);
+  const recordedEntry = recordedFailure(f);
+  const popts = recordedEntry?.spec.command !== undefined ? { ...processOptions(f), kills: 'real' as const } : processOptions(f);
   prepareOutputs(f);
-  const scenarioName = f.string('scenario');
+  if (recordedEntry) io.out(`replaying ${recordedEntry.entry.id ?? shortId(recordedEntry.entry)}: ${replayCommand(targetFlag(recordedEntry.entry.adapter, recordedEntry.entry.options), recordedEntry.entry.kind, recordedEntry.entry.kind === 'scenario' ? recordedEntry.entry.scenario : `${recordedEntry.entry.seed}|${recordedEntry.entry.path}`)}`);
+  const scenarioName = recordedEntry ? (recordedEntry.entry.kind === 'scenario' ? recordedEntry.entry.scenario : undefined) : f.string('scenario');
   let world: { seed: number; path: string } | null = null;
-  if (scenarioName === undefined) {
+  if (recordedEntry?.entry.kind === 'world') {
+    world = { seed: recordedEntry.entry.seed, path: recordedEntry.entry.path };
+  } else if (scenarioName === undefined) {
     const path = f.string('path');
-    if (!f.has('seed') || path === undefined) throw new UsageError('replay needs --seed and --path, or --scenario');
+    if (!f.has('seed') || path === undefined) throw new UsageError('replay needs --seed and --path, or --scenario, or the ID of a recorded failure');
     if (!/^\d+(:\d+)*$/.test(path)) throw new UsageError(`--path must look like 12:0:3 (numbers separated by colons), got '${path}'`);
     // fast-check walks to the first index one generated world at a time: a huge one would take hours.
     const first = Number(path.split(':')[0]);
     if (!(first < MAX_RUNS)) throw new UsageError(`--path ${path} starts beyond any run: its first number must be below ${MAX_RUNS}, the most worlds a check generates`);
     world = { seed: f.number('seed') as number, path };
   } else if (!findScenario(scenarioName)) throw new UsageError(`no scenario named '${scenarioName}'; see 'tidemark scenarios'`);
-  const t = await target({ adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer'), options: f.pairs('option') }, popts);
+  const t = await target(recordedEntry?.spec ?? { adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer'), options: f.pairs('option') }, popts);
   // A failure the regression file recorded for this target and world must replay as recorded
   // while the target's code is unchanged (src/run/replay.ts).
   const file = f.string('regressions') as string;

@@ -54,4 +54,36 @@ describe('--option KEY=VALUE', () => {
       expect(r.err).toContain(message);
     }
   });
+
+  it('every recorded failure gets a short id: replay ID and replay --last replay it exactly, options and all', async () => {
+    const file = join(dir, 'ids.json');
+    const check = await cli('check', '--adapter', ADAPTER, '--option', 'failed=skip', '--runs', '50', '--seed', '3', '--regressions', file);
+    expect(check.code).toBe(EXIT.fail);
+    const entries = JSON.parse(readFileSync(file, 'utf8')).entries as { id: string; kind: string; hash: string }[];
+    expect(entries.length).toBeGreaterThan(0);
+    for (const e of entries) {
+      expect(e.id).toMatch(/^[0-9a-f]{8}$/);
+      expect(check.out).toMatch(new RegExp(`^ {2}${e.id} {2}(scenario|world) `, 'm'));
+    }
+    const world = entries.find((e) => e.kind === 'world')!;
+    const byId = await cli('replay', world.id.slice(0, 5), '--regressions', file);
+    expect(byId.code).toBe(EXIT.fail);
+    expect(byId.out).toMatch(new RegExp(`^replaying ${world.id}: npx tidemark replay --adapter ${ADAPTER} --option failed=skip --seed 3 --path "[\\d:]+"$`, 'm'));
+    expect(byId.out).toContain(`History sha256 ${world.hash}`);
+    const last = await cli('replay', '--last', '--regressions', file);
+    expect(last.out).toContain(`replaying ${entries.at(-1)!.id}:`);
+    expect(last.out).toContain(`History sha256 ${entries.at(-1)!.hash}`);
+
+    const refused: [string[], string][] = [
+      [['ffffffff'], 'no failure with ID ffffffff in'],
+      [['zz'], "'zz' is not an ID"],
+      [[world.id, '--seed', '3'], 'an ID (or --last) names the target and the world itself: not with --seed'],
+      [[world.id, '--last'], 'give an ID or --last, not both'],
+    ];
+    for (const [argv, message] of refused) {
+      const r = await cli('replay', ...argv, '--regressions', file);
+      expect(r.code, r.err).toBe(EXIT.usage);
+      expect(r.err).toContain(message);
+    }
+  });
 });

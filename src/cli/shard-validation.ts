@@ -23,7 +23,7 @@ const CHECK_KEYS = new Set(['run', 'consumer', 'adapter', 'seed', 'runs', 'searc
 const SHARD_KEYS = new Set(['command', 'index', 'count', 'tidemark', 'regressionsInFile', 'skipped', 'calls', 'ms', 'evidence', 'timeLimit']);
 const SCENARIO_KEYS = new Set(['name', 'rules', 'status', 'skipped', 'untested', 'replay', 'failure']);
 const WORLDS_KEYS = new Set(['status', 'runs', 'seed', 'path', 'shrinks', 'searches', 'interrupted', 'replay', 'failure']);
-const REGRESSION_KEYS = new Set(['adapter', 'kind', 'seed', 'path', 'scenario', 'anomaly', 'tidemark', 'hash', 'run', 'digest', 'options', 'status', 'note', 'failure']);
+const REGRESSION_KEYS = new Set(['adapter', 'kind', 'seed', 'path', 'scenario', 'anomaly', 'tidemark', 'hash', 'run', 'digest', 'options', 'id', 'status', 'note', 'failure']);
 const FAILURE_KEYS = new Set(['anomalies', 'plan', 'history', 'hash']);
 
 /** The run a shard's file says it belongs to, checked to be well formed and unedited. */

@@ -135,11 +135,17 @@ to the regression file. Give exactly one target: --adapter, --command or --consu
   },
   {
     name: 'replay',
-    summary: 'replay one world exactly, from a seed and path or a scenario name',
-    usage: 'tidemark replay (--adapter MODULE | --command CMD | --consumer NAME) (--seed N --path P | --scenario NAME) [options]',
-    about: `Replays one world exactly and prints its verdict and timeline. The seed and path are the
-ones a failing 'tidemark check' printed.`,
+    summary: 'replay one world exactly: a recorded failure by its ID, or from a seed and path or a scenario name',
+    usage: 'tidemark replay ID | --last | (--adapter MODULE | --command CMD | --consumer NAME) (--seed N --path P | --scenario NAME) [options]',
+    positionals: 'ID',
+    about: `Replays one world exactly and prints its verdict and timeline. ID is the short id a failing
+'tidemark check' printed for a failure it recorded in the regression file (a prefix of 4 or
+more of its hex digits will do), and --last the failure recorded last: the entry names the
+target, its options and the world. Otherwise give the target, and the seed and path (or the
+scenario) a failing check printed. Replaying an ID runs the target its entry names: use IDs
+from regression files you trust.`,
     flags: [
+      { name: 'last', type: 'switch', description: 'replay the failure recorded last in the regression file' },
       ...TARGET.map((f) => (f.name === 'consumer' ? { ...f, shownDefault: 'reference' } : f)),
       { name: 'seed', type: 'seed', value: 'N', description: 'the seed of the world, with --path' },
       { name: 'path', type: 'text', value: 'P', description: `fast-check's path to the world, like 12:0:3; the first number below ${MAX_RUNS.toLocaleString('en-US')}` },

@@ -1,4 +1,5 @@
 import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 
 /**
@@ -43,6 +44,8 @@ interface Common {
   readonly digest?: string;
   /** The target's options (`--option KEY=VALUE`), keys in order; absent when it has none. */
   readonly options?: Readonly<Record<string, string>>;
+  /** Its short name, for `tidemark replay ID` (see shortId); entries of older tidemarks have none, and get it computed. */
+  readonly id?: string;
 }
 
 export type RegressionEntry =
@@ -79,6 +82,22 @@ export function readRegressions(path: string): RegressionFile {
 
 export const ENTRY_SHAPE = "must be { adapter, kind: 'world', seed, path } or { adapter, kind: 'scenario', scenario }, with optional string fields anomaly, tidemark, hash, run and digest, and options of string values";
 
+/**
+ * A short name for an entry, printed with each failure a check records, so that
+ * `tidemark replay ID` replays it exactly: the first 8 hex digits of the sha256 of what the
+ * entry names (target, options and world), the same on every machine.
+ */
+export function shortId(entry: RegressionEntry): string {
+  const world = entry.kind === 'world' ? { seed: entry.seed, path: entry.path } : { scenario: entry.scenario };
+  const named = JSON.stringify({ adapter: entry.adapter, options: entry.options ?? {}, kind: entry.kind, ...world });
+  return createHash('sha256').update(named).digest('hex').slice(0, 8);
+}
+
+/** The entries an ID given to `replay` names: a prefix of at least 4 hex digits of their short id. */
+export function entriesById(entries: readonly RegressionEntry[], id: string): RegressionEntry[] {
+  return entries.filter((e) => (e.id ?? shortId(e)).startsWith(id.toLowerCase()));
+}
+
 /** Whether an entry is of this target: the same adapter, command or consumer, with the same options. */
 export function ofTarget(entry: RegressionEntry, adapter: string, options: Readonly<Record<string, string>> = {}): boolean {
   return entry.adapter === adapter && sameOptions(entry.options ?? {}, options);
@@ -97,7 +116,7 @@ export function isRegressionEntry(value: unknown): value is RegressionEntry {
     typeof e === 'object' &&
     e !== null &&
     typeof e.adapter === 'string' &&
-    ['anomaly', 'tidemark', 'hash', 'run', 'digest'].every(optional) &&
+    ['anomaly', 'tidemark', 'hash', 'run', 'digest', 'id'].every(optional) &&
     (e.options === undefined || (typeof e.options === 'object' && e.options !== null && !Array.isArray(e.options) && Object.values(e.options).every((v) => typeof v === 'string'))) &&
     ((e.kind === 'world' && Number.isSafeInteger(e.seed) && typeof e.path === 'string' && /^\d+(:\d+)*$/.test(e.path)) || (e.kind === 'scenario' && typeof e.scenario === 'string'))
   );
@@ -155,7 +174,7 @@ export function recordRegressions(path: string, found: readonly RegressionEntry[
     const added: RegressionEntry[] = [];
     for (const entry of fresh) {
       if (now.some((x) => sameEntry(x, entry)) || added.some((x) => sameEntry(x, entry))) continue;
-      added.push({ ...entry, tidemark: TIDEMARK_VERSION });
+      added.push({ ...entry, id: shortId(entry), tidemark: TIDEMARK_VERSION });
     }
     if (added.length > 0) writeAtomically(path, render([...now, ...added]));
     return added;
