@@ -8,8 +8,10 @@ import { findScenario } from '../scenarios/named.js';
 import { AdapterLoadError } from '../src/adapter/load.js';
 import { execute } from '../src/run/execute.js';
 import { CRASH_LOOP_LIMIT, CrashLoopError, killAllConsumers, processConsumer } from '../src/adapter/process/bridge.js';
+import { ConsumerUnrunnableError } from '../src/adapter/errors.js';
+import { EXIT } from '../src/cli.js';
 import { renderFailure } from '../src/report/failure.js';
-import { alive, HANG_MS, pidsGone, small } from './support.js';
+import { alive, cli, HANG_MS, pidsGone, small } from './support.js';
 
 /**
  * Consumer processes written to break the harness (test/fixtures/hostile/process/): each
@@ -42,7 +44,7 @@ describe('hostile consumer processes', () => {
     const consumer = await processConsumer(`python3 ${HOSTILE}/crash-on-start.py ${pids}`);
     const error = await execute(findScenario('failed-event-holds-watermark')!.plan, consumer).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CrashLoopError);
-    expect((error as Error).message).toContain(`is crash-looping: ${CRASH_LOOP_LIMIT} incarnations in a row ended before their first world call`);
+    expect((error as Error).message).toContain(`is crash-looping: ${CRASH_LOOP_LIMIT} incarnations in a row ended on their own without making anything durable`);
     expect((error as Error).message).toContain(
       'The last one: the consumer process exited with code 1 before its first world call; stderr tail: crash-on-start: cannot open /etc/ledger/config.toml',
     );
@@ -68,11 +70,16 @@ describe('hostile consumer processes', () => {
   it('a consumer printing null, or any JSON value that is not an object, gets a protocol error naming it, not a harness crash', async () => {
     const pids = pidFile();
     const consumer = await processConsumer(`python3 ${HOSTILE}/prints-value.py ${pids}`);
-    // Five incarnations (a start and a lease each), one value each, and the start of a sixth; no drain phase to speak of.
-    const run = await execute({ ...small('failed-event-holds-watermark'), budget: { adversity: 11, drain: 1 } }, consumer);
+    // Four incarnations (a start and a lease each), one value each, and the start of a fifth: fewer than a crash loop.
+    const run = await execute({ ...small('failed-event-holds-watermark'), budget: { adversity: 9, drain: 1 } }, consumer);
     const threw = run.history.steps.flatMap((s) => (s.kind === 'life' && s.event.kind === 'threw' ? [s.event.message] : []));
-    expect(threw).toHaveLength(5);
-    ['null', '5', '"text"', '[1,2]', 'true'].forEach((shown, i) => expect(threw[i]).toContain(`protocol error: message must be an object, got ${shown}`));
+    expect(threw).toHaveLength(4);
+    ['null', '5', '"text"', '[1,2]'].forEach((shown, i) => expect(threw[i]).toContain(`protocol error: message must be an object, got ${shown}`));
+    // The fifth protocol error in a row, with nothing durable made, is a crash loop: the run stops there.
+    const again = await processConsumer(`python3 ${HOSTILE}/prints-value.py ${pids}`);
+    const error = await execute(findScenario('failed-event-holds-watermark')!.plan, again).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CrashLoopError);
+    expect((error as Error).message).toMatch(/The last one: protocol error: message must be an object, got (null|5|"text"|\[1,2\]|true) /);
     expect(await pidsGone(pidsIn(pids))).toEqual([]);
   });
 
@@ -84,28 +91,63 @@ describe('hostile consumer processes', () => {
     expect((error as Error).message).toContain('The last one: protocol error: message is nested too deeply to check (schema/protocol.schema.json): [[[[');
   });
 
-  it('a consumer making a second call before the first one\'s reply gets a protocol error, not a stall', async () => {
+  it('a consumer making a second call before the first one\'s reply gets a protocol error, not a stall; every time, a crash loop', async () => {
     const consumer = await processConsumer(`node ${HOSTILE}/two-in-flight.mjs`, { stallMs: 5_000 });
-    const run = await execute({ ...small('failed-event-holds-watermark'), budget: { adversity: 12, drain: 1 } }, consumer);
+    // Few enough steps for four incarnations at most: fewer than a crash loop.
+    const run = await execute({ ...small('failed-event-holds-watermark'), budget: { adversity: 4, drain: 1 } }, consumer);
     // No stall: the verdict below is a failure, not unknown.
     const threw = run.history.steps.flatMap((s) => (s.kind === 'life' && s.event.kind === 'threw' ? [s.event.message] : []));
     // Every incarnation: the two lines come in one write, so the second is always read first.
     // (Its stderr line may not have been read yet when the error is raised: it is not asserted.)
-    expect(threw.length).toBeGreaterThan(3);
+    expect(threw.length).toBeGreaterThan(2);
     for (const message of threw) {
       expect(message).toContain('protocol error: call load (id 2) while lease (id 1) has no reply yet; protocol 1 has one call in flight: wait for each reply before the next call');
     }
     expect(run.result.verdict.status).toBe('fail');
+    // A whole scenario: once five in a row have died so, the run stops, naming the protocol error.
+    const error = await execute(findScenario('failed-event-holds-watermark')!.plan, await processConsumer(`node ${HOSTILE}/two-in-flight.mjs`, { stallMs: 5_000 })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CrashLoopError);
+    expect((error as Error).message).toContain('The last one: protocol error: call load (id 2) while lease (id 1) has no reply yet');
   });
 
   it('the Node client refuses a second call while one is in flight, in the consumer\'s own stack', async () => {
     const consumer = await processConsumer('node test/fixtures/process/two-at-once.mjs', { stallMs: 5_000 });
-    const run = await execute({ ...small('failed-event-holds-watermark'), budget: { adversity: 12, drain: 1 } }, consumer);
+    // Few enough steps for fewer incarnations than a crash loop.
+    const run = await execute({ ...small('failed-event-holds-watermark'), budget: { adversity: 8, drain: 1 } }, consumer);
     // No stall: the verdict below is a failure, not unknown.
     const threw = run.history.steps.flatMap((s) => (s.kind === 'life' && s.event.kind === 'threw' ? [s.event.message] : []));
-    expect(threw.length).toBeGreaterThan(3);
+    expect(threw.length).toBeGreaterThan(2);
     for (const message of threw) expect(message).toMatch(/stderr tail: .*run threw: Error: protocol 1 has one call in flight: await each world call before making the next$/s);
     expect(run.result.verdict.status).toBe('fail');
+  });
+
+  it.each([
+    ['python3', 'lease-then-exit.py', 'ledger.db is locked'],
+    ['node', 'lease-then-exit.mjs', 'SQLITE_CANTOPEN'],
+  ])('a consumer that takes its lease and then exits 1 (%s) is a crash loop, stopped within 50 incarnations', async (interpreter, file, why) => {
+    const pids = pidFile();
+    const consumer = await processConsumer(`${interpreter} ${HOSTILE}/${file} ${pids}`);
+    const error = await execute(findScenario('failed-event-holds-watermark')!.plan, consumer).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CrashLoopError);
+    expect((error as Error).message).toContain('The last one: the consumer process exited with code 1 after lease (id 1)');
+    expect((error as Error).message).toContain(why);
+    // The probe and the incarnations of the loop; before, a scenario started it thousands of times.
+    const started = pidsIn(pids).length;
+    expect(started).toBeLessThanOrEqual(1 + 50);
+    expect(started).toBe(1 + CRASH_LOOP_LIMIT);
+    expect(await pidsGone(pidsIn(pids))).toEqual([]);
+  });
+
+  it('through the CLI, the lease-then-exit loop is a usage error (exit 3) naming the loop, not a run that never ends', async () => {
+    const r = await cli('check', '--command', `python3 ${HOSTILE}/lease-then-exit.py ${pidFile()}`, '--scenario', 'failed-event-holds-watermark');
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toContain('is crash-looping: 5 incarnations in a row ended on their own without making anything durable');
+  });
+
+  it('a blackbox consumer answering each inspect twice: a protocol error that stops the run, as docs/protocol.md says', async () => {
+    const error = await execute(findScenario('failed-event-holds-watermark')!.plan, await processConsumer(`python3 ${HOSTILE}/answers-twice.py`)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConsumerUnrunnableError);
+    expect((error as Error).message).toMatch(/^protocol error: an inspection answers inspect "i0" a second time/);
   });
 
   it('a consumer speaking another protocol version is refused at load, naming both versions', async () => {

@@ -118,19 +118,24 @@ describe.concurrent('misbehaving processes get a clear verdict or error, never a
     // The exit itself ended the wait, not the 10 s hello limit: the message says so.
   });
 
-  it('one that exits on its own mid-run (code 3): each incarnation ends quoting its exit and stderr, then liveness fails', async () => {
+  it('one that exits on its own mid-run (code 3): each incarnation ends quoting its exit and stderr; five in a row are a crash loop', async () => {
     const file = `${FIXTURES}/exits-midrun.py`;
-    const run = await execute(small('failed-event-holds-watermark'), await processConsumer(`python3 ${file}`));
+    // Steps for fewer incarnations than a crash loop: the world runs out of budget first.
+    const run = await execute({ ...small('failed-event-holds-watermark'), budget: { adversity: 3, drain: 3 } }, await processConsumer(`python3 ${file}`));
     expect(run.result.verdict.status).toBe('fail');
     expect(run.result.verdict.anomalies[0]?.kind).toBe('liveness');
     const text = renderFailure({ consumer: 'exits-midrun', execution: run, replay: '-' });
     expect(text).toContain('threw: Error: the consumer process exited with code 3 after lease (id 1); stderr tail: exits-midrun: out of disk space, giving up');
+    // It never makes anything durable: given the steps, it dies five times in a row, and the run stops.
+    await expect(execute(findScenario('failed-event-holds-watermark')!.plan, await processConsumer(`python3 ${file}`))).rejects.toThrow(
+      /crash-looping: .*The last one: the consumer process exited with code 3 after lease \(id 1\); stderr tail: exits-midrun: out of disk space, giving up/,
+    );
     expect(await gone(file)).toEqual([]);
   });
 
   it('one that prints a line that is not JSON on stdout: a protocol error quoting the line and its stderr', async () => {
     const file = `${FIXTURES}/non-json.py`;
-    const run = await execute(small('failed-event-holds-watermark'), await processConsumer(`python3 ${file}`));
+    const run = await execute({ ...small('failed-event-holds-watermark'), budget: { adversity: 3, drain: 3 } }, await processConsumer(`python3 ${file}`));
     expect(run.result.verdict.status).toBe('fail');
     const text = renderFailure({ consumer: 'non-json', execution: run, replay: '-' });
     expect(text).toContain('threw: Error: protocol error: not JSON on stdout: "DEBUG fetched 3 events"; stderr tail: non-json: starting, about to print a debug line on stdout');

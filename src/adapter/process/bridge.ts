@@ -25,12 +25,18 @@ export { REAL_KILL_EVERY, type Kills } from './pool.js';
  */
 
 /**
- * Incarnations in a row that end on their own before their first world call, after which
- * the consumer is declared crash-looping and the run stops. Five: a process that cannot
- * start five times running will not start the sixth, and stopping there costs five
- * interpreter start-ups, not the thousands a world's step budget would allow. An
- * incarnation the harness kills (a crash the plan chose, the end of a phase) does not
- * count; one that makes a world call resets the count.
+ * Incarnations in a row that end on their own without having made anything durable, after
+ * which the consumer is declared crash-looping and the run stops. Five: a process that
+ * cannot get as far as a commit five times running will not the sixth, and stopping there
+ * costs five interpreter start-ups, not the thousands a world's step budget would allow.
+ * Whenever it dies counts: before its first world call ("cannot open the config file") or
+ * after some ("took its lease, then cannot open the database"). Durable is what the world
+ * kept: a commit or an emit that took effect, or, for a blackbox consumer, an inspection
+ * that finds its store changed; any of them starts the count again. An incarnation the
+ * harness ends (a crash the plan chose, the end of a phase, a claim) never counts: only
+ * deaths the consumer caused do. One it ends while the incarnation is working (it has made
+ * a world call) starts the count again too: a consumer that has caught up has nothing left
+ * to commit, and one whose incarnations keep working between failures is flaky, not stuck.
  */
 export const CRASH_LOOP_LIMIT = 5;
 
@@ -54,8 +60,8 @@ export interface ProcessOptions {
 export type ProcessConsumerOptions = ProcessOptions;
 
 /**
- * The consumer process keeps dying before it makes a single world call: every world would
- * only respawn it. The run stops once, with the last incarnation's exit and stderr tail.
+ * The consumer process keeps dying on its own before it makes anything durable: every world
+ * would only respawn it. The run stops once, with the last incarnation's end and stderr tail.
  */
 export class CrashLoopError extends ConsumerUnrunnableError {
   override name = 'CrashLoopError';
@@ -63,8 +69,15 @@ export class CrashLoopError extends ConsumerUnrunnableError {
     readonly command: string,
     readonly last: string,
   ) {
-    super(`the consumer process \`${command}\` is crash-looping: ${CRASH_LOOP_LIMIT} incarnations in a row ended before their first world call, so no world can be judged. The last one: ${last}`);
+    super(
+      `the consumer process \`${command}\` is crash-looping: ${CRASH_LOOP_LIMIT} incarnations in a row ended on their own without making anything durable (no commit or emit took effect, nothing new in its store), so no world can make progress. The last one: ${last}`,
+    );
   }
+}
+
+/** A protocol error that leaves the world unjudgeable: the run stops (an inspection answered that was not asked). */
+export class ProcessProtocolError extends ConsumerUnrunnableError {
+  override name = 'ProcessProtocolError';
 }
 
 /** Every blackbox store directory not yet removed. */
@@ -143,7 +156,7 @@ export async function processConsumer(command: string, options: ProcessOptions =
         return { dir, live: new Set(), last: { watermark: null, effects: [] } };
       },
       run: (world, store) => incarnation().run(world, store),
-      inspect: (store) => inspect(store, base.stallMs),
+      inspect: (store) => inspect(store, base.stallMs, loop),
       close: (store) => {
         // Also when the world stopped on an error: no process of it may outlive it.
         for (const live of store.live) live.end();
@@ -186,7 +199,7 @@ function probe(command: string, spawnOptions: { cwd?: string | undefined }, limi
   });
 }
 
-/** Counts incarnations in a row that ended on their own before their first world call. */
+/** Counts incarnations in a row that ended on their own with nothing durable made since the last durable step. */
 class CrashLoop implements LoopState {
   inARow = 0;
   proven = false;
@@ -195,14 +208,19 @@ class CrashLoop implements LoopState {
 
   constructor(private readonly command: string) {}
 
+  /** Some incarnation made a world call: the command starts (so spares are worth starting). */
   called(): void {
-    this.inARow = 0;
     this.proven = true;
   }
 
-  /** Counts one; returns the error once the limit is reached. */
-  died(last: string): CrashLoopError | null {
-    if (++this.inARow >= CRASH_LOOP_LIMIT) this.tripped ??= new CrashLoopError(this.command, last);
+  /** Something durable took effect, or an incarnation was working when the world ended it: no loop so far. */
+  progressed(): void {
+    this.inARow = 0;
+  }
+
+  /** An incarnation died of its own doing; counted unless it made something durable. Returns the error once the limit is reached. */
+  died(last: string, durable: boolean): CrashLoopError | null {
+    if (!durable && ++this.inARow >= CRASH_LOOP_LIMIT) this.tripped ??= new CrashLoopError(this.command, last);
     return this.tripped;
   }
 }
@@ -221,10 +239,15 @@ interface Store {
  * process holding it has made its next call (WorkerWorld.hold), so none is writing now and
  * what is seen does not depend on timing.
  */
-async function inspect(store: Store, stallMs: number): Promise<Inspection> {
+async function inspect(store: Store, stallMs: number, loop: CrashLoop): Promise<Inspection> {
   const newest = [...store.live].filter((i) => i.started).at(-1);
   try {
-    if (newest) store.last = await newest.inspect(stallMs);
+    if (newest) {
+      const seen = await newest.inspect(stallMs);
+      // A changed store is a durable write, whoever made it: the consumer is getting somewhere.
+      if (JSON.stringify(seen) !== JSON.stringify(store.last)) loop.progressed();
+      store.last = seen;
+    }
   } catch (error) {
     // A bad answer to an inspection is the consumer's fault, reported as such.
     throw new AdapterError(`the consumer process answered an inspection badly: ${(error as Error).message}`);
@@ -244,6 +267,10 @@ class Incarnation {
   private ended = false;
   private lastCall = 'none yet';
   private called = false;
+  /** A commit or an emit of this incarnation took effect (see CRASH_LOOP_LIMIT). */
+  private durable = false;
+  /** Inspections answered, so a second answer to one is told apart from one never asked. */
+  private readonly answered = new Set<string>();
   /**
    * The call the process waits on, until its reply is written: protocol 1 has one in flight.
    * Left set when the incarnation ends without a reply; every incarnation is a new object.
@@ -285,8 +312,10 @@ class Incarnation {
         store?.live.delete(this);
         release();
         this.end('kill');
-        if (!this.called && !world.signal.aborted) {
-          const loop = this.loop.died(error?.message ?? `exited with code 0 before its first world call${proc.tail()}`);
+        // Its own death (the world's crashes abort the signal first); one that stops the run is no loop.
+        if (!world.signal.aborted && !(error instanceof ConsumerUnrunnableError)) {
+          const when = this.called ? `after ${this.lastCall}` : 'before its first world call';
+          const loop = this.loop.died(error?.message ?? `exited with code 0 ${when}${proc.tail()}`, this.durable);
           if (loop) return reject(loop);
         }
         if (error) reject(error);
@@ -294,6 +323,8 @@ class Incarnation {
       };
       this.fail = (error) => die(error);
       world.signal.addEventListener('abort', () => {
+        // The world ended it while it worked (it had not died of itself): it breaks a row of deaths.
+        if (!settled && this.called) this.loop.progressed();
         // The world crashed this incarnation: a real kill, or a session crash; never settled.
         settled = true;
         store?.live.delete(this);
@@ -323,8 +354,15 @@ class Incarnation {
         call: (id, method, args) => this.call(world, id, method, args, () => release(), () => (release = hold()), () => settled),
         inspection: (id, message) => {
           const answer = this.inspections.get(String(id));
-          if (!answer) return this.fail(new Error(`protocol error: an inspection answers unknown id ${JSON.stringify(id)}${proc.tail()}`));
+          if (!answer) {
+            // While an inspection waits, a wrong id fails it (and the run, see inspect). With
+            // none waiting, there is nothing to fail but the run: the store cannot be read.
+            const problem = this.answered.has(String(id)) ? `answers inspect ${JSON.stringify(id)} a second time` : `answers unknown id ${JSON.stringify(id)}`;
+            const text = `protocol error: an inspection ${problem}${proc.tail()}`;
+            return this.inspections.size > 0 ? this.fail(new Error(text)) : die(new ProcessProtocolError(text));
+          }
           this.inspections.delete(String(id));
+          this.answered.add(String(id));
           const watermarks = message.watermarks as Inspection['watermarks'] | undefined;
           answer({ watermark: message.watermark ?? null, ...(watermarks === undefined ? {} : { watermarks }), effects: (message.effects ?? []) as Inspection['effects'] });
         },
@@ -393,14 +431,23 @@ class Incarnation {
     } catch (error) {
       call = Promise.reject(error);
     }
+    // What the world kept: a commit or an emit that took effect (a timeout took effect too).
+    const keeps = method === 'commit' || method === 'emit';
+    const kept = (): void => {
+      if (!keeps) return;
+      this.durable = true;
+      this.loop.progressed();
+    };
     call.then(
       (value) => {
+        kept();
         if (world.signal.aborted || settled()) return;
         rehold();
         this.inFlight = null;
         proc.send({ type: 'reply', id, ok: true, value: value ?? null });
       },
       (error: unknown) => {
+        if ((error as { definite?: unknown } | null)?.definite === false) kept();
         if (world.signal.aborted || settled()) return;
         rehold();
         this.inFlight = null;

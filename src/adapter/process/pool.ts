@@ -27,7 +27,7 @@ export interface PoolOptions extends SpawnOptions {
 
 /** The crash-loop state the pool must respect: no spare for a command that cannot start. */
 export interface LoopState {
-  /** Incarnations in a row that ended before their first world call. */
+  /** Incarnations in a row that ended on their own without making anything durable (see CRASH_LOOP_LIMIT). */
   readonly inARow: number;
   /** Some incarnation made a world call: the command can start. */
   readonly proven: boolean;
