@@ -1,6 +1,6 @@
 import type { Contract, ResumeStyle } from '../model/history.js';
 import type { PlanOptions } from './arbitraries.js';
-import type { Plan } from './plan.js';
+import { isPageQuirk, PAGE_QUIRKS, type PageQuirk, type Plan } from './plan.js';
 
 /**
  * The source API a consumer is written against, as its adapter declares it. A consumer
@@ -33,6 +33,15 @@ export interface SourceProfile {
   readonly refusals?: 'dead-letter' | 'fail-visibly' | 'never';
   /** The stability contracts such a source can have; combined with `capabilities.contracts`, both must allow one. */
   readonly contracts?: readonly Contract['kind'][];
+  /**
+   * The page quirks the API can show: what it guarantees is what it leaves out. `reorder`
+   * (a page out of order), `overlap` (a page starting inside the previous one), `repeat`
+   * (the previous page again), `empty` (no events, but a token), `short` (fewer than asked
+   * although more remain), `stale` (a token rejected as expired). An API with a documented
+   * sort order leaves out `reorder`; one whose tokens never expire leaves out `stale`. `[]`:
+   * none. Worlds serve only these, and a named scenario built on another is skipped, saying so.
+   */
+  readonly quirks?: readonly PageQuirk[];
 }
 
 /**
@@ -45,13 +54,19 @@ export const PROFILES = {
    * updated_at, id LIMIT n`. It resumes strictly after a full position; rows are updated,
    * each update a new version with a new `updated_at`.
    */
-  sqlKeyset: { resumes: ['after'], keyArity: 1, mutable: true },
+  sqlKeyset: { resumes: ['after'], keyArity: 1, mutable: true, quirks: [] },
   /**
    * A REST API with an inclusive `updated_since` filter and a cursor token for the next
    * page: it resumes by `key-gte` on the timestamp (re-reading the ties, deduplicated) and
    * follows tokens within a sync. Records are updated.
    */
   restUpdatedSince: { resumes: ['key-gte'], keyArity: 1, mutable: true },
+  /**
+   * The same API with the guarantees its documentation gives: results sorted by
+   * `updated_at`, cursors that do not expire, pages that never repeat or overlap. What is
+   * left is what such APIs still do: a short page before the end, an empty page with a token.
+   */
+  restSortedUpdatedSince: { resumes: ['key-gte'], keyArity: 1, mutable: true, quirks: ['short', 'empty'] },
   /**
    * An API paginated by `offset` and `limit` over records that are only ever added: an
    * offset stays put only while nothing changes before it.
@@ -85,8 +100,20 @@ export function worldOptions(claims: WorldClaims, options: PlanOptions = {}): Pl
   return { ...options, ...(contracts === undefined ? {} : { contracts }), ...(claims.profile === undefined ? {} : { profile: claims.profile }) };
 }
 
-/** Why a named scenario's world is not one the consumer is written for, or null if it is. */
+/**
+ * A named scenario's world as a consumer with these claims meets it. A scenario is defined by
+ * its adversity (where a fault lands, which quirk, which change, which competition), not by
+ * the resume forms its source happens to offer: so the source offers the consumer's resume
+ * forms too, and a `key-gte` consumer meets the seed's 41/42/43 example like any other.
+ */
+export function planFor(claims: WorldClaims, plan: Plan): Plan {
+  const missing = (claims.profile?.resumes ?? []).filter((r) => !plan.source.resumes.includes(r));
+  return missing.length === 0 ? plan : { ...plan, source: { ...plan.source, resumes: [...plan.source.resumes, ...missing] } };
+}
+
+/** Why a named scenario's world is not one the consumer is written for, or null if it is (see planFor). */
 export function excludedBy(claims: WorldClaims, plan: Plan): string | null {
+  plan = planFor(claims, plan);
   const contracts = allowedContracts(claims);
   const kind = plan.source.contract.kind;
   if (contracts !== undefined && !contracts.includes(kind)) return `the consumer does not support ${kind} sources`;
@@ -106,10 +133,17 @@ export function excludedBy(claims: WorldClaims, plan: Plan): string | null {
     return `the consumer's source only gains records, and this scenario changes one (${changes[0]?.kind})`;
   }
   if (profile.refusals === 'never' && plan.poison.length > 0) return "the consumer's sink never refuses an effect, and this scenario has a poison event";
+  const quirk = profile.quirks === undefined ? undefined : plan.faults.find((f) => isPageQuirk(f.kind) && !profile.quirks!.includes(f.kind));
+  if (quirk !== undefined) return `the consumer's API never serves a ${quirk.kind} page (its profile's quirks: ${profile.quirks!.length === 0 ? 'none' : profile.quirks!.join(', ')}), and this scenario is built on one`;
   return null;
 }
 
-const PROFILE_KEYS = ['resumes', 'keyArity', 'mutable', 'refusals', 'contracts'];
+/** Whether a generated world may serve this fault: a page quirk only if the profile lets its API show it. */
+export function quirkAllowed(profile: SourceProfile | undefined, kind: string): boolean {
+  return profile?.quirks === undefined || !isPageQuirk(kind as PageQuirk) || profile.quirks.includes(kind as PageQuirk);
+}
+
+const PROFILE_KEYS = ['resumes', 'keyArity', 'mutable', 'refusals', 'contracts', 'quirks'];
 const RESUME_STYLES = ['token', 'after', 'key-gt', 'key-gte', 'offset'];
 const CONTRACT_KINDS = ['snapshot', 'insertion-stable', 'replay-window', 'none'];
 
@@ -127,6 +161,9 @@ export function profileProblem(value: unknown): string | null {
   if (p.refusals !== undefined && !['dead-letter', 'fail-visibly', 'never'].includes(p.refusals as string)) return "refusals must be 'dead-letter', 'fail-visibly' or 'never'";
   if (p.contracts !== undefined && !(Array.isArray(p.contracts) && p.contracts.length > 0 && p.contracts.every((k) => CONTRACT_KINDS.includes(k as string)))) {
     return `contracts must list some of ${CONTRACT_KINDS.join(', ')}`;
+  }
+  if (p.quirks !== undefined && !(Array.isArray(p.quirks) && p.quirks.every((q) => (PAGE_QUIRKS as readonly unknown[]).includes(q)))) {
+    return `quirks must list some of ${PAGE_QUIRKS.join(', ')} ([] for none)`;
   }
   return null;
 }

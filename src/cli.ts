@@ -11,7 +11,7 @@ import { commandHelp, EXIT, findCommand, globalHelp, MAX_RUNS, parseFlags, Usage
 import { processConsumer, processStats, type ProcessOptions } from './adapter/process/bridge.js';
 import { describeFinalReplays, replayUnderRealKills } from './run/final-replay.js';
 import { ConsumerUnrunnableError } from './adapter/errors.js';
-import { owns, scenarioStatus, SEARCHES, type Shard } from './run/conformance.js';
+import { owns, scenarioPlan, scenarioStatus, SEARCHES, type Shard } from './run/conformance.js';
 import { checkJson } from './run/check-json.js';
 import type { AnyConsumer } from './adapter/consumer.js';
 import type { Io } from './cli/io.js';
@@ -505,7 +505,7 @@ async function replay(f: Flags, io: Io): Promise<number> {
     const scenario = findScenario(scenarioName as string)!;
     replayed = replayOf(t, 'scenario', scenario.name);
     doing(`scenario ${scenario.name}`, replayed);
-    execution = (await replayWorld(t.consumer, { plan: scenario.plan }, { recorded }))!.execution;
+    execution = (await replayWorld(t.consumer, { plan: scenarioPlan(t.consumer, scenario) }, { recorded }))!.execution;
   } else {
     replayed = replayOf(t, 'world', `${world.seed}|${world.path}`);
     doing(`the world at seed ${world.seed}, path ${world.path}`, replayed);
@@ -531,7 +531,7 @@ async function replay(f: Flags, io: Io): Promise<number> {
     outputs.write('--json', json, () => `${JSON.stringify({ ...base, verdict: status, ...verdict, hash: execution.hash, plan: execution.plan, history: execution.history }, null, 2)}\n`);
   }
   // A scenario that ran clean but whose adversity never fired tested nothing: no PASS.
-  const missed = world === null && status === 'pass' ? missedAdversity(findScenario(scenarioName as string)!.plan, execution.history) : [];
+  const missed = world === null && status === 'pass' ? missedAdversity(execution.plan, execution.history) : [];
   if (missed.length > 0) io.out(`UNTESTED  ${t.consumer.name}: scenario ${scenarioName} broke no rule, but the adversity it exists for never fired: ${missed.join('; ')}`);
   else if (world !== null && status === 'pass') io.out(`PASS  ${t.consumer.name}: the world at seed ${world.seed}, path ${world.path} passes`);
   else io.out(renderFailure({ consumer: t.consumer.name, execution, replay: replayed }));

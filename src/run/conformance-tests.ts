@@ -1,6 +1,6 @@
 import { ALL_SCENARIOS } from '../../scenarios/named.js';
 import { ANOMALY_KINDS } from '../../model/anomalies.js';
-import { CheckTally, checkProperty, whyNot } from './conformance.js';
+import { CheckTally, checkProperty, scenarioPlan, whyNot } from './conformance.js';
 import { missedAdversity } from './exercised.js';
 import type { AnyConsumer } from '../adapter/consumer.js';
 import { execute } from './execute.js';
@@ -76,11 +76,12 @@ export function conformanceCases(consumer: AnyConsumer, options: CaseOptions & {
       skipped: whyNot(consumer, scenario),
       ...(options.process ? { timeoutMs: PROCESS_SCENARIO_MS } : {}),
       run: async () => {
-        const execution = await execute(scenario.plan, consumer);
+        const plan = scenarioPlan(consumer, scenario);
+        const execution = await execute(plan, consumer);
         tally.add(execution.result);
         if (execution.result.verdict.status !== 'pass') return { failure: renderFailure({ consumer: consumer.name, execution, replay: `npx tidemark replay ${flag} --scenario ${scenario.name}` }) };
         // Nothing broke, but the adversity the scenario exists for never fired: no pass.
-        const missed = missedAdversity(scenario.plan, execution.history);
+        const missed = missedAdversity(plan, execution.history);
         return missed.length > 0 ? { untested: missed.join('; ') } : null;
       },
     });

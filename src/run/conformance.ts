@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { planArb, type PlanOptions } from '../../scenarios/arbitraries.js';
-import { excludedBy, worldOptions } from '../../scenarios/profiles.js';
+import { excludedBy, planFor, worldOptions } from '../../scenarios/profiles.js';
 import { ALL_SCENARIOS, type NamedScenario } from '../../scenarios/named.js';
 import { ANOMALY_KINDS, type AnomalyKind } from '../../model/anomalies.js';
 import type { CheckResult } from '../../model/checker.js';
@@ -255,8 +255,9 @@ export async function checkScenarios(consumer: AnyConsumer, scenarios = ALL_SCEN
     let outcome: ScenarioOutcome;
     if (skipped !== null) outcome = { scenario, skipped };
     else {
-      const execution = await execute(scenario.plan, consumer);
-      const missed = execution.result.verdict.status === 'pass' ? missedAdversity(scenario.plan, execution.history) : [];
+      const plan = scenarioPlan(consumer, scenario);
+      const execution = await execute(plan, consumer);
+      const missed = execution.result.verdict.status === 'pass' ? missedAdversity(plan, execution.history) : [];
       outcome = missed.length > 0 ? { scenario, execution, untested: missed.join('; ') } : { scenario, execution };
     }
     out.push(outcome);
@@ -267,6 +268,11 @@ export async function checkScenarios(consumer: AnyConsumer, scenarios = ALL_SCEN
 
 export function whyNot(consumer: AnyConsumer, scenario: NamedScenario): string | null {
   return excludedBy(consumer.capabilities, scenario.plan);
+}
+
+/** A named scenario's world as this consumer meets it: its source offers the consumer's resume forms too (see planFor). */
+export function scenarioPlan(consumer: AnyConsumer, scenario: NamedScenario): Plan {
+  return planFor(consumer.capabilities, scenario.plan);
 }
 
 /** One check of the model over a whole run: failed where its anomaly was found, passed only where it ran, else untested. */

@@ -1,5 +1,5 @@
 import { ALL_SCENARIOS, findScenario } from '../../scenarios/named.js';
-import { CheckTally, checkProperty, checkScenarios, owns, TALLY_PHASE, type CheckEvidence, type CheckSummary, type PropertyOutcome, type ScenarioOutcome, type Shard, type SuiteStatus } from './conformance.js';
+import { CheckTally, checkProperty, checkScenarios, owns, scenarioPlan, TALLY_PHASE, type CheckEvidence, type CheckSummary, type PropertyOutcome, type ScenarioOutcome, type Shard, type SuiteStatus } from './conformance.js';
 import type { AnomalyKind } from '../../model/anomalies.js';
 import type { AnyConsumer } from '../adapter/consumer.js';
 import type { Execution } from './execute.js';
@@ -89,7 +89,7 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     // Each entry is replayed twice and compared: a consumer that is not deterministic is
     // unknown, never a pass that `--prune` would delete.
     const recorded = entry.hash === undefined ? undefined : { hash: entry.hash, digest: entry.digest, current: options.digest ?? null };
-    const address = scenario ? { plan: scenario.plan } : { seed: (entry as { seed: number }).seed, path: (entry as { path: string }).path };
+    const address = scenario ? { plan: scenarioPlan(consumer, scenario) } : { seed: (entry as { seed: number }).seed, path: (entry as { path: string }).path };
     const replayed = await replayWorld(consumer, address, { recorded, ...(options.replayTimes === undefined ? {} : { times: options.replayTimes }) });
     if (replayed === null) {
       regressions.push({ entry, status: 'unknown', execution: null, note: 'the seed and path lead to no world', ms: performance.now() - start });
