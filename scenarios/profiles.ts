@@ -134,7 +134,7 @@ export function excludedBy(claims: WorldClaims, plan: Plan): string | null {
   }
   if (profile.refusals === 'never' && plan.poison.length > 0) return "the consumer's sink never refuses an effect, and this scenario has a poison event";
   const quirk = profile.quirks === undefined ? undefined : plan.faults.find((f) => isPageQuirk(f.kind) && !profile.quirks!.includes(f.kind));
-  if (quirk !== undefined) return `the consumer's API never serves a ${quirk.kind} page (its profile's quirks: ${profile.quirks!.length === 0 ? 'none' : profile.quirks!.join(', ')}), and this scenario is built on one`;
+  if (quirk !== undefined) return `the consumer's API never serves ${/^[aeiou]/.test(quirk.kind) ? 'an' : 'a'} ${quirk.kind} page (its profile's quirks: ${profile.quirks!.length === 0 ? 'none' : profile.quirks!.join(', ')}), and this scenario is built on one`;
   return null;
 }
 

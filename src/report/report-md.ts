@@ -44,6 +44,8 @@ export interface ReportOptions {
 export interface ReportData {
   /** The reference variants, and each one's outcome of every named scenario, in ALL_SCENARIOS order. */
   readonly variants: readonly { readonly name: string; readonly outcomes: readonly ScenarioOutcome[] }[];
+  /** The reference consumer declaring each preset source profile, and its outcome of every named scenario. */
+  readonly profiles?: readonly { readonly name: string; readonly outcomes: readonly ScenarioOutcome[] }[];
   readonly tests: ReadonlyMap<string, number> | null;
   /** Every mutant's rows, one per seed in seed order. */
   readonly rows: ReadonlyMap<string, readonly KillRow[]>;
@@ -79,6 +81,29 @@ export function renderReport(options: ReportOptions, data: ReportData): string {
   }
   out.push('');
   if (untested.length > 0) out.push('Untested, and why:', '', ...untested, '');
+
+  const profiles = data.profiles ?? [];
+  if (profiles.length > 0) {
+    out.push('## The named scenarios for each source profile', '');
+    out.push(
+      "The reference consumer declaring each preset of `PROFILES` (docs/adapters.md, Source profiles). A scenario's source also offers the profile's resume forms; a scenario is skipped only when its adversity cannot exist in that API, and the reasons follow the table.",
+      '',
+    );
+    out.push(`| scenario | ${profiles.map((p) => `\`${p.name}\``).join(' | ')} |`, `|---|${profiles.map(() => '---|').join('')}`);
+    const reasons = new Map<string, string[]>();
+    for (const [i, scenario] of ALL_SCENARIOS.entries()) {
+      const cells = profiles.map((p) => {
+        const outcome = p.outcomes[i]!;
+        const why = outcome.skipped ?? outcome.untested;
+        if (why !== undefined) reasons.set(why, [...(reasons.get(why) ?? []), `\`${scenario.name}\` (${p.name})`]);
+        return scenarioStatus(outcome);
+      });
+      out.push(`| \`${scenario.name}\` | ${cells.join(' | ')} |`);
+    }
+    const ran = profiles.map((p) => `${p.name}: ${p.outcomes.filter((o) => o.skipped === undefined).length} of ${ALL_SCENARIOS.length} run`);
+    out.push('', `Run, not skipped: ${ran.join('; ')}.`, '');
+    if (reasons.size > 0) out.push('Skipped or untested, and why:', '', ...[...reasons].map(([why, where]) => `- ${why}: ${where.join(', ')}.`), '');
+  }
 
   const tests = data.tests;
   out.push('## The rules and what covers them', '');

@@ -5,6 +5,7 @@ import { renderReport, type ReportOptions } from '../report/report-md.js';
 import { checkScenarios } from '../run/conformance.js';
 import { seedsFrom, type KillRow } from './kill-matrix.js';
 import { MUTANTS, type Mutant } from './mutants.js';
+import { PROFILES } from '../../scenarios/profiles.js';
 import { referenceConsumer } from './reference.js';
 import { runSearches, type SearchTask } from './search-pool.js';
 
@@ -17,6 +18,10 @@ export async function buildReport(options: ReportOptions): Promise<string> {
   const say = options.progress ?? (() => {});
   say('scenarios');
   const variants = await Promise.all(VARIANTS.map(async (v) => ({ name: v.name, outcomes: await checkScenarios(v) })));
+  const reference = referenceConsumer({ name: 'reference' });
+  const profiles = await Promise.all(
+    Object.entries(PROFILES).map(async ([name, profile]) => ({ name, outcomes: await checkScenarios({ ...reference, capabilities: { ...reference.capabilities, profile } }) })),
+  );
   say('rules');
   const tests = options.testDir ? testsByRule(options.testDir) : null;
   const rows = new Map<string, readonly KillRow[]>(options.rows ?? []);
@@ -27,7 +32,7 @@ export async function buildReport(options: ReportOptions): Promise<string> {
     if (left.get(row.mutant) === 0) say(`mutant ${row.mutant}`);
   });
   for (const m of MUTANTS) if (!rows.has(m.name)) rows.set(m.name, found.filter((r) => r.mutant === m.name));
-  return renderReport(options, { variants, tests, rows });
+  return renderReport(options, { variants, profiles, tests, rows });
 }
 
 /**
