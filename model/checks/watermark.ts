@@ -57,12 +57,13 @@ export class WatermarkChecker implements Checker {
       }
       const { cut } = reading;
       const top = this.highest.get(truth.bound);
+      const order = top === undefined ? 1 : compareCuts(cut, top.cut);
       if (top !== undefined) {
         this.repeated++;
         // R3 says "may never lower it": lower than the highest committed is a regression even
         // when no eligible event lies between the two today. Every position between them is
         // uncovered again, and a source that changes may yet put an event there.
-        if (compareCuts(cut, top.cut) < 0) {
+        if (order < 0) {
           const lost = truth.coveredOnlyBy(top.cut, cut);
           const uncovers = lost !== undefined ? `${formatRef(lost)} is no longer covered` : 'no eligible event lies between them now';
           this.anomalies.push(
@@ -70,8 +71,9 @@ export class WatermarkChecker implements Checker {
           );
         }
       }
-      if (top === undefined || compareCuts(cut, top.cut) > 0) this.highest.set(truth.bound, { cut, seq: step.seq });
-      this.latest.set(truth.bound, { cut, seq: step.seq });
+      const committed = { cut, seq: step.seq };
+      if (order > 0) this.highest.set(truth.bound, committed);
+      this.latest.set(truth.bound, committed);
       const gap = truth.firstWithoutOutcome();
       if (gap !== undefined && covers(cut, positionOf(gap))) {
         this.premature.add(step.seq);
