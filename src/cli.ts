@@ -37,9 +37,12 @@ import { renderFailure } from './report/failure.js';
 import { runSupervised, SUPERVISED } from './cli/supervised.js';
 import { supervise } from './cli/supervisor.js';
 import { merge } from './cli/merge-command.js';
-import { replayCommand, targetFlag } from './report/replay-command.js';
+import { judge } from './cli/judge-command.js';
+import { replayCommand, targetFlag, worldWhat } from './report/replay-command.js';
 import { runId, targetDigest, type RunIdentity } from './run/run-identity.js';
 import { notOurs } from './cli/environment.js';
+import { connectorFlag, connectorOf, connectorTarget } from './connector/target.js';
+import { ConnectorUnjudgedError } from './connector/errors.js';
 
 export type { Io } from './cli/io.js';
 
@@ -89,6 +92,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await regressions(flags, io);
       case 'merge':
         return await merge(flags, io);
+      case 'judge':
+        return judge(flags, io);
       case 'scenarios':
         for (const s of ALL_SCENARIOS) io.out(`${s.name.padEnd(42)} ${s.rules.join(' ')}`);
         return EXIT.pass;
@@ -104,6 +109,12 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.err(`tidemark: ${error.message}`);
       io.err(`Run 'tidemark help${findCommand(command) && command !== 'help' ? ` ${command}` : ''}' for usage.`);
       return EXIT.usage;
+    }
+    // A connector that speaks another protocol, or prints no record or state: no world can be judged.
+    if (error instanceof ConnectorUnjudgedError) {
+      io.err(`tidemark: the run could not be judged: ${error.message}`);
+      io.out('verdict: unknown');
+      return EXIT.unknown;
     }
     // A consumer that cannot be run at all (it dies before its first call, again and again;
     // it speaks another protocol) is a setup problem to fix, not a verdict on its logic.
@@ -142,6 +153,10 @@ interface Target {
   /** Its key in the regression file, with its options. */
   readonly id: string;
   readonly options: Readonly<Record<string, string>>;
+  /** The sha256 of its code, when it is not the one targetDigest computes from the id (a connector's). */
+  readonly digest?: string;
+  /** A line for the end of a check, when the target has something to say about how it ran. */
+  readonly note?: () => string | null;
   /** A process consumer: how many worlds it ran with session crashes, and the same command killed for real. */
   readonly process?: { readonly sessionWorlds: () => number; readonly realKills: () => Promise<AnyConsumer> };
 }
@@ -150,6 +165,9 @@ interface TargetSpec {
   readonly adapter?: string | undefined;
   readonly command?: string | undefined;
   readonly consumer?: string | undefined;
+  readonly singer?: string | undefined;
+  readonly airbyte?: string | undefined;
+  readonly api?: string | undefined;
   /** `--option KEY=VALUE`, keys in order. */
   readonly options?: Readonly<Record<string, string>>;
 }
@@ -159,9 +177,17 @@ interface TargetSpec {
  * counted, so that a stuck run can be reported with its last call.
  */
 async function target(o: TargetSpec, processOptions: ProcessOptions = {}): Promise<Target> {
-  const given = [o.adapter, o.consumer, o.command].filter((x) => x !== undefined).length;
-  if (given > 1) throw new UsageError('give one of --adapter, --command or --consumer, not both');
+  const given = [o.adapter, o.consumer, o.command, o.singer, o.airbyte].filter((x) => x !== undefined).length;
+  if (given > 1) throw new UsageError('give one of --adapter, --command, --consumer, --singer or --airbyte, not both');
   const options = o.options ?? {};
+  const connector = o.singer !== undefined ? ('singer' as const) : o.airbyte !== undefined ? ('airbyte' as const) : null;
+  if ((connector === null) !== (o.api === undefined)) throw new UsageError(connector === null ? '--api is for a --singer tap or an --airbyte source' : `--${connector} needs --api FILE: the HTTP API the connector reads (docs/connectors.md)`);
+  if (connector !== null) {
+    const command = (o.singer ?? o.airbyte) as string;
+    testing(`${connector} connector \`${command}\``, false);
+    const c = connectorTarget(connector, command, o.api as string, options);
+    return { consumer: watched(c.consumer), flag: c.flag, id: c.id, options, digest: c.digest, note: c.note };
+  }
   if (o.adapter !== undefined) {
     testing(`adapter '${o.adapter}'`, true);
     return { consumer: watched(await loadAdapter(o.adapter, process.cwd(), options)), flag: targetFlag(o.adapter, options), id: o.adapter, options };
@@ -183,6 +209,11 @@ async function target(o: TargetSpec, processOptions: ProcessOptions = {}): Promi
   if (!consumer) throw new UsageError(`no consumer named '${name}'; known: ${[...BUILT_IN.keys()].join(', ')}`);
   testing(`consumer ${name}`, false);
   return { consumer: watched(consumer), flag: targetFlag(`builtin:${name}`), id: `builtin:${name}`, options };
+}
+
+/** The flags that name a target, as given. */
+function targetFlags(f: Flags): TargetSpec {
+  return { adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer'), singer: f.string('singer'), airbyte: f.string('airbyte'), api: f.string('api') };
 }
 
 /** A target's options as its run identity holds them: JSON with keys in order, or null for none. */
@@ -232,10 +263,10 @@ function shareOf(runs: number, shard: Shard): number {
 
 async function check(f: Flags, io: Io): Promise<number> {
   if (f.switch('all')) conflicts(f, 'all', ['scenario']);
-  conflicts(f, 'scenario', ['runs', 'seed', 'searches', 'time-limit', 'shard']);
+  conflicts(f, 'scenario', ['runs', 'seed', 'searches', 'time-limit', 'shard', 'events']);
   const shard = f.shard('shard');
   if (shard) shardNeeds(f, 'check');
-  if (!f.has('adapter') && !f.has('command') && !f.has('consumer')) {
+  if (!f.has('adapter') && !f.has('command') && !f.has('consumer') && !f.has('singer') && !f.has('airbyte')) {
     throw new UsageError(
       'check needs a consumer to check, in one of three ways: --adapter MODULE (your consumer in TypeScript or JavaScript), --command CMD (a consumer process in any language) or --consumer NAME (a built-in, such as --consumer reference)',
     );
@@ -245,9 +276,9 @@ async function check(f: Flags, io: Io): Promise<number> {
   const file = f.string('regressions') as string;
   prepareOutput('--regressions', file);
   const stored = readRegressions(file);
-  const t = await target({ adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer'), options: f.pairs('option') }, popts);
+  const t = await target({ ...targetFlags(f), options: f.pairs('option') }, popts);
   const runs = f.number('runs') as number;
-  const searches = f.number('searches', f.has('command') ? 1 : SEARCHES) as number;
+  const searches = f.number('searches', f.has('command') || f.has('singer') || f.has('airbyte') ? 1 : SEARCHES) as number;
   // The one place a fresh seed is drawn; it is printed first so any run can be repeated.
   const seed = f.number('seed', Math.floor(Math.random() * 0x7fffffff)) as number;
   const limitS = f.number('time-limit');
@@ -257,7 +288,8 @@ async function check(f: Flags, io: Io): Promise<number> {
   if (named.length === 0) throw new UsageError(`no scenario named '${scenario}'; see 'tidemark scenarios'`);
   // With a shard, the lists below are its share: what it runs and prints.
   const scenarios = named.filter((_, j) => owns(shard, j));
-  const digest = targetDigest(t.id);
+  const digest = t.digest ?? targetDigest(t.id);
+  const events = f.number('events');
   const identity: RunIdentity = {
     tidemark: TIDEMARK_VERSION,
     command: 'check',
@@ -266,7 +298,7 @@ async function check(f: Flags, io: Io): Promise<number> {
     seed,
     runs,
     shards: shard?.count ?? 1,
-    options: { searches, scenario: scenario ?? null, 'time-limit': limitS ?? null, kills: popts.kills ?? null, option: optionsText(t.options) },
+    options: { searches, scenario: scenario ?? null, 'time-limit': limitS ?? null, kills: popts.kills ?? null, option: optionsText(t.options), events: events ?? null },
   };
   const run = { id: runId(identity), identity };
   io.out(
@@ -293,7 +325,7 @@ async function check(f: Flags, io: Io): Promise<number> {
   const progress = new Progress(io, { scenarios: scenarios.length, runs: scenario !== undefined ? 0 : shard ? shareOf(runs, shard) : runs, heartbeatMs: (f.number('heartbeat') as number) * 1000, ...(timeLimitMs === undefined ? {} : { timeLimitMs }) });
   const replayed = replayedRegressions(stored.entries, t.id, t.options).filter((_, j) => owns(shard, j));
   progress.regressions(0, replayed.length);
-  const regressionReplay = (e: RegressionEntry): string => replayOf(t, e.kind, e.kind === 'scenario' ? e.scenario : `${e.seed}|${e.path}`);
+  const regressionReplay = (e: RegressionEntry): string => replayOf(t, e.kind, e.kind === 'scenario' ? e.scenario : worldWhat(e));
   let failingRegressions = 0;
   let unjudgedRegressions = 0;
   let regressionsDone = 0;
@@ -315,6 +347,7 @@ async function check(f: Flags, io: Io): Promise<number> {
       adapter: t.id,
       options: t.options,
       digest,
+      ...(events === undefined ? {} : { events }),
       seed,
       runs,
       searches,
@@ -374,7 +407,7 @@ async function check(f: Flags, io: Io): Promise<number> {
     const within = p.interrupted ? ` (the time limit of ${limitS} s ended the search; --runs asked ${runs})` : '';
     const share = shard ? `; ${p.skipped ?? 0} of them left to the other shards` : '';
     io.out(`generated worlds: ${p.status} after ${p.runs} worlds${within} (${p.calls} world calls${share}), seed ${p.seed}`);
-    if (p.counterexample) show(p.counterexample, replayOf(t, 'world', `${p.seed}|${p.path}`), `minimal world, found after ${p.runs} worlds; the smallest of ${p.searches} shrunk failures`);
+    if (p.counterexample) show(p.counterexample, replayOf(t, 'world', worldWhat(p)), `minimal world, found after ${p.runs} worlds; the smallest of ${p.searches} shrunk failures`);
   }
   for (const c of result.checks) if (c.status === 'untested') io.out(`check ${c.anomaly}: untested, ${c.reason}`);
   const status = await finalReplays(result, t, io);
@@ -401,6 +434,8 @@ async function check(f: Flags, io: Io): Promise<number> {
     if (!failing) io.out(`no failure, so no timeline picture written to ${timeline}`);
     else if (outputs.write('--timeline', timeline, () => renderPicture(failing.execution, { consumer: t.consumer.name, replay: failing.replay }))) io.out(`timeline picture of the failure: ${timeline}`);
   }
+  const note = t.note?.();
+  if (note) io.out(note);
   if (result.reason !== undefined) io.out(`not a pass: ${result.reason}`);
   const within = p?.interrupted ? ` (${p.runs} of ${runs} generated worlds ran within --time-limit ${limitS} s)` : '';
   io.out(`verdict: ${status}${within}${shard ? ` (${shardText(shard)} alone: 'tidemark merge' of all ${shard.count} shards' --json gives the run's verdict)` : ''}`);
@@ -433,11 +468,11 @@ async function finalReplays(result: SuiteResult, t: Target, io: Io): Promise<Sui
 
 function firstFailure(result: SuiteResult, t: Target): { execution: Execution; replay: string } | null {
   for (const r of result.regressions) {
-    if (r.status !== 'pass' && r.execution) return { execution: r.execution, replay: replayOf(t, r.entry.kind, r.entry.kind === 'scenario' ? r.entry.scenario : `${r.entry.seed}|${r.entry.path}`) };
+    if (r.status !== 'pass' && r.execution) return { execution: r.execution, replay: replayOf(t, r.entry.kind, r.entry.kind === 'scenario' ? r.entry.scenario : worldWhat(r.entry)) };
   }
   for (const s of result.scenarios) if (s.execution && s.execution.result.verdict.status !== 'pass') return { execution: s.execution, replay: replayOf(t, 'scenario', s.scenario.name) };
   const p = result.property;
-  return p?.counterexample ? { execution: p.counterexample, replay: replayOf(t, 'world', `${p.seed}|${p.path}`) } : null;
+  return p?.counterexample ? { execution: p.counterexample, replay: replayOf(t, 'world', worldWhat(p)) } : null;
 }
 
 /**
@@ -466,20 +501,21 @@ function recordedFailure(f: Flags): { readonly entry: RegressionEntry; readonly 
     entry = found[0]!;
   }
   const a = entry.adapter;
-  const target = a.startsWith('builtin:') ? { consumer: a.slice('builtin:'.length) } : a.startsWith('command:') ? { command: a.slice('command:'.length) } : { adapter: a };
+  const connector = connectorOf(a);
+  const target = connector ? { [connector.kind]: connector.command, api: connector.api } : a.startsWith('builtin:') ? { consumer: a.slice('builtin:'.length) } : a.startsWith('command:') ? { command: a.slice('command:'.length) } : { adapter: a };
   return { entry, spec: { ...target, options: entry.options ?? {} } };
 }
 
 async function replay(f: Flags, io: Io): Promise<number> {
-  conflicts(f, 'scenario', ['seed', 'path']);
+  conflicts(f, 'scenario', ['seed', 'path', 'events']);
   const recordedEntry = recordedFailure(f);
   const popts = recordedEntry?.spec.command !== undefined ? { ...processOptions(f), kills: 'real' as const } : processOptions(f);
   prepareOutputs(f);
-  if (recordedEntry) io.out(`replaying ${recordedEntry.entry.id ?? shortId(recordedEntry.entry)}: ${replayCommand(targetFlag(recordedEntry.entry.adapter, recordedEntry.entry.options), recordedEntry.entry.kind, recordedEntry.entry.kind === 'scenario' ? recordedEntry.entry.scenario : `${recordedEntry.entry.seed}|${recordedEntry.entry.path}`)}`);
+  if (recordedEntry) io.out(`replaying ${recordedEntry.entry.id ?? shortId(recordedEntry.entry)}: ${replayCommand(connectorFlag(recordedEntry.entry.adapter, recordedEntry.entry.options) ?? targetFlag(recordedEntry.entry.adapter, recordedEntry.entry.options), recordedEntry.entry.kind, recordedEntry.entry.kind === 'scenario' ? recordedEntry.entry.scenario : worldWhat(recordedEntry.entry))}`);
   const scenarioName = recordedEntry ? (recordedEntry.entry.kind === 'scenario' ? recordedEntry.entry.scenario : undefined) : f.string('scenario');
-  let world: { seed: number; path: string } | null = null;
+  let world: { seed: number; path: string; events?: number | undefined } | null = null;
   if (recordedEntry?.entry.kind === 'world') {
-    world = { seed: recordedEntry.entry.seed, path: recordedEntry.entry.path };
+    world = { seed: recordedEntry.entry.seed, path: recordedEntry.entry.path, events: recordedEntry.entry.events };
   } else if (scenarioName === undefined) {
     const path = f.string('path');
     if (!f.has('seed') || path === undefined) throw new UsageError('replay needs --seed and --path, or --scenario, or the ID of a recorded failure');
@@ -487,16 +523,16 @@ async function replay(f: Flags, io: Io): Promise<number> {
     // fast-check walks to the first index one generated world at a time: a huge one would take hours.
     const first = Number(path.split(':')[0]);
     if (!(first < MAX_RUNS)) throw new UsageError(`--path ${path} starts beyond any run: its first number must be below ${MAX_RUNS}, the most worlds a check generates`);
-    world = { seed: f.number('seed') as number, path };
+    world = { seed: f.number('seed') as number, path, events: f.number('events') };
   } else if (!findScenario(scenarioName)) throw new UsageError(`no scenario named '${scenarioName}'; see 'tidemark scenarios'`);
-  const t = await target(recordedEntry?.spec ?? { adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer'), options: f.pairs('option') }, popts);
+  const t = await target(recordedEntry?.spec ?? { ...targetFlags(f), options: f.pairs('option') }, popts);
   // A failure the regression file recorded for this target and world must replay as recorded
   // while the target's code is unchanged (src/run/replay.ts).
   const file = f.string('regressions') as string;
   const entry = readRegressions(file).entries.find((e) =>
-    ofTarget(e, t.id, t.options) && e.hash !== undefined && (world === null ? e.kind === 'scenario' && e.scenario === scenarioName : e.kind === 'world' && e.seed === world.seed && e.path === world.path),
+    ofTarget(e, t.id, t.options) && e.hash !== undefined && (world === null ? e.kind === 'scenario' && e.scenario === scenarioName : e.kind === 'world' && e.seed === world.seed && e.path === world.path && e.events === world.events),
   );
-  const recorded = entry?.hash === undefined ? undefined : { hash: entry.hash, digest: entry.digest, current: targetDigest(t.id) };
+  const recorded = entry?.hash === undefined ? undefined : { hash: entry.hash, digest: entry.digest, current: t.digest ?? targetDigest(t.id) };
   let execution: Execution;
   let replayed: string;
   // Each replay runs the world twice and compares (src/run/replay.ts): a consumer that is not
@@ -507,13 +543,13 @@ async function replay(f: Flags, io: Io): Promise<number> {
     doing(`scenario ${scenario.name}`, replayed);
     execution = (await replayWorld(t.consumer, { plan: scenarioPlan(t.consumer, scenario) }, { recorded }))!.execution;
   } else {
-    replayed = replayOf(t, 'world', `${world.seed}|${world.path}`);
+    replayed = replayOf(t, 'world', worldWhat(world));
     doing(`the world at seed ${world.seed}, path ${world.path}`, replayed);
     const nowhere = (why: string): UsageError =>
       new UsageError(`--path ${world!.path} does not lead to a world at seed ${world!.seed}${why}; give the seed and path exactly as a failing check printed them`);
     let found;
     try {
-      found = await replayWorld(t.consumer, { seed: world.seed, path: world.path }, { recorded });
+      found = await replayWorld(t.consumer, { seed: world.seed, path: world.path, events: world.events }, { recorded });
     } catch (error) {
       // fast-check refuses a path that leaves its shrink tree before the last step.
       if (error instanceof Error && /Unable to replay/.test(error.message)) throw nowhere('');
@@ -551,14 +587,14 @@ async function regressions(f: Flags, io: Io): Promise<number> {
   prepareOutput('--file', file);
   // The file is data, perhaps from a cache or another branch: what it names is never run.
   // Only the target given on the command line is, and only its entries are replayed.
-  if (!f.has('adapter') && !f.has('command') && !f.has('consumer')) {
+  if (!f.has('adapter') && !f.has('command') && !f.has('consumer') && !f.has('singer') && !f.has('airbyte')) {
     const targets = [...new Set(stored.entries.filter((e) => !isBuiltIn(e)).map((e) => e.adapter))];
     throw new UsageError(
       `--prune replays entries, which runs their consumer: name it as check takes it (--adapter MODULE, --command CMD or --consumer NAME), and only its entries are replayed${targets.length > 0 ? `; ${file} holds entries of ${targets.map((x) => JSON.stringify(x)).join(', ')}` : ''}`,
     );
   }
-  const t = await target({ adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer'), options: f.pairs('option') }, processOptions(f));
-  const digest = targetDigest(t.id);
+  const t = await target({ ...targetFlags(f), options: f.pairs('option') }, processOptions(f));
+  const digest = t.digest ?? targetDigest(t.id);
   const passing: RegressionEntry[] = [];
   let others = 0;
   for (const entry of stored.entries) {

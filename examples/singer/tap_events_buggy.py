@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""tap_events_buggy.py: tap_events.py with one realistic bug, which tidemark catches.
+
+The bug is in state_bookmark(): the STATE keeps the bookmark one second past the newest
+record written, "so that the next sync does not fetch that record again". Records that
+share the newest timestamp and were not yet read (the page ended among them) are skipped
+for good by every later sync. tidemark reports a premature-watermark: the STATE claims those
+records were done when they were never written.
+
+What follows is tap_events.py's own description.
+
+tap_events.py: a Singer tap for a REST API of events, in plain Python (standard library only).
+
+The API (examples/singer/api.json describes it to tidemark):
+
+    GET {base_url}/v1/events?updated_since=ISO-8601&cursor=TOKEN&limit=N
+    -> {"data": [{"id", "updated_at", "kind", "payload"}, ...], "next_cursor": TOKEN or null}
+
+`updated_since` is inclusive; `next_cursor` continues the same query. Statuses 429 and 503
+are retried after a backoff, 410 means the cursor expired.
+
+The tap syncs one stream, `events`, incrementally: from the bookmark in its state (the
+newest `updated_at` it has written), following `next_cursor` to the end. After each page it
+writes the page's RECORDs, then a STATE whose bookmark is the newest `updated_at` written.
+The next sync asks for `updated_since` = the bookmark again, inclusively: records that share
+the bookmark's timestamp and were not yet read come back (with some already written: a
+Singer target deduplicates by the key properties). An expired cursor restarts the query
+from the bookmark.
+
+Run it as any Singer tap:  python3 tap_events.py --config config.json --catalog catalog.json [--state state.json]
+Check it with tidemark:    npx tidemark check --singer "python3 examples/singer/tap_events_buggy.py" --api examples/singer/api.json
+"""
+
+import argparse
+import datetime
+import json
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+STREAM = "events"
+
+
+class CursorExpired(Exception):
+    """The API no longer accepts the next-page cursor."""
+
+
+def write(message):
+    """One Singer message on stdout, flushed: a target reads it at once."""
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def get(config, path, params):
+    """GET a page, retrying 429 and 503 with a backoff; 410 raises CursorExpired."""
+    url = config["base_url"] + path + "?" + urllib.parse.urlencode(params)
+    retries = int(config.get("max_retries", 5))
+    for attempt in range(retries + 1):
+        try:
+            with urllib.request.urlopen(url, timeout=float(config.get("timeout_seconds", 30))) as response:
+                return json.load(response)
+        except urllib.error.HTTPError as error:
+            if error.code == 410:
+                raise CursorExpired() from error
+            if error.code not in (429, 503) or attempt == retries:
+                raise
+        time.sleep(float(config.get("backoff_seconds", 1)) * (2 ** attempt))
+    raise AssertionError("unreachable")
+
+
+def state_bookmark(bookmark):
+    """The bookmark as the STATE keeps it: one second past the newest updated_at written."""
+    # BUG: "+1 s so the next sync does not fetch the last record again". Records at the
+    # newest timestamp that the next page would have carried are never read.
+    moment = datetime.datetime.strptime(bookmark, "%Y-%m-%dT%H:%M:%S.%fZ") + datetime.timedelta(seconds=1)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (moment.microsecond // 1000)
+
+
+def sync(config, state):
+    bookmark = state.get("bookmarks", {}).get(STREAM, {}).get("updated_at")
+    write({
+        "type": "SCHEMA",
+        "stream": STREAM,
+        "key_properties": ["id"],
+        "bookmark_properties": ["updated_at"],
+        "schema": {"type": "object", "properties": {"id": {"type": "string"}, "updated_at": {"type": "string", "format": "date-time"}, "payload": {"type": "string"}}},
+    })
+    since = bookmark
+    cursor = None
+    while True:
+        params = {"limit": config.get("page_size", 100)}
+        if since is not None:
+            params["updated_since"] = since
+        if cursor is not None:
+            params["cursor"] = cursor
+        try:
+            body = get(config, "/v1/events", params)
+        except CursorExpired:
+            # Start the query again from what is written: nothing before it is lost.
+            since, cursor = bookmark, None
+            continue
+        for record in body["data"]:
+            write({"type": "RECORD", "stream": STREAM, "record": record})
+            if bookmark is None or record["updated_at"] > bookmark:
+                bookmark = record["updated_at"]
+        if bookmark is not None:
+            state = {"bookmarks": {STREAM: {"updated_at": state_bookmark(bookmark)}}}
+            write({"type": "STATE", "value": state})
+        cursor = body.get("next_cursor")
+        if cursor is None:
+            break
+    write({"type": "STATE", "value": state})
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--catalog")
+    parser.add_argument("--state")
+    args = parser.parse_args()
+    with open(args.config) as f:
+        config = json.load(f)
+    state = {}
+    if args.state:
+        with open(args.state) as f:
+            state = json.load(f)
+    sync(config, state)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,242 @@
+import { readFileSync } from 'node:fs';
+import type { Contract, ResumeStyle } from '../../model/api.js';
+import type { SourceProfile } from '../../scenarios/profiles.js';
+import { UsageError } from '../run/options.js';
+import { CURSOR_FORMATS, type CursorFormat } from './cursor.js';
+
+/**
+ * The HTTP API a connector reads, described as data (`--api FILE`, schema/api.schema.json):
+ * where the records are, how a request says where to resume, what a response says about the
+ * next page, which statuses mean what, and where the connector keeps its bookmark. tidemark
+ * serves the simulated source through it, so the connector runs as it is, against an API
+ * that looks like the real one.
+ */
+export interface ApiDescription {
+  /** The stream's name, in the catalog and in the connector's messages. */
+  readonly stream: string;
+  readonly request: {
+    /** The path the records are served at, such as `/v1/events`. */
+    readonly path: string;
+    /** Query parameter names; absent, the API has no such parameter. */
+    readonly params: {
+      /** The cursor value to read from (`updated_since`). */
+      readonly since?: string;
+      /** The opaque next-page token (`cursor`, `page_token`). */
+      readonly token?: string;
+      /** How many records to skip. */
+      readonly offset?: string;
+      /** The page number, from 1. */
+      readonly page?: string;
+      /** How many records a page may hold. */
+      readonly limit?: string;
+    };
+  };
+  readonly cursor: {
+    readonly format: CursorFormat;
+    /** Whether `since` serves records at the value itself (`>=`) or only after it (`>`). */
+    readonly inclusive: boolean;
+    /** Seconds one unit of the source's key stands for. Default 1, and 21,600 for a date (four keys a day, so that a day's keys tie). */
+    readonly secondsPerKey: number;
+  };
+  readonly response: {
+    /** The path of the records' array in the response body, such as `data`. */
+    readonly records: string;
+    /** The path of the next-page token; null at the end. */
+    readonly next?: string;
+    /** Whether the next page's URL is in a `Link: <...>; rel="next"` header. */
+    readonly link: boolean;
+    /** The path of a boolean that says whether more records follow. */
+    readonly hasMore?: string;
+  };
+  readonly record: {
+    /** The field holding the record's unique, immutable id. */
+    readonly id: string;
+    /** The field holding its cursor value (`updated_at`). */
+    readonly cursor: string;
+    /** The field holding its content, which the destination must receive as it was served. Default `payload`. */
+    readonly payload: string;
+  };
+  /** The HTTP status of each error the simulated source can answer with. */
+  readonly errors: { readonly unavailable: number; readonly rateLimited: number; readonly expiredToken: number; readonly badRequest: number };
+  readonly state: {
+    /** The path of the bookmark in the connector's state (a Singer STATE's value; for Airbyte, see docs/connectors.md). */
+    readonly bookmark: string;
+    /** Whether the bookmark claims every record at its value is done (`<=`), or only those before it (`<`). */
+    readonly inclusive: boolean;
+  };
+  readonly config: {
+    /** The config key tidemark writes its server's base URL under. Default `base_url`. */
+    readonly baseUrl: string;
+    /** Every other config value the connector needs (a page size, a backoff of 0 for tests). */
+    readonly values: Readonly<Record<string, unknown>>;
+  };
+  readonly source: {
+    /** The stability contracts the real API has; default snapshot and insertion-stable. */
+    readonly contracts: readonly Contract['kind'][];
+    /** Whether records are updated (each update a new version with a new cursor value). Default true. */
+    readonly mutable: boolean;
+  };
+}
+
+/** Every field of the description, with its kind: what the validator and schema/api.schema.json both list. */
+export const API_FIELDS = {
+  stream: 'string',
+  request: { path: 'string', params: { since: 'string', token: 'string', offset: 'string', page: 'string', limit: 'string' } },
+  cursor: { format: 'enum', inclusive: 'boolean', secondsPerKey: 'number' },
+  response: { records: 'string', next: 'string', link: 'boolean', hasMore: 'string' },
+  record: { id: 'string', cursor: 'string', payload: 'string' },
+  errors: { unavailable: 'integer', rateLimited: 'integer', expiredToken: 'integer', badRequest: 'integer' },
+  state: { bookmark: 'string', inclusive: 'boolean' },
+  config: { baseUrl: 'string', values: 'object' },
+  source: { contracts: 'array', mutable: 'boolean' },
+  $schema: 'string',
+} as const;
+
+const REQUIRED: Readonly<Record<string, readonly string[]>> = {
+  '': ['stream', 'request', 'cursor', 'response', 'record', 'state'],
+  request: ['path', 'params'],
+  cursor: ['format', 'inclusive'],
+  response: ['records'],
+  record: ['id', 'cursor'],
+  state: ['bookmark', 'inclusive'],
+};
+
+const CONTRACTS = ['snapshot', 'insertion-stable', 'replay-window', 'none'];
+
+/** Reads and checks an API description file; any problem is a usage error naming the file and the field. */
+export function readApi(file: string): ApiDescription {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--api ${file}: cannot read it: ${(error as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--api ${file}: not JSON: ${(error as Error).message}`);
+  }
+  const problem = apiProblem(value);
+  if (problem !== null) throw new UsageError(`--api ${file}: ${problem} (schema/api.schema.json)`);
+  return withDefaults(value as Record<string, never>);
+}
+
+/** What is wrong with a description, naming the first wrong field, or null. */
+export function apiProblem(value: unknown): string | null {
+  const shape = walk(value, API_FIELDS, '');
+  if (shape !== null) return shape;
+  const d = value as { request: { params: Record<string, string> }; response: Record<string, unknown>; cursor: Record<string, unknown>; errors?: Record<string, number>; source?: { contracts?: unknown[] } };
+  const params = d.request.params;
+  if (!(d.request as unknown as { path: string }).path.startsWith('/')) return 'request.path must start with /';
+  if (!['since', 'token', 'offset', 'page'].some((p) => params[p] !== undefined)) return 'request.params must name at least one of since, token, offset, page: a connector needs some way to resume';
+  if (params.offset !== undefined && params.page !== undefined) return 'request.params has both offset and page: an API pages by one of them';
+  if (params.token !== undefined && d.response.next === undefined && d.response.link !== true) return 'request.params.token needs response.next (the token in the body) or response.link: true (the next page in a Link header)';
+  const names = Object.values(params);
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice !== undefined) return `request.params names the parameter "${twice}" twice`;
+  if (!CURSOR_FORMATS.includes(d.cursor.format as CursorFormat)) return `cursor.format must be one of ${CURSOR_FORMATS.map((f) => `"${f}"`).join(', ')}, got ${JSON.stringify(d.cursor.format)}`;
+  if (d.cursor.secondsPerKey !== undefined && !((d.cursor.secondsPerKey as number) > 0)) return `cursor.secondsPerKey must be a positive number, got ${JSON.stringify(d.cursor.secondsPerKey)}`;
+  for (const [name, status] of Object.entries(d.errors ?? {})) if (!(status >= 400 && status <= 599)) return `errors.${name} must be an HTTP error status (400 to 599), got ${status}`;
+  const contracts = d.source?.contracts;
+  if (contracts !== undefined && !(contracts.length > 0 && contracts.every((k) => CONTRACTS.includes(k as string)))) return `source.contracts must list some of ${CONTRACTS.map((c) => `"${c}"`).join(', ')}, got ${JSON.stringify(contracts)}`;
+  return null;
+}
+
+type Fields = { readonly [name: string]: string | Fields };
+
+function walk(value: unknown, fields: Fields, at: string): string | null {
+  const name = at === '' ? 'the description' : at;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return `${name} must be an object, got ${JSON.stringify(value)}`;
+  const v = value as Record<string, unknown>;
+  const unknown = Object.keys(v).find((k) => !(k in fields));
+  if (unknown !== undefined) return `${at === '' ? '' : `${at}.`}${unknown} is not a field of ${name} (its fields: ${Object.keys(fields).filter((k) => k !== '$schema').join(', ')})`;
+  for (const required of REQUIRED[at] ?? []) if (v[required] === undefined) return `${at === '' ? '' : `${at}.`}${required} is missing`;
+  for (const [key, kind] of Object.entries(fields)) {
+    const field = v[key];
+    if (field === undefined) continue;
+    const path = at === '' ? key : `${at}.${key}`;
+    if (typeof kind === 'object') {
+      const problem = walk(field, kind, path);
+      if (problem !== null) return problem;
+      continue;
+    }
+    const ok =
+      kind === 'string' ? typeof field === 'string' && field.length > 0
+      : kind === 'enum' ? typeof field === 'string'
+      : kind === 'boolean' ? typeof field === 'boolean'
+      : kind === 'number' ? typeof field === 'number'
+      : kind === 'integer' ? Number.isInteger(field)
+      : kind === 'array' ? Array.isArray(field)
+      : typeof field === 'object' && field !== null && !Array.isArray(field);
+    if (!ok) return `${path} must be ${kind === 'string' ? 'a non-empty string' : kind === 'enum' ? 'a string' : kind === 'integer' ? 'an integer' : kind === 'array' ? 'an array' : `a ${kind}`}, got ${JSON.stringify(field)}`;
+  }
+  return null;
+}
+
+function withDefaults(d: Record<string, never>): ApiDescription {
+  const raw = d as unknown as {
+    stream: string;
+    request: ApiDescription['request'];
+    cursor: { format: CursorFormat; inclusive: boolean; secondsPerKey?: number };
+    response: { records: string; next?: string; link?: boolean; hasMore?: string };
+    record: { id: string; cursor: string; payload?: string };
+    errors?: Partial<ApiDescription['errors']>;
+    state: ApiDescription['state'];
+    config?: { baseUrl?: string; values?: Record<string, unknown> };
+    source?: { contracts?: Contract['kind'][]; mutable?: boolean };
+  };
+  return {
+    stream: raw.stream,
+    request: raw.request,
+    cursor: { format: raw.cursor.format, inclusive: raw.cursor.inclusive, secondsPerKey: raw.cursor.secondsPerKey ?? (raw.cursor.format === 'date' ? 21_600 : 1) },
+    response: { records: raw.response.records, link: raw.response.link ?? false, ...(raw.response.next === undefined ? {} : { next: raw.response.next }), ...(raw.response.hasMore === undefined ? {} : { hasMore: raw.response.hasMore }) },
+    record: { id: raw.record.id, cursor: raw.record.cursor, payload: raw.record.payload ?? 'payload' },
+    errors: { unavailable: 503, rateLimited: 429, expiredToken: 410, badRequest: 400, ...raw.errors },
+    state: raw.state,
+    config: { baseUrl: raw.config?.baseUrl ?? 'base_url', values: raw.config?.values ?? {} },
+    source: { contracts: raw.source?.contracts ?? ['snapshot', 'insertion-stable'], mutable: raw.source?.mutable ?? true },
+  };
+}
+
+/**
+ * The resume forms the API offers, as tidemark's worlds name them: a `since` parameter is a
+ * key resume (`key-gte` inclusive, `key-gt` exclusive; a date always starts at a day's
+ * first key, so `key-gte`), an offset or page number is `offset`. Tokens every source has.
+ */
+export function apiResumes(api: ApiDescription): ResumeStyle[] {
+  const out: ResumeStyle[] = [];
+  if (api.request.params.since !== undefined) out.push(api.cursor.inclusive || api.cursor.format === 'date' ? 'key-gte' : 'key-gt');
+  if (api.request.params.offset !== undefined || api.request.params.page !== undefined) out.push('offset');
+  return out;
+}
+
+/**
+ * The source profile of worlds for this API: one cursor field, its resume forms, its
+ * contracts and mutability. A destination never refuses a record, so no poison events.
+ */
+export function apiProfile(api: ApiDescription): SourceProfile {
+  return { resumes: apiResumes(api), keyArity: 1, mutable: api.source.mutable, refusals: 'never', contracts: [...api.source.contracts] };
+}
+
+/** The value at a dotted path (`meta.next`, `bookmarks.events.updated_at`; a number indexes an array). */
+export function getPath(value: unknown, path: string): unknown {
+  let at = value;
+  for (const part of path.split('.')) {
+    if (typeof at !== 'object' || at === null) return undefined;
+    at = (at as Record<string, unknown>)[part];
+  }
+  return at;
+}
+
+/** Sets the value at a dotted path, making the objects on the way. */
+export function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let at = target;
+  for (const part of parts.slice(0, -1)) {
+    const next = at[part];
+    if (typeof next !== 'object' || next === null) at[part] = {};
+    at = at[part] as Record<string, unknown>;
+  }
+  at[parts.at(-1) as string] = value;
+}

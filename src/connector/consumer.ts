@@ -1,0 +1,401 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Binding } from '../../model/binding.js';
+import type { EventRef } from '../../model/event.js';
+import type { Consumer, WorkerWorld } from '../adapter/consumer.js';
+import { apiProfile, type ApiDescription } from './api.js';
+import { bookmarkWatermark, renderCursor } from './cursor.js';
+import { ConnectorUnjudgedError } from './errors.js';
+import { askedBy, errorResponse, pageResponse, type Response } from './http.js';
+import { catalogOf, persist, readMessage, syncArgs, type ConnectorKind } from './messages.js';
+import { ConnectorProcess, syncDirs } from './process.js';
+
+/**
+ * A Singer tap or an Airbyte source, unmodified, as a tidemark consumer. tidemark plays the
+ * platform: each `run(world)` is one sync attempt (one incarnation). It takes the
+ * connection's lock (the lease), reads the state the platform last persisted, writes the
+ * config (with the base URL of its own HTTP server), the catalog and the state file, starts
+ * the connector in a process group of its own, and serves its HTTP requests from the
+ * simulated source, each request one world fetch, answered one at a time in arrival order.
+ *
+ * What the connector prints on stdout is read as the platform reads it: a RECORD is the
+ * event's effect (an emit to the sink, at least once); a STATE is persisted once every record
+ * before it is durable, which it is, since lines are handled in order, each emit done before
+ * the next line: a fenced commit of the bookmark, read as a watermark, and of the raw state,
+ * kept as the anchor's token so the next attempt can write the state file. A clean exit
+ * after the last page is the caught-up claim; an error exit is a failed attempt, and the
+ * world starts the next one from the persisted state, as a platform retries.
+ *
+ * A crash the world places is a real SIGKILL of the connector's process group: at a fetch,
+ * before the request is answered (crash-before) or after the page was served and before the
+ * response reaches the connector (crash-after); at a record's emit or a state's commit,
+ * between a RECORD and the next STATE.
+ */
+export interface ConnectorOptions {
+  /** How long the connector may work between two world calls before it is declared stalled. Default 10,000 ms. */
+  readonly stallMs?: number;
+}
+
+/** What a connector consumer saw over its whole run, for the CLI to report. */
+export interface ConnectorStats {
+  /** Requests that arrived while another was still unanswered. */
+  concurrent: number;
+  syncs: number;
+}
+
+/** A stopped attempt: the connector is killed, and the platform's next attempt starts from the persisted state. */
+const STOP = 'stop';
+
+/** Attempts in a row that end on their own with nothing durable, after which the connector is declared unrunnable. */
+const SILENT_LIMIT = 5;
+
+/** Kept lines (schemas, logs, traces) quoted when a connector cannot be judged. */
+const KEPT = 5;
+
+interface Shared {
+  readonly stats: ConnectorStats;
+  /** Some attempt printed a RECORD or a STATE line. */
+  spoke: boolean;
+  /** Attempts in a row that ended on their own with nothing durable. */
+  inARow: number;
+  /** Each world's served events by id (a world's binding object is its own), to map records back to versions. */
+  readonly served: WeakMap<Binding, Map<string, { readonly version: number; readonly cursor: string }[]>>;
+}
+
+const statsOf = new WeakMap<object, ConnectorStats>();
+
+/** What a consumer made by connectorConsumer saw; undefined for any other consumer. */
+export function connectorStats(consumer: object): ConnectorStats | undefined {
+  return statsOf.get(consumer);
+}
+
+export function connectorConsumer(kind: ConnectorKind, command: string, api: ApiDescription, options: ConnectorOptions = {}): Consumer {
+  const shared: Shared = { stats: { concurrent: 0, syncs: 0 }, spoke: false, inARow: 0, served: new WeakMap() };
+  const consumer: Consumer = {
+    name: kind === 'singer' ? 'singer-tap' : 'airbyte-source',
+    capabilities: { delivery: 'at-least-once', contracts: [...api.source.contracts], profile: apiProfile(api) },
+    stallMs: options.stallMs ?? 10_000,
+    run: (world) => new Attempt(kind, command, api, world, shared).run(),
+  };
+  statsOf.set(consumer, shared.stats);
+  return consumer;
+}
+
+type Input =
+  | { readonly kind: 'line'; readonly text: string }
+  | { readonly kind: 'request'; readonly req: IncomingMessage; readonly res: ServerResponse }
+  | { readonly kind: 'end'; readonly code: number | null; readonly signal: NodeJS.Signals | null };
+
+/** One sync attempt: one incarnation, one connector process. */
+class Attempt {
+  private release: (() => void) | null = null;
+  private proc: ConnectorProcess | null = null;
+  private server: Server | null = null;
+  private dir: string | null = null;
+  private readonly inputs: Input[] = [];
+  private wake: (() => void) | null = null;
+  private stopped = false;
+  private generation = 0;
+  /** The platform's persisted state for this binding: what the next state file holds. */
+  private persisted: unknown = null;
+  /** The watermark as stored under this binding: what the compare-and-set of the next commit expects. */
+  private stored: unknown = null;
+  /** The last response served was the end of the stream. */
+  private atEnd = false;
+  /** Something this attempt did took effect: an emit or a commit. */
+  private durable = false;
+  private unanswered = 0;
+  private lastInput = 'none yet';
+  private readonly kept: string[] = [];
+
+  constructor(
+    private readonly kind: ConnectorKind,
+    private readonly command: string,
+    private readonly api: ApiDescription,
+    private readonly world: WorkerWorld,
+    private readonly shared: Shared,
+  ) {}
+
+  async run(): Promise<void> {
+    if (this.world.signal.aborted) return;
+    // The world ended this incarnation (a crash it placed, a claim, the end of a phase): a real kill.
+    this.world.signal.addEventListener('abort', () => this.stop(), { once: true });
+    try {
+      await this.sync();
+    } catch (error) {
+      // The platform's own calls failing (the lock, the state store, the destination) end the
+      // attempt; the next one starts from what is persisted.
+      if (!isWorldError(error)) throw error;
+    } finally {
+      this.stop();
+    }
+  }
+
+  private async sync(): Promise<void> {
+    const world = this.world;
+    for (;;) {
+      try {
+        this.generation = await this.call(() => world.lease());
+        break;
+      } catch (error) {
+        // Another attempt holds the connection's lock: wait for it, as a platform does.
+        if (!(isWorldError(error) && error.code === 'conflict')) throw error;
+      }
+    }
+    const state = await this.call(() => world.load());
+    const anchor = state.anchor;
+    this.stored = state.watermark?.binding === world.fingerprint ? state.watermark.value : null;
+    // State is per binding: another binding's state is another connection's.
+    this.persisted = anchor?.binding === world.fingerprint && anchor.token !== null ? (JSON.parse(anchor.token) as unknown) : null;
+    await this.start();
+    this.shared.stats.syncs++;
+    for (;;) {
+      const input = await this.next();
+      const outcome = input.kind === 'line' ? await this.line(input.text) : input.kind === 'request' ? await this.request(input.req, input.res) : await this.end(input.code, input.signal);
+      if (outcome === STOP) return;
+    }
+  }
+
+  /** Writes the sync's files, starts the server, then the connector. */
+  private async start(): Promise<void> {
+    const dir = mkdtempSync(join(tmpdir(), 'tidemark-sync-'));
+    syncDirs.add(dir);
+    this.dir = dir;
+    const server = createServer((req, res) => this.arrived(req, res));
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    if (this.stopped) return;
+    const port = (server.address() as AddressInfo).port;
+    const files = { config: join(dir, 'config.json'), catalog: join(dir, 'catalog.json'), state: this.persisted === null ? null : join(dir, 'state.json') };
+    writeFileSync(files.config, JSON.stringify({ ...this.api.config.values, [this.api.config.baseUrl]: `http://127.0.0.1:${port}` }, null, 2));
+    writeFileSync(files.catalog, JSON.stringify(catalogOf(this.kind, this.api), null, 2));
+    if (files.state !== null) writeFileSync(files.state, JSON.stringify(this.persisted, null, 2));
+    this.proc = new ConnectorProcess(
+      this.command,
+      syncArgs(this.kind, files),
+      (text) => this.push({ kind: 'line', text }),
+      (code, signal) => this.push({ kind: 'end', code, signal }),
+    );
+  }
+
+  /**
+   * A request is queued one macrotask turn after it arrived: whatever the connector wrote to
+   * stdout before it sent the request is in the pipe by then and is read first, so records
+   * and requests are handled in the order the connector made them, however the two pipes'
+   * events interleave.
+   */
+  private arrived(req: IncomingMessage, res: ServerResponse): void {
+    req.resume();
+    if (this.unanswered++ > 0) this.shared.stats.concurrent++;
+    setImmediate(() => this.push({ kind: 'request', req, res }));
+  }
+
+  private push(input: Input): void {
+    if (this.stopped) return;
+    this.inputs.push(input);
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  private async next(): Promise<Input> {
+    while (this.inputs.length === 0) await new Promise<void>((resolve) => (this.wake = resolve));
+    return this.inputs.shift() as Input;
+  }
+
+  /** One HTTP request: one world fetch, its page rendered as the API's response. */
+  private async request(req: IncomingMessage, res: ServerResponse): Promise<typeof STOP | void> {
+    const api = this.api;
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    this.lastInput = `GET ${url.pathname}${url.search}`;
+    if (url.pathname !== api.request.path) {
+      this.keep(`request for ${url.pathname}, which the API does not serve (it serves ${api.request.path})`);
+      return this.answer(res, { status: 404, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'not found' }) });
+    }
+    const asked = askedBy(api, url.searchParams, this.world.source.pageSize);
+    if ('problem' in asked) return this.answer(res, errorResponse(api, 'bad-request', asked.problem));
+    if (!(await this.renew())) return STOP;
+    let page;
+    try {
+      page = await this.call(() => this.world.fetch(asked.fetch));
+    } catch (error) {
+      if (!isWorldError(error)) throw error;
+      this.atEnd = false;
+      return this.answer(res, errorResponse(api, error.code, error.message));
+    }
+    const served = this.servedHere();
+    for (const e of page.events) {
+      const versions = served.get(e.id) ?? [];
+      versions.push({ version: e.version, cursor: String(renderCursor(api.cursor, e.key[0] ?? 0)) });
+      served.set(e.id, versions);
+    }
+    this.atEnd = page.next === null;
+    const base = new URL(`http://${req.headers.host ?? '127.0.0.1'}`);
+    this.answer(res, pageResponse(api, page, new URL(`${url.pathname}${url.search}`, base)));
+  }
+
+  private answer(res: ServerResponse, response: Response): void {
+    this.unanswered--;
+    if (this.stopped) return;
+    res.writeHead(response.status, response.headers);
+    res.end(response.body);
+  }
+
+  /** One stdout line, read as the platform reads it. */
+  private async line(text: string): Promise<typeof STOP | void> {
+    const message = readMessage(this.kind, text);
+    switch (message.kind) {
+      case 'kept':
+        return this.keep(text);
+      case 'foreign':
+        throw new ConnectorUnjudgedError(`the connector speaks another protocol: its stdout holds ${message.why}`);
+      case 'record': {
+        this.shared.spoke = true;
+        this.lastInput = 'a RECORD';
+        const data = message.data;
+        const payload = data[this.api.record.payload];
+        try {
+          await this.call(() => this.world.emit(this.refOf(data), typeof payload === 'string' ? payload : JSON.stringify(payload ?? data)));
+        } catch (error) {
+          // The destination failed: the platform fails the attempt, whatever became of the record.
+          if (isWorldError(error)) return STOP;
+          throw error;
+        }
+        this.progressed();
+        return;
+      }
+      case 'state': {
+        this.shared.spoke = true;
+        this.lastInput = 'a STATE';
+        const { state, bookmark } = persist(this.kind, this.api, this.persisted, message.message);
+        const value = bookmarkWatermark(this.api.cursor, bookmark, this.api.state.inclusive);
+        const binding = this.world.fingerprint;
+        if (!(await this.renew())) return STOP;
+        await this.call(() =>
+          this.world.commit(
+            [
+              { op: 'watermark', binding, value, expect: this.stored },
+              { op: 'anchor', binding, token: JSON.stringify(state ?? null), watermark: value },
+            ],
+            { fence: this.generation },
+          ),
+        );
+        this.persisted = state ?? null;
+        this.stored = value;
+        this.progressed();
+        return;
+      }
+    }
+  }
+
+  /** The connector exited: after the last page, cleanly, that is the caught-up claim. */
+  private async end(code: number | null, signal: NodeJS.Signals | null): Promise<typeof STOP | void> {
+    const tail = this.proc?.tail() ?? '';
+    this.proc = null;
+    const how = signal ?? `code ${code}`;
+    if (!this.shared.spoke) {
+      // Nothing it printed is a record or a state: no sync of it can be judged.
+      const silent = ++this.shared.inARow;
+      if (code === 0 || silent >= SILENT_LIMIT) {
+        const kept = this.kept.length > 0 ? `; its last other lines: ${this.kept.join(' | ')}` : '';
+        throw new ConnectorUnjudgedError(
+          `the connector printed no ${this.kind === 'singer' ? 'Singer' : 'Airbyte'} RECORD or STATE line: it exited with ${how}${code === 0 ? '' : ` ${silent} times in a row`} (last: ${this.lastInput})${kept}${tail}`,
+        );
+      }
+    } else if (!this.durable && code !== 0 && ++this.shared.inARow >= SILENT_LIMIT) {
+      throw new ConnectorUnjudgedError(`the connector exits with ${how} before anything it prints takes effect, ${SILENT_LIMIT} attempts in a row (last: ${this.lastInput})${tail}`);
+    }
+    if (code === 0) {
+      if (!this.atEnd) return STOP; // a sync that stopped before the end: the next one goes on
+      await this.call(() => this.world.caughtUp());
+      return STOP;
+    }
+    // Only what is the same in every run goes into the history: not the stderr.
+    throw new Error(`the connector exited with ${how}`);
+  }
+
+  /** Renews the connection's lock; false when another attempt took it meanwhile: this one must stop. */
+  private async renew(): Promise<boolean> {
+    try {
+      return (await this.call(() => this.world.lease())) === this.generation;
+    } catch (error) {
+      if (isWorldError(error)) return false;
+      throw error;
+    }
+  }
+
+  private progressed(): void {
+    this.durable = true;
+    this.shared.inARow = 0;
+  }
+
+  /** The event version a record stands for: the served version with its cursor value, else the latest served. */
+  private refOf(data: Readonly<Record<string, unknown>>): EventRef {
+    const raw = data[this.api.record.id];
+    const id = typeof raw === 'string' ? raw : raw === undefined ? '' : JSON.stringify(raw);
+    const versions = this.servedHere().get(id) ?? [];
+    const cursor = String(data[this.api.record.cursor]);
+    const found = versions.find((v) => v.cursor === cursor) ?? versions.at(-1);
+    // A record of no served event is still an effect: the checker calls it a phantom.
+    return { id, version: found?.version ?? 1 };
+  }
+
+  private servedHere(): Map<string, { readonly version: number; readonly cursor: string }[]> {
+    let served = this.shared.served.get(this.world.binding);
+    if (served === undefined) this.shared.served.set(this.world.binding, (served = new Map()));
+    return served;
+  }
+
+  private keep(text: string): void {
+    this.kept.push(text.slice(0, 300));
+    if (this.kept.length > KEPT) this.kept.shift();
+  }
+
+  /**
+   * A world call: the hold is released while the world runs it, and taken again once it
+   * answers, since from then on the connector works outside the world until its next call.
+   */
+  private async call<T>(f: () => Promise<T>): Promise<T> {
+    this.release?.();
+    this.release = null;
+    const rehold = (): void => {
+      if (!this.stopped) this.release = this.world.hold(() => `the connector's last: ${this.lastInput}${this.proc?.tail() ?? ''}`);
+    };
+    try {
+      const value = await f();
+      rehold();
+      return value;
+    } catch (error) {
+      rehold();
+      throw error;
+    }
+  }
+
+  /** Kills the connector, closes the server, removes the sync's files. */
+  private stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.proc?.kill();
+    this.proc = null;
+    this.server?.closeAllConnections();
+    this.server?.close();
+    this.server = null;
+    if (this.dir !== null) {
+      rmSync(this.dir, { recursive: true, force: true });
+      syncDirs.delete(this.dir);
+    }
+    this.release?.();
+    this.release = null;
+  }
+}
+
+/** By name, not instanceof: what the world rejects with. */
+function isWorldError(error: unknown): error is Error & { readonly code: string } {
+  return error instanceof Error && error.name === 'WorldError';
+}

@@ -1,0 +1,127 @@
+/**
+ * A Singer tap, unmodified, through `tidemark check --singer CMD --api FILE`: the example tap
+ * passes, its buggy twin is caught with the right anomaly and its printed replay gives the
+ * same history, a bad API description is a usage error naming the field, a connector that
+ * says nothing a platform can use is unknown with the reason, and an interrupt leaves no
+ * connector process behind. Every connector here is a real process, killed for real.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../src/cli.js';
+import { argvOf, cli, HANG_MS } from './support.js';
+
+const API = 'examples/singer/api.json';
+const TAP = 'python3 examples/singer/tap_events.py';
+const BUGGY = 'python3 examples/singer/tap_events_buggy.py';
+const tmp = mkdtempSync(join(tmpdir(), 'tidemark-connector-'));
+
+const hashOf = (out: string): string | undefined => /History sha256 ([0-9a-f]{64})/.exec(out)?.[1];
+
+describe('the example Singer tap', () => {
+  it('passes the scenarios its API allows and generated worlds, each incarnation a real process', async () => {
+    const r = await cli('check', '--singer', TAP, '--api', API, '--runs', '20', '--seed', '7');
+    expect(r.code, r.out + r.err).toBe(EXIT.pass);
+    expect(r.out).toContain('pass     ties-across-page-boundary (R1 R6)');
+    expect(r.out).toContain('pass     crash-after-page-before-next-fetch (R8 R9)');
+    expect(r.out).toMatch(/generated worlds: pass after 20 worlds/);
+    expect(r.out).toMatch(/verdict: pass$/);
+  });
+});
+
+describe('its buggy twin, one second past the newest record in its STATE', () => {
+  it('is caught as a premature watermark, and the printed replay gives the same history', async () => {
+    const r = await cli('check', '--singer', BUGGY, '--api', API, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.fail);
+    expect(r.out).toContain('FAIL  singer-tap: premature-watermark');
+    // The bookmark 00:00:43 claims every record before it, and e42b, at 00:00:42, was not yet read.
+    expect(r.out).toContain('committed the watermark 43 (exclusive) while e42b at 42#e42b had no durable outcome');
+    const replay = /Replay: (npx tidemark replay .*)$/m.exec(r.out)?.[1];
+    expect(replay).toBe(`npx tidemark replay --singer '${BUGGY}' --api ${API} --scenario ties-across-page-boundary`);
+    const again = await cli(...argvOf(replay as string));
+    expect(again.code, again.out + again.err).toBe(EXIT.fail);
+    expect(hashOf(again.out)).toBe(hashOf(r.out));
+    expect(hashOf(r.out)).toBeDefined();
+  });
+});
+
+describe('what cannot be judged, or run', () => {
+  it('an API description with a wrong field is a usage error naming it', async () => {
+    const api = JSON.parse(readFileSync(API, 'utf8')) as { cursor: Record<string, unknown> };
+    api.cursor.format = 'iso-8601';
+    const file = join(tmp, 'bad-api.json');
+    writeFileSync(file, JSON.stringify(api));
+    const r = await cli('check', '--singer', TAP, '--api', file, '--scenario', 'ties-across-page-boundary');
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toContain(`--api ${file}: cursor.format must be one of "iso8601", "epoch-seconds", "epoch-millis", "date", got "iso-8601"`);
+    const missing = await cli('check', '--singer', TAP, '--scenario', 'ties-across-page-boundary');
+    expect(missing.code).toBe(EXIT.usage);
+    expect(missing.err).toContain('--singer needs --api FILE');
+  });
+
+  it('a connector that prints no RECORD or STATE line is unknown, with the reason', async () => {
+    const r = await cli('check', '--singer', 'python3 -c "import sys; print(\'starting\', file=sys.stderr)"', '--api', API, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+    expect(r.err).toContain('the run could not be judged: the connector printed no Singer RECORD or STATE line: it exited with code 0');
+    expect(r.err).toContain('stderr tail: starting');
+    expect(r.out).toMatch(/verdict: unknown$/);
+  });
+
+  it('a connector that speaks another protocol is unknown, naming it', async () => {
+    const airbyte = `python3 -c "print('{\\"type\\": \\"RECORD\\", \\"record\\": {\\"stream\\": \\"events\\", \\"data\\": {}, \\"emitted_at\\": 0}}')"`;
+    const r = await cli('check', '--singer', airbyte, '--api', API, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+    expect(r.err).toContain('the connector speaks another protocol: its stdout holds an Airbyte RECORD message, not a Singer one (check it with --airbyte)');
+    const tidemark = await cli('check', '--singer', 'python3 examples/python/ledger_consumer.py', '--api', API, '--scenario', 'ties-across-page-boundary');
+    expect(tidemark.code, tidemark.out + tidemark.err).toBe(EXIT.unknown);
+    expect(tidemark.err).toContain('a tidemark protocol message (check it with --command)');
+  });
+});
+
+describe('an interrupted connector check', () => {
+  it('kills the connector process on SIGINT and exits 130', async () => {
+    const pidfile = join(tmp, 'connector.pid');
+    // A tap that writes down its pid, then waits.
+    const waits = `python3 -c "import os, sys, time; open('${pidfile}', 'w').write(str(os.getpid())); time.sleep(600)"`;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'check', '--singer', waits, '--api', API, '--scenario', 'ties-across-page-boundary', '--regressions', join(tmp, 'r.json')], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CI: '1' },
+    });
+    let err = '';
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const bound = setTimeout(() => process.kill(-(child.pid as number), 'SIGKILL'), HANG_MS);
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const written = (): string => (existsSync(pidfile) ? readFileSync(pidfile, 'utf8') : '');
+    for (let i = 0; i < HANG_MS / 50 && !/^\d+$/.test(written()); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    const pid = Number(written());
+    expect(pid, err).toBeGreaterThan(1);
+    process.kill(child.pid as number, 'SIGINT');
+    const code = await exited;
+    clearTimeout(bound);
+    let alive = true;
+    for (let i = 0; i < 200 && alive; i++) {
+      alive = isAlive(pid);
+      if (alive) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    if (alive) process.kill(pid, 'SIGKILL');
+    expect(code, err).toBe(130);
+    expect(alive).toBe(false);
+  });
+});
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    // A zombie has ended; only its parent has yet to reap it.
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
