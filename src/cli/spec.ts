@@ -1,5 +1,4 @@
 import { parseArgs } from 'node:util';
-import { DEFAULT_SIZE, MAX_PAGE_SIZE } from '../../scenarios/arbitraries.js';
 import { MUTANT_BUDGET } from '../selftest/kill-matrix.js';
 import { REGRESSIONS_FILE } from '../run/regressions.js';
 import { REPORT_SEED } from '../report/report-md.js';
@@ -63,15 +62,6 @@ export interface CommandSpec {
 // package's API checks its options by too: the two front doors cannot drift apart.
 export { MAX_RUNS, MAX_SHARDS, SEED_MAX, SEED_MIN } from '../run/options.js';
 
-/** --events: worlds the size of what connectors read. */
-const EVENTS: Flag = {
-  name: 'events',
-  value: 'N',
-  description: `generated worlds of up to N events, with pages of up to N/10 (at most ${MAX_PAGE_SIZE}) and a step budget that grows with them, so that a consumer checkpointing every so many records is seen between checkpoints`,
-  shownDefault: `${DEFAULT_SIZE.maxEvents}, pages of up to ${DEFAULT_SIZE.maxPageSize}`,
-  ...BOUNDS.events,
-};
-
 const TARGET: readonly Flag[] = [
   { name: 'adapter', type: 'file', value: 'MODULE', description: 'your consumer: a .ts or .js module exporting it (docs/adapters.md)' },
   { name: 'command', type: 'text', value: 'CMD', description: 'your consumer as a process in any language, speaking docs/protocol.md' },
@@ -125,7 +115,6 @@ to the regression file. Give exactly one target: --adapter, --command or --consu
       { name: 'runs', value: 'N', description: 'generated worlds to try', default: 1000, ...BOUNDS.runs },
       { name: 'seed', type: 'seed', value: 'N', description: 'fast-check seed', shownDefault: 'a fresh one, printed' },
       { name: 'searches', value: 'N', description: 'after a failure, shrink this many searches and show the smallest', shownDefault: '3; 1 with --command', ...BOUNDS.searches },
-      EVENTS,
       { name: 'time-limit', value: 'S', description: 'stop generating worlds after S seconds and judge those that ran (shrinking included); the verdict says how many ran', ...BOUNDS['time-limit'] },
       { name: 'scenario', type: 'text', value: 'NAME', description: 'run only this named scenario (no generated worlds; not with --runs, --seed, --searches or --time-limit)' },
       { name: 'all', type: 'switch', description: 'run everything (the default)' },
@@ -164,7 +153,6 @@ from regression files you trust.`,
       { name: 'seed', type: 'seed', value: 'N', description: 'the seed of the world, with --path' },
       { name: 'path', type: 'text', value: 'P', description: `fast-check's path to the world, like 12:0:3; the first number below ${MAX_RUNS.toLocaleString('en-US')}` },
       { name: 'scenario', type: 'text', value: 'NAME', description: 'a named scenario instead of --seed and --path' },
-      { ...EVENTS, description: 'the world size the failing check asked for, with --seed and --path (its replay command says it)', shownDefault: `${DEFAULT_SIZE.maxEvents}` },
       { name: 'json', type: 'output', value: 'FILE', description: 'write the verdict, anomalies, plan and history as JSON' },
       { name: 'timeline', type: 'output', value: 'FILE', description: 'write a picture (HTML with SVG) of the world' },
       { name: 'regressions', type: 'file', value: 'FILE', description: 'the regression file: a replay of an entry recorded there, with the code unchanged, must give the recorded history', default: REGRESSIONS_FILE },
@@ -245,18 +233,6 @@ never decides what runs. Nothing is pruned without --prune.`,
       WATCHDOG,
     ],
   },
-  {
-    name: 'judge',
-    summary: 'judge a recorded history file again, running nothing',
-    usage: 'tidemark judge FILE',
-    positionals: 'FILE',
-    about: `Reads a recorded history from FILE and judges it as check judges each world, printing the
-verdict as check prints a failure. FILE holds either a bare history ({ "header", "steps" })
-or a JSON output that carries one under "history": what replay --json writes, or one failure
-of check --json (jq .worlds.failure). The history is validated first: a file that is not a
-valid history is a usage error (exit 3) naming the field, like header.initial[0].version.`,
-    flags: [],
-  },
   { name: 'scenarios', summary: 'list the named scenarios and the rules each covers', usage: 'tidemark scenarios', about: 'Lists the named scenarios with the rules each covers.', flags: [] },
   { name: 'consumers', summary: 'list the built-in consumers (the reference and the mutants)', usage: 'tidemark consumers', about: 'Lists the built-in consumers: reference variants and mutants.', flags: [] },
   { name: 'help', summary: "print this help, or a command's", usage: 'tidemark help [COMMAND]', about: "Prints the tool's help, or with a command name that command's help.", flags: [] },
@@ -294,7 +270,7 @@ Run 'tidemark help <command>' (or 'tidemark <command> --help') for a command's f
 export function commandHelp(spec: CommandSpec): string {
   const parts = [`Usage: ${spec.usage}`, '', spec.about];
   if (spec.flags.length > 0) parts.push('', flagTable(spec.flags));
-  if (['check', 'replay', 'regressions', 'merge', 'judge'].includes(spec.name)) parts.push('', EXIT_CODES);
+  if (['check', 'replay', 'regressions', 'merge'].includes(spec.name)) parts.push('', EXIT_CODES);
   return parts.join('\n');
 }
 
