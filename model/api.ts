@@ -1,11 +1,13 @@
 import type { EventRef, SourceEvent } from './event.js';
+import { kindsOf } from './kinds.js';
 
 /**
  * The types an adapter sees: what it asks the source and the store, what they answer, and
  * what a source promises. The history (history.ts) records calls in these terms, but an
  * adapter needs nothing else of the oracle's schema.
  */
-export type Delivery = 'at-least-once' | 'exactly-once';
+export const DELIVERIES = ['at-least-once', 'exactly-once'] as const;
+export type Delivery = (typeof DELIVERIES)[number];
 
 /**
  * A source's declared stability. `snapshot` and `insertion-stable` sources never put an
@@ -18,6 +20,8 @@ export type Contract =
   | { readonly kind: 'replay-window'; readonly window: number }
   | { readonly kind: 'none' };
 
+export const CONTRACT_KINDS = kindsOf<Contract['kind']>()(['snapshot', 'insertion-stable', 'replay-window', 'none']);
+
 /** Where a page request resumes: the ways real paginated APIs offer. */
 export type Resume =
   | { readonly kind: 'start' }
@@ -26,6 +30,8 @@ export type Resume =
   | { readonly kind: 'key-gt'; readonly key: readonly number[] }
   | { readonly kind: 'key-gte'; readonly key: readonly number[] }
   | { readonly kind: 'offset'; readonly offset: number };
+
+export const RESUME_KINDS = kindsOf<Resume['kind']>()(['start', 'token', 'after', 'key-gt', 'key-gte', 'offset']);
 
 /** The resume forms a source can offer besides starting over. */
 export type ResumeStyle = Exclude<Resume['kind'], 'start'>;
@@ -59,6 +65,8 @@ export type StoreOp =
    * really refuses (a poison event). Dead-lettering a good event loses it.
    */
   | { readonly op: 'dead-letter'; readonly event: EventRef; readonly reason: string };
+
+export const STORE_OP_KINDS = kindsOf<StoreOp['op']>()(['effect', 'complete', 'unless-completed', 'watermark', 'anchor', 'outbox', 'outbox-done', 'dead-letter']);
 
 export interface Page {
   readonly events: readonly SourceEvent[];

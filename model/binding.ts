@@ -1,4 +1,5 @@
 import type { AttrValue, SourceEvent } from './event.js';
+import { kindsOf } from './kinds.js';
 
 /**
  * R2: progress is bound to what was read. A binding names the stream (scope), the filter
@@ -19,6 +20,8 @@ export type Filter =
   | { readonly kind: 'all' }
   | { readonly kind: 'equals'; readonly attr: string; readonly value: AttrValue }
   | { readonly kind: 'in'; readonly attr: string; readonly values: readonly AttrValue[] };
+
+export const FILTER_KINDS = kindsOf<Filter['kind']>()(['all', 'equals', 'in']);
 
 /**
  * Whether the filter admits an event, as the oracle judges it. The world that serves the

@@ -7,6 +7,7 @@ import { GenerationChecker } from './checks/generations.js';
 import { LivenessChecker } from './checks/liveness.js';
 import { WatermarkChecker } from './checks/watermark.js';
 import type { History } from './history.js';
+import { parseHistory } from './parse-history.js';
 import { Truth, type WorldProblem } from './truth.js';
 
 export type { CheckOutcome } from './checks/checker.js';
@@ -47,7 +48,9 @@ export interface CheckResult {
   readonly stats: CheckStats;
 }
 
+/** Judges a history; one that is not a valid history throws a HistoryError naming the field (model/parse-history.ts). */
 export function check(history: History): CheckResult {
+  parseHistory(history);
   const truth = new Truth(history.header);
   const liveness = new LivenessChecker();
   // The binding checker goes last: it explains what the others found at the same step.

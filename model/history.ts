@@ -1,6 +1,7 @@
 import type { Binding } from './binding.js';
 import type { Contract, Delivery, DurableState, FetchRequest, Page, StoreOp } from './api.js';
 import type { EventRef, SourceEvent } from './event.js';
+import { kindsOf } from './kinds.js';
 
 export type { Contract, Delivery, DurableState, FetchRequest, Page, Resume, ResumeStyle, StoreOp } from './api.js';
 
@@ -23,20 +24,24 @@ export interface HistoryHeader {
   readonly delivery: Delivery;
   /** Ids of poison events: their effects are always refused, so a dead letter is their only outcome. */
   readonly poison: readonly string[];
-  /** The most events one page carries: with it, ground truth knows what each page must hold. */
-  readonly pageSize?: number;
-  /** The lease's time to live in world steps: with it, ground truth replays every grant. */
-  readonly leaseTtl?: number;
+  /** The most events one page carries: ground truth computes from it what each page must hold. */
+  readonly pageSize: number;
+  /** The lease's time to live in world steps: ground truth replays every grant with it. */
+  readonly leaseTtl: number;
   /**
    * What the consumer declared it does with a refused effect (its source profile). Absent:
    * it dead-letters, and a visible failure is judged as always. `fail-visibly`: it stops
    * for an operator instead, so a visible failure while a refused event is unhandled is its
    * honest end, not a liveness failure.
    */
-  readonly refusals?: 'dead-letter' | 'fail-visibly';
+  readonly refusals?: Refusals;
 }
 
-export type Phase = 'adversity' | 'drain';
+export const REFUSALS = ['dead-letter', 'fail-visibly'] as const;
+export type Refusals = (typeof REFUSALS)[number];
+
+export const PHASES = ['adversity', 'drain'] as const;
+export type Phase = (typeof PHASES)[number];
 
 /** A worker incarnation: worker `w1`, its 3rd life. Memory never crosses incarnations. */
 export interface Actor {
@@ -45,6 +50,30 @@ export interface Actor {
 }
 
 export type Step = CallStep | LifeStep | MutationStep | RebindStep | ObservedStep;
+
+export const STEP_KINDS = kindsOf<Step['kind']>()(['call', 'life', 'mutation', 'rebind', 'observed']);
+
+/**
+ * Faults the plan puts at a call: `crash-before` (the worker dies before the call takes
+ * effect), `crash-after` (it took effect, the worker dies before it learns), `error` (it
+ * failed definitely: `unavailable`) and `timeout` (it took effect, the caller hears only that
+ * it may not have). They fire in the adversity phase only.
+ */
+export const CALL_FAULTS = ['crash-before', 'crash-after', 'error', 'timeout'] as const;
+export type CallFault = (typeof CALL_FAULTS)[number];
+
+/**
+ * Ways a real paginated API misbehaves without failing, in both phases: `overlap` repeats
+ * the end of the previous page, `repeat` serves the previous page again, `empty` returns no
+ * events but a token, `stale` rejects the token as expired, `reorder` shuffles the page,
+ * `short` returns fewer events than asked although more remain. They apply to fetches only.
+ */
+export const PAGE_QUIRKS = ['overlap', 'repeat', 'empty', 'stale', 'reorder', 'short'] as const;
+export type PageQuirk = (typeof PAGE_QUIRKS)[number];
+
+/** What a call step's `fault` may say: a closed vocabulary, so that no label can switch a check off. */
+export const FAULT_LABELS = [...CALL_FAULTS, ...PAGE_QUIRKS] as const;
+export type FaultLabel = (typeof FAULT_LABELS)[number];
 
 /** One call into the world and what became of it. */
 export interface CallStep {
@@ -57,7 +86,7 @@ export interface CallStep {
   /** Ground truth: whether the call took effect, whatever the caller learned. */
   readonly applied: boolean;
   /** The fault or page quirk the plan put here, when it fired. */
-  readonly fault?: string;
+  readonly fault?: FaultLabel;
   /**
    * What the call returned. With an `ok` outcome the caller received it; after a
    * `crash-after` or an `indefinite` outcome it is what the call did, which the caller
@@ -79,6 +108,8 @@ export type Outcome =
   | { readonly kind: 'crash-before' }
   | { readonly kind: 'crash-after' };
 
+export const OUTCOME_KINDS = kindsOf<Outcome['kind']>()(['ok', 'error', 'indefinite', 'crash-before', 'crash-after']);
+
 export type Call =
   | { readonly kind: 'fetch'; readonly request: FetchRequest }
   | { readonly kind: 'load' }
@@ -91,8 +122,10 @@ export type Call =
   | { readonly kind: 'malformed'; readonly method: string; readonly problem: string };
 
 export type CallKind = Call['kind'];
+export const CALL_KINDS = kindsOf<CallKind>()(['fetch', 'load', 'completed', 'commit', 'emit', 'lease', 'claim', 'malformed']);
 
 export type Claim = { readonly kind: 'caught-up' } | { readonly kind: 'failed'; readonly reason: string };
+export const CLAIM_KINDS = kindsOf<Claim['kind']>()(['caught-up', 'failed']);
 
 export type CallResult =
   | { readonly kind: 'page'; readonly page: Page }
@@ -100,6 +133,8 @@ export type CallResult =
   | { readonly kind: 'flags'; readonly flags: readonly boolean[] }
   | { readonly kind: 'generation'; readonly generation: number }
   | { readonly kind: 'done' };
+
+export const RESULT_KINDS = kindsOf<CallResult['kind']>()(['page', 'state', 'flags', 'generation', 'done']);
 
 /** Life-cycle steps the world records around the calls. */
 export interface LifeStep {
@@ -119,6 +154,8 @@ export interface LifeStep {
     | { readonly kind: 'hung'; readonly detail?: string };
 }
 
+export const LIFE_EVENTS = kindsOf<LifeStep['event']['kind']>()(['start', 'threw', 'returned', 'budget', 'hung']);
+
 /**
  * A change to the source, made by the world within the source's contract: a new event, or
  * a new version of one (moved in the order, or with different attributes).
@@ -128,8 +165,11 @@ export interface MutationStep {
   readonly seq: number;
   readonly phase: Phase;
   readonly event: SourceEvent;
-  readonly mutation: 'insert' | 'move' | 'flip';
+  readonly mutation: Mutation;
 }
+
+export const MUTATIONS = ['insert', 'move', 'flip'] as const;
+export type Mutation = (typeof MUTATIONS)[number];
 
 /**
  * What a blackbox consumer's own store newly holds, seen by its inspection hook before the

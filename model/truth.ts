@@ -1,6 +1,6 @@
 import { canonicalJson, fingerprint, isEligible, type Binding } from './binding.js';
 import { formatRef, positionOf, refKey, type EventRef, type SourceEvent } from './event.js';
-import type { Actor, CallStep, DurableState, HistoryHeader, Page, Resume, Step, StoreOp } from './history.js';
+import { CALL_FAULTS, type Actor, type CallStep, type DurableState, type FaultLabel, type HistoryHeader, type Page, type Resume, type Step, type StoreOp } from './history.js';
 import { covers, type Cut } from './cut.js';
 import { compareKeys, comparePositions, formatPosition, isPosition, type Position } from './order.js';
 
@@ -99,6 +99,8 @@ function blank(): Version {
   return { delivered: 0, parked: false, outcome: false, completed: false, servedUnder: undefined, payloads: undefined, handoff: undefined };
 }
 
+const CALL_FAULT: ReadonlySet<string> = new Set(CALL_FAULTS);
+
 const NONE: Facts = { applied: false, effects: [], watermarks: [], foreign: null, outcomes: [] };
 /** A call that took effect and produced nothing the checkers read: shared, as most steps are. */
 const APPLIED: Facts = { ...NONE, applied: true };
@@ -137,8 +139,8 @@ export class Truth {
 
   readonly problems: WorldProblem[] = [];
   private readonly poison: ReadonlySet<string>;
-  private readonly leaseTtl: number | undefined;
-  private readonly pageSize: number | undefined;
+  private readonly leaseTtl: number;
+  private readonly pageSize: number;
 
   constructor(readonly header: HistoryHeader) {
     this.binding = header.binding;
@@ -146,7 +148,11 @@ export class Truth {
     this.poison = new Set(header.poison);
     this.leaseTtl = header.leaseTtl;
     this.pageSize = header.pageSize;
-    for (const e of header.initial) this.hold(e);
+    for (const e of header.initial) {
+      // One version per id: a second initial event with the id would silently replace the first.
+      if (this.entries.get(e.id)?.current !== undefined) this.problem(0, `the source's initial events hold ${e.id} twice`);
+      this.hold(e);
+    }
     this.resort();
   }
 
@@ -324,6 +330,7 @@ export class Truth {
 
   private call(step: CallStep): Facts {
     const { call, outcome } = step;
+    if (step.fault !== undefined) this.label(step, step.fault);
     // A crash before the call, or an injected unavailability, means the service never ran it;
     // an indefinite outcome may go either way, and the record says which.
     const ran = outcome.kind !== 'crash-before' && !(outcome.kind === 'error' && outcome.code === 'unavailable') && !(outcome.kind === 'indefinite' && !step.applied);
@@ -374,6 +381,41 @@ export class Truth {
     }
   }
 
+  /**
+   * A fault label must fit what happened at the call: a call fault fires in the adversity
+   * phase only and ends the call its own way (a crash-after or a timeout may meet an error the
+   * call ran into first); a page quirk is a fetch's, answered (a stale token, refused).
+   */
+  private label(step: CallStep, fault: FaultLabel): void {
+    const { outcome } = step;
+    let fits: boolean;
+    switch (fault) {
+      case 'crash-before':
+        fits = outcome.kind === 'crash-before';
+        break;
+      case 'crash-after':
+        fits = outcome.kind === 'crash-after' || outcome.kind === 'error';
+        break;
+      case 'timeout':
+        fits = outcome.kind === 'indefinite' || outcome.kind === 'error';
+        break;
+      case 'error':
+        fits = outcome.kind === 'error' && outcome.code === 'unavailable';
+        break;
+      case 'stale':
+        fits = step.call.kind === 'fetch' && outcome.kind === 'error' && outcome.code === 'stale-token';
+        break;
+      default:
+        fits = step.call.kind === 'fetch' && outcome.kind === 'ok';
+    }
+    if (!fits) {
+      const ended = outcome.kind === 'error' || outcome.kind === 'indefinite' ? `${outcome.kind} ${outcome.code}` : outcome.kind;
+      this.problem(step.seq, `call ${step.seq} (${step.call.kind}) is labelled ${fault}, but it ended ${ended}`);
+    } else if (step.phase !== 'adversity' && CALL_FAULT.has(fault)) {
+      this.problem(step.seq, `call ${step.seq} (${step.call.kind}) is labelled ${fault}, but a call fault never fires in the ${step.phase} phase`);
+    }
+  }
+
   /** Checks the record against the replay: `code` is the error the call must have ended with, null for success. */
   private expect(step: CallStep, code: string | null): void {
     const { outcome } = step;
@@ -415,37 +457,113 @@ export class Truth {
     }
     if (page.head !== this.head) this.problem(step.seq, `fetch ${step.seq} reported head ${String(page.head)}, but the source's head is ${String(this.head)}`);
     const start = this.startOf(resume);
-    if (step.fault === 'repeat') {
-      const previous = this.lastPage.get(this.bound);
-      if (previous === undefined || canonicalJson(previous) !== canonicalJson(page)) this.problem(step.seq, `fetch ${step.seq} is recorded as a repeated page, but it is not the previous page`);
-    } else if (step.fault === undefined && start !== null && this.pageSize !== undefined) {
-      // A page with no quirk is exactly the next slice of the eligible stream. Without the
-      // page size (a history written by hand) what a page must hold is not known.
-      const stream = this.eligibleStream;
-      const end = Math.min(start + Math.min(limit, this.pageSize), stream.length);
-      let same = page.events.length === Math.max(0, end - start);
-      for (let i = start; same && i < end; i++) {
-        const want = stream[i] as SourceEvent;
-        const got = page.events[i - start] as SourceEvent;
-        same = want.id === got.id && want.version === got.version;
-      }
-      if (!same) {
-        this.problem(step.seq, `fetch ${step.seq} served [${page.events.map(formatRef).join(' ')}], but from there the eligible stream holds [${stream.slice(start, end).map(formatRef).join(' ')}]`);
-      }
-      if ((page.next === null) !== (Math.max(start, end) >= stream.length)) {
-        this.problem(step.seq, `fetch ${step.seq} ${page.next === null ? 'ended the stream' : 'continued the stream'} at ${Math.max(start, end)} of ${stream.length} eligible events`);
-      }
+    if (start === null) {
+      // Every form but a token is placed by the request itself (the parser held it to its
+      // shape); a token ground truth never saw a page of this binding carry cannot be served.
+      this.problem(step.seq, `fetch ${step.seq} served a page for a token no page under this binding carried`);
+      return APPLIED;
     }
+    const wrong = this.pageProblem(step.fault, page, start, limit);
+    if (wrong !== null) this.problem(step.seq, `fetch ${step.seq}${step.fault === undefined ? '' : ` (${step.fault})`} ${wrong}`);
     if (page.next !== null && !this.tokens.has(page.next)) {
       // A token resumes after the page's last event; an empty page's, where its request began.
       const last = page.events.reduce<SourceEvent | null>((m, e) => (m === null || comparePositions(e, m) > 0 ? e : m), null);
-      const before = start === null ? undefined : start === 0 ? null : positionOf(this.eligibleStream[start - 1] as SourceEvent);
-      const after = last === null ? before : positionOf(last);
-      if (after !== undefined) this.tokens.set(page.next, { after, bound: this.bound });
+      const before = start === 0 ? null : positionOf(this.eligibleStream[start - 1] as SourceEvent);
+      this.tokens.set(page.next, { after: last === null ? before : positionOf(last), bound: this.bound });
     }
     // A repeat serves the previous page that carried events (an empty page is not repeated).
     if (step.fault !== 'empty') this.lastPage.set(this.bound, page);
     return APPLIED;
+  }
+
+  /**
+   * What is wrong with a page served from `start`, judged from the eligible stream and the
+   * label the step carries; null when nothing is. With no quirk (a crash or a timeout at the
+   * call changes what the caller learns, not what the source served) the page is exactly
+   * the next slice of the stream. A quirk says what the source did instead, and the page
+   * must be exactly that. Whatever the label, a page that ends the stream while eligible
+   * events remain past it, or skips one, is the world's contradiction, never the consumer's.
+   */
+  private pageProblem(label: FaultLabel | undefined, page: Page, start: number, limit: number): string | null {
+    const stream = this.eligibleStream;
+    const events = page.events;
+    // Past the end (an offset beyond it), there is nothing to serve.
+    const end = Math.max(start, Math.min(start + Math.min(limit, this.pageSize), stream.length));
+    switch (label) {
+      case 'stale':
+        return 'served a page, yet the label says its token was rejected as stale';
+      case 'repeat': {
+        const previous = this.lastPage.get(this.bound);
+        if (previous === undefined || canonicalJson(previous) !== canonicalJson(page)) return 'is recorded as a repeated page, but it is not the previous page';
+        // Served again, it must still be true: from where this request starts up to the
+        // page's own last event the stream holds nothing the page lacks, and an end it
+        // claims is still the end.
+        let last = -1;
+        let within = 0;
+        for (const e of events) {
+          const i = this.indexOf(e);
+          if (i >= start) within++;
+          if (i > last) last = i;
+        }
+        if (last >= start && within !== last - start + 1) return `${served(page)} again, but from there the eligible stream now holds ${this.slice(start, last + 1)}`;
+        return page.next === null ? this.endProblem(page, Math.max(start, last + 1)) : null;
+      }
+      case 'empty':
+        if (events.length > 0) return `${served(page)}, yet the label says the page was empty`;
+        if (start >= stream.length) return 'is recorded as an empty page, but the stream had nothing left to serve';
+        return page.next === null ? this.endProblem(page, start) : null;
+      case 'short': {
+        const k = events.length;
+        if (k === 0 || k >= end - start || !this.holdsSlice(events, start, start + k)) return `${served(page)}, but a short page from there holds the first of ${this.slice(start, end)} and not all of them`;
+        return this.endProblem(page, start + k);
+      }
+      case 'overlap': {
+        const m = events.length - (end - start);
+        if (m < 1 || m > start || !this.holdsSlice(events, start - m, end)) return `${served(page)}, but an overlapping page from there repeats the end of ${this.slice(0, start)} before ${this.slice(start, end)}`;
+        return this.endProblem(page, end);
+      }
+      case 'reorder': {
+        const sorted = [...events].sort(comparePositions);
+        if (events.length < 2 || sorted.length !== end - start || !this.holdsSlice(sorted, start, end) || this.holdsSlice(events, start, end)) {
+          return `${served(page)}, but a reordered page from there holds ${this.slice(start, end)} out of order`;
+        }
+        return this.endProblem(page, end);
+      }
+      default:
+        if (events.length !== end - start || !this.holdsSlice(events, start, end)) return `${served(page)}, but from there the eligible stream holds ${this.slice(start, end)}`;
+        return this.endProblem(page, end);
+    }
+  }
+
+  /** Whether a page ends the stream exactly when nothing eligible remains from `upTo` on. */
+  private endProblem(page: Page, upTo: number): string | null {
+    const total = this.eligibleStream.length;
+    if ((page.next === null) === upTo >= total) return null;
+    return `${page.next === null ? 'ended the stream' : 'continued the stream'} at ${upTo} of ${total} eligible events`;
+  }
+
+  /** A slice of the eligible stream as a reader sees it: `[a b c]`. */
+  private slice(from: number, to: number): string {
+    return `[${this.eligibleStream.slice(from, to).map(formatRef).join(' ')}]`;
+  }
+
+  /** Whether `events` begin with the eligible stream's versions `from` to `to`, in order. */
+  private holdsSlice(events: readonly SourceEvent[], from: number, to: number): boolean {
+    if (events.length < to - from) return false;
+    const stream = this.eligibleStream;
+    for (let i = from; i < to; i++) {
+      const want = stream[i] as SourceEvent;
+      const got = events[i - from] as SourceEvent;
+      if (want.id !== got.id || want.version !== got.version) return false;
+    }
+    return true;
+  }
+
+  /** Where an event version stands in the eligible stream; -1 when it is not there. */
+  private indexOf(e: SourceEvent): number {
+    const i = this.firstIndex((p) => comparePositions(p, e) >= 0);
+    const found = this.eligibleStream[i];
+    return found !== undefined && found.id === e.id && found.version === e.version ? i : -1;
   }
 
   /** Where a request resumes in the eligible stream, or null when the replay cannot tell (a token it never saw minted). */
@@ -537,11 +655,6 @@ export class Truth {
 
   private lease(step: CallStep): Facts {
     const who = actorKey(step.actor);
-    if (this.leaseTtl === undefined) {
-      // A history without the lease's time to live cannot be replayed; take the record's word.
-      if (step.applied && step.result?.kind === 'generation') this.grant(step, step.result.generation);
-      return { ...NONE, applied: step.applied };
-    }
     // Time is the world's step count: the call's own sequence number.
     if (this.holder !== null && this.holder !== who && this.expiresAt > step.seq) {
       this.expect(step, 'conflict');
@@ -572,6 +685,11 @@ export class Truth {
     v.outcome = true;
     return fact;
   }
+}
+
+/** What a page served, as a reader sees it: `served [a b c]`. */
+function served(page: Page): string {
+  return `served [${page.events.map(formatRef).join(' ')}]`;
 }
 
 /** Whether two event versions are the same in every field: cheaper than comparing canonical JSON. */

@@ -1,6 +1,8 @@
 import type { Binding } from '../model/binding.js';
 import type { SourceEvent } from '../model/event.js';
-import type { CallKind, Contract, ResumeStyle } from '../model/history.js';
+import { CALL_FAULTS, FAULT_LABELS, PAGE_QUIRKS, type CallFault, type CallKind, type Contract, type FaultLabel, type PageQuirk, type ResumeStyle } from '../model/history.js';
+
+export { CALL_FAULTS, PAGE_QUIRKS, type CallFault, type PageQuirk };
 
 /**
  * A plan is one world as data: the stream, the binding, how the source paginates, which
@@ -101,20 +103,13 @@ export interface Fault {
   readonly after?: string;
 }
 
-export type FaultKind = CallFault | PageQuirk;
-export type CallFault = 'crash-before' | 'crash-after' | 'error' | 'timeout';
-export const CALL_FAULTS: readonly CallFault[] = ['crash-before', 'crash-after', 'error', 'timeout'];
-
 /**
- * Ways a real paginated API misbehaves without failing: `overlap` repeats the end of the
- * previous page, `repeat` serves the previous page again (one that had a next token), `empty` returns no events but a
- * token, `stale` rejects the token as expired (and forgets it), `reorder` shuffles the page,
- * `short` returns fewer events than asked although more remain.
+ * A call fault or a page quirk (model/history.ts declares both, since a history records the
+ * one that fired): a `repeat` serves only a page that had a next token, a `stale` token is
+ * forgotten for good.
  */
-export type PageQuirk = 'overlap' | 'repeat' | 'empty' | 'stale' | 'reorder' | 'short';
-export const PAGE_QUIRKS: readonly PageQuirk[] = ['overlap', 'repeat', 'empty', 'stale', 'reorder', 'short'];
-
-export const FAULT_KINDS: readonly FaultKind[] = [...CALL_FAULTS, ...PAGE_QUIRKS];
+export type FaultKind = FaultLabel;
+export const FAULT_KINDS: readonly FaultKind[] = FAULT_LABELS;
 
 export function isPageQuirk(kind: FaultKind): kind is PageQuirk {
   return (PAGE_QUIRKS as readonly string[]).includes(kind);

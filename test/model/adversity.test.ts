@@ -185,7 +185,7 @@ describe('binding-confusion', () => {
     // loads it and commits past r2 again: premature twice, but never binding-confusion.
     const t = ordersThenRefunds(ORDERS, [o1, r2, o3, r4, r6]);
     t.start();
-    t.fetch([r2, r4]);
+    t.fetch([r2, r4], { next: 'p1' });
     const first = t.commit([effect(r4), complete(r4), watermark(at(r4))], { outcome: 'crash-after' });
     t.start();
     t.loadState({ watermark: { binding: fingerprint(ORDERS), value: at(r4) }, anchor: null, outbox: [] });
@@ -443,7 +443,7 @@ describe('mutable records: move and flip', () => {
     const b2 = ev('b', 2, { version: 2, attrs: { colour: 'blue' } });
     const t = timeline({ initial: [a, b, c, d], contract: { kind: 'none' } });
     t.start();
-    t.fetch([a, b, c]);
+    t.fetch([a, b, c], { next: 't1' });
     t.handle(a);
     t.handle(b);
     t.handle(c);
@@ -552,7 +552,7 @@ describe('anomaly order', () => {
   it('a verdict lists kinds in the order of ANOMALY_KINDS, earliest evidence first within a kind', () => {
     const t = timeline({ initial: [a, b, c, d] });
     t.start();
-    t.fetch([a, b, c]);
+    t.fetch([a, b, c], { next: 't1' });
     const premature1 = t.commit([effect(b), complete(b), watermark(at(b))]); // a has no outcome
     const regression = t.commit([effect(a), complete(a), watermark(at(a))]); // below 2#b
     const phantom = t.emit(d); // d was never served

@@ -168,17 +168,17 @@ describe('verdicts', () => {
 describe('omission', () => {
   it('R6 R7 R8 R10 omission: caught-up claimed while eligible events have no durable outcome', () => {
     // The seed's example: the effect for b fails, the consumer keeps the page token as its
-    // progress, restarts after it and claims caught-up; b and c were never handled.
+    // progress, restarts after it, reads c and claims caught-up; b and c were never handled.
     const t = timeline({ initial: [a, b, c] });
     t.start();
-    t.fetch([a, b, c], { next: 'q8Zx1c' });
+    t.fetch([a, b], { next: 'q8Zx1c' });
     t.handle(a);
     t.commit([effect(b), complete(b), watermark(at(b))], { outcome: 'error' });
     t.commit([anchor('q8Zx1c', at(a))]);
     t.budget();
     t.drain();
     t.start();
-    t.fetch([], { resume: { kind: 'token', token: 'q8Zx1c' } });
+    t.fetch([c], { resume: { kind: 'token', token: 'q8Zx1c' } });
     const claim = t.caughtUp();
     const found = failsWith(t, 'omission', 2);
     expect(found.map((x) => x.events)).toEqual([[{ id: 'b', version: 1 }], [{ id: 'c', version: 1 }]]);
@@ -434,8 +434,8 @@ describe('premature-watermark', () => {
       contract: { kind: 'snapshot' },
     });
     t.start();
-    t.fetch([a1, c3]); // a page that skipped r
-    t.handle(a1);
+    t.fetch([a1, hole, c3]);
+    t.handle(a1); // r is left without an outcome
     const bad = t.handle(c3);
     t.budget();
     t.drain();
@@ -1044,7 +1044,7 @@ describe('mutations change ground truth', () => {
       contract: { kind: 'none' },
     });
     t.start();
-    t.fetch([a1]);
+    t.fetch([a1], { next: 't1' });
     t.handle(a1);
     t.flip(b2);
     t.budget();

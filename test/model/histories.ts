@@ -27,6 +27,7 @@ import type {
   Contract,
   Delivery,
   DurableState,
+  FaultLabel,
   History,
   HistoryHeader,
   LifeStep,
@@ -123,6 +124,8 @@ export interface CallOptions {
    * took effect; error and crash-before did not); an indefinite outcome must say.
    */
   readonly applied?: boolean;
+  /** The fault or page quirk the world records as fired at this call. */
+  readonly fault?: FaultLabel;
 }
 
 function outcomeOf(spec: OutcomeSpec): Outcome {
@@ -167,10 +170,30 @@ export interface TimelineSpec {
   readonly delivery?: Delivery;
   /** Ids of poison events; defaults to none. */
   readonly poison?: readonly string[];
+  /**
+   * The most events a page carries; defaults to PAGE_SIZE. Ground truth holds every page to
+   * it: a page with no quirk is exactly the next slice of the eligible stream.
+   */
+  readonly pageSize?: number;
+  /** The lease's time to live in steps; defaults to LEASE_TTL. Ground truth replays every grant with it. */
+  readonly leaseTtl?: number;
 }
+
+/** The default page size: more than any hand-written stream holds, so one page from the start serves it all. */
+export const PAGE_SIZE = 100;
+/**
+ * The default lease time to live: one step, so that a worker takes the lease over whenever a
+ * test has it lease (a renewal by the holder keeps its generation). A test of a lease still
+ * held gives a longer one.
+ */
+export const LEASE_TTL = 1;
 
 export interface FetchOptions extends CallOptions {
   readonly resume?: Resume;
+  /**
+   * The request's limit. By default, the page's own length when the page continues (the
+   * consumer asked for that many and got them) and PAGE_SIZE when it ends the stream.
+   */
   readonly limit?: number;
   /** The page's continuation token; null (the default) marks the end of the bound stream. */
   readonly next?: string | null;
@@ -201,6 +224,8 @@ export class Timeline {
       contract: spec.contract ?? { kind: 'insertion-stable' },
       delivery: spec.delivery ?? 'at-least-once',
       poison: spec.poison ?? [],
+      pageSize: spec.pageSize ?? PAGE_SIZE,
+      leaseTtl: spec.leaseTtl ?? LEASE_TTL,
     };
     this.bound = fingerprint(this.header.binding);
     for (const e of this.header.initial) this.grow(e);
@@ -255,8 +280,9 @@ export class Timeline {
 
   /** A page request; the page is recorded as the caller's reply when the outcome is ok. */
   fetch(events: readonly SourceEvent[], options: FetchOptions = {}): number {
-    const request = { resume: options.resume ?? { kind: 'start' }, limit: options.limit ?? 100 };
     const page = { events: [...events], next: options.next ?? null, head: options.head === undefined ? this.head : options.head };
+    const limit = options.limit ?? (page.next !== null && events.length > 0 ? events.length : this.header.pageSize);
+    const request = { resume: options.resume ?? { kind: 'start' }, limit };
     return this.call({ kind: 'fetch', request }, options, { kind: 'page', page });
   }
 
@@ -351,7 +377,7 @@ export class Timeline {
     const actor = this.live();
     const outcome = outcomeOf(options.outcome ?? 'ok');
     const applied = appliedOf(outcome, options.applied);
-    const step: CallStep = { kind: 'call', seq: this.steps.length, phase: this.phase, actor, call, outcome, applied };
+    const step: CallStep = { kind: 'call', seq: this.steps.length, phase: this.phase, actor, call, outcome, applied, ...(options.fault === undefined ? {} : { fault: options.fault }) };
     // As the world does: a call that took effect records what it returned, even when the
     // caller crashed before hearing it (crash-after).
     const answered = outcome.kind === 'ok' || outcome.kind === 'crash-after';

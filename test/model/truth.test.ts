@@ -5,8 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { check } from '../../model/checker.js';
-import type { Contract, History, Step } from '../../model/history.js';
-import { ALL, complete, effect, ev, timeline, unlessCompleted, watermark, at, type Timeline } from './histories.js';
+import type { Contract, FaultLabel, History, Step } from '../../model/history.js';
+import { HistoryError } from '../../model/parse-history.js';
+import { ALL, complete, effect, ev, timeline, unlessCompleted, watermark, at, type FetchOptions, type Timeline } from './histories.js';
 
 const a = ev('a', 1);
 const b = ev('b', 2);
@@ -58,7 +59,11 @@ describe('pages: what the source served', () => {
     const t = timeline({ initial: [a, refund], binding: { ...ALL, filter: { kind: 'equals', attr: 'kind', value: 'order' } } });
     t.start();
     t.fetch([refund], { head: 9 });
-    expect(problems(finish(t))).toEqual(['fetch 1 served r, which is not eligible under the binding', "fetch 1 reported head 9, but the source's head is 2"]);
+    expect(problems(finish(t))).toEqual([
+      'fetch 1 served r, which is not eligible under the binding',
+      "fetch 1 reported head 9, but the source's head is 2",
+      'fetch 1 served [r], but from there the eligible stream holds []',
+    ]);
   });
 
   it('a page that is not the next slice of the stream, or ends it early', () => {
@@ -70,6 +75,115 @@ describe('pages: what the source served', () => {
     expect(problems({ ...h, header: { ...h.header, pageSize: 2 } })).toEqual([
       'fetch 1 served [a c], but from there the eligible stream holds [a b]',
       'fetch 2 served [b], but from there the eligible stream holds [b c]',
+    ]);
+  });
+});
+
+describe('pages: no label and no missing field turns the check off', () => {
+  /**
+   * One incarnation reads pages and handles every event it is given, then claims caught-up:
+   * when a page ends the stream early, b and c are never handled. Whether that is the
+   * consumer's omission or the world's contradiction is what ground truth must decide.
+   */
+  function readsPages(pages: readonly [readonly ReturnType<typeof ev>[], FetchOptions][], pageSize = 3): History {
+    const t = timeline({ initial: [a, b, c], pageSize });
+    t.start();
+    for (const [events, options] of pages) {
+      t.fetch(events, options);
+      for (const e of events) t.handle(e);
+    }
+    t.caughtUp();
+    return t.build();
+  }
+
+  const first = (label?: FaultLabel): [ReturnType<typeof ev>[], FetchOptions] => [[a], { limit: 1, next: 't1', ...(label ? { fault: label } : {}) }];
+  const fromT1 = { resume: { kind: 'token', token: 't1' } } as const;
+
+  it.each<[string, History]>([
+    ['no label', readsPages([[[a], { limit: 1 }]])],
+    ['short', readsPages([[[a], { limit: 3, fault: 'short' }]])],
+    ['overlap', readsPages([first(), [[a, b], { ...fromT1, limit: 1, fault: 'overlap' }]])],
+    ['reorder', readsPages([[[b, a], { limit: 2, fault: 'reorder' }]])],
+    ['empty', readsPages([[[], { limit: 3, fault: 'empty' }]])],
+  ])('a page that ends the stream early is a harness error, labelled %s', (_, history) => {
+    const { verdict } = check(history);
+    expect(verdict.status).toBe('error');
+    if (verdict.status !== 'error') return;
+    expect(verdict.problems.map((p) => p.what)).toEqual([expect.stringMatching(/^fetch \d+ .*ended the stream (with an empty page )?at \d of 3 eligible events$/)]);
+  });
+
+  it('an unknown label or no page size is no history at all, never an omission of the consumer', () => {
+    const unlabelled = readsPages([[[a], { limit: 1 }]]);
+    const gremlin = { ...unlabelled, steps: unlabelled.steps.map((s) => (s.seq === 1 ? { ...s, fault: 'gremlin' } : s)) } as unknown as History;
+    expect(() => check(gremlin)).toThrow(HistoryError);
+    const { pageSize: _, ...header } = unlabelled.header;
+    expect(() => check({ ...unlabelled, header } as unknown as History)).toThrow(/header\.pageSize: an integer >= 1, missing/);
+  });
+
+  it('a page with a quirk is exactly what the quirk makes of the next slice, and the stream goes on from it', () => {
+    // A crash after the fetch took effect: the page is recorded, whole, though nobody read it.
+    const crashed = timeline({ initial: [a, b, c], pageSize: 3 });
+    crashed.start();
+    crashed.fetch([a, b, c], { outcome: 'crash-after', fault: 'crash-after' });
+    crashed.start();
+    const cases: readonly [string, History][] = [
+      ['short', readsPages([[[a], { limit: 3, next: 't1', fault: 'short' }], [[b, c], fromT1]])],
+      ['overlap', readsPages([first(), [[a, b], { ...fromT1, limit: 1, next: 't2', fault: 'overlap' }], [[c], { resume: { kind: 'token', token: 't2' } }]])],
+      ['reorder', readsPages([[[b, a], { limit: 2, next: 't1', fault: 'reorder' }], [[c], fromT1]])],
+      ['empty', readsPages([[[], { limit: 3, next: 't0', fault: 'empty' }], [[a, b, c], { resume: { kind: 'token', token: 't0' } }]])],
+      ['repeat', readsPages([first(), [[a], { limit: 1, next: 't1', fault: 'repeat' }], [[b, c], fromT1]])],
+      ['crash-after', finish(crashed)],
+    ];
+    for (const [label, history] of cases) expect(problems(history), label).toEqual([]);
+  });
+
+  it('a quirk that did not happen as labelled is the world contradicting itself', () => {
+    expect(problems(readsPages([[[a, b, c], { limit: 3, fault: 'short' }]]))).toEqual(['fetch 1 (short) served [a b c], but a short page from there holds the first of [a b c] and not all of them']);
+    expect(problems(readsPages([[[a, b, c], { limit: 3, fault: 'reorder' }]]))).toEqual(['fetch 1 (reorder) served [a b c], but a reordered page from there holds [a b c] out of order']);
+    expect(problems(readsPages([[[a], { limit: 1, next: 't1', fault: 'overlap' }], [[b, c], fromT1]]))).toEqual([
+      'fetch 1 (overlap) served [a], but an overlapping page from there repeats the end of [] before [a]',
+    ]);
+    expect(problems(readsPages([[[a], { limit: 3, next: 't1', fault: 'empty' }], [[b, c], fromT1]]))).toEqual(['fetch 1 (empty) served [a], yet the label says the page was empty']);
+    expect(problems(readsPages([first(), [[b], { ...fromT1, limit: 1, next: 't2', fault: 'repeat' }], [[c], { resume: { kind: 'token', token: 't2' } }]]))).toEqual([
+      'fetch 3 (repeat) is recorded as a repeated page, but it is not the previous page',
+    ]);
+  });
+
+  it('a repeated page that hides an event inserted since is a contradiction, not an omission', () => {
+    const t = timeline({ initial: [a, c], pageSize: 3, contract: { kind: 'none' } });
+    t.start();
+    t.fetch([a, c], { limit: 2, next: 't1' });
+    t.insert(b);
+    t.fetch([a, c], { limit: 2, next: 't1', fault: 'repeat', head: 3 });
+    expect(problems(finish(t))).toContainEqual('fetch 3 (repeat) served [a c] again, but from there the eligible stream now holds [a b c]');
+  });
+
+  it('a label must fit how the call ended, and a call fault fires in the adversity phase only', () => {
+    const ok = timeline({ initial: [a] });
+    ok.start();
+    ok.fetch([a]);
+    ok.commit([effect(a), complete(a)], { fault: 'crash-before' });
+    ok.commit([effect(a), complete(a)], { fault: 'overlap' });
+    expect(problems(finish(ok))).toEqual(['call 2 (commit) is labelled crash-before, but it ended ok', 'call 3 (commit) is labelled overlap, but it ended ok']);
+
+    const drained = timeline({ initial: [a] });
+    drained.start();
+    drained.budget();
+    drained.drain();
+    drained.start();
+    drained.fetch([a], { outcome: 'error', fault: 'error' });
+    drained.caughtUp();
+    expect(problems(drained.build())).toEqual(['call 3 (fetch) is labelled error, but a call fault never fires in the drain phase']);
+  });
+
+  it('a page served for a token no page carried, or with a stale label', () => {
+    const forged = timeline({ initial: [a] });
+    forged.start();
+    forged.fetch([a], { resume: { kind: 'token', token: 'forged' } });
+    expect(problems(finish(forged))).toEqual(['fetch 1 served a page for a token no page under this binding carried']);
+    expect(problems(readsPages([first(), [[b, c], { ...fromT1, fault: 'stale' }]]))).toEqual([
+      'call 3 (fetch) is labelled stale, but it ended ok',
+      'fetch 3 (stale) served a page, yet the label says its token was rejected as stale',
     ]);
   });
 });
@@ -164,6 +278,12 @@ describe('changes to the source, held to the declared contract', () => {
     t.start();
     t.insert(ev('z', 3));
     expect(problems(finish(t))).toEqual([]);
+  });
+
+  it('an id the source holds twice from the start: the second would silently replace the first', () => {
+    const t = timeline({ initial: [a, ev('a', 2), b] });
+    t.start();
+    expect(problems(finish(t))).toContainEqual("the source's initial events hold a twice");
   });
 
   it('a new version must follow the one the source held', () => {

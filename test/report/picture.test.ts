@@ -229,7 +229,7 @@ describe('the picture of one executed world', () => {
       { kind: 'life', seq: 12, phase: 'drain', actor: w2, event: { kind: 'hung' } },
     ];
     const history: History = {
-      header: { initial: [a, b, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: ['c'] },
+      header: { initial: [a, b, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: ['c'], pageSize: 3, leaseTtl: 10 },
       steps,
     };
     const execution: Execution = { plan: findScenario('failed-event-holds-watermark')!.plan, history, hash: hashHistory(history), result: check(history) };
