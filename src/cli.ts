@@ -37,6 +37,7 @@ import { renderFailure } from './report/failure.js';
 import { runSupervised, SUPERVISED } from './cli/supervised.js';
 import { supervise } from './cli/supervisor.js';
 import { merge } from './cli/merge-command.js';
+import { judge } from './cli/judge-command.js';
 import { replayCommand, targetFlag } from './report/replay-command.js';
 import { runId, targetDigest, type RunIdentity } from './run/run-identity.js';
 import { notOurs } from './cli/environment.js';
@@ -91,6 +92,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await regressions(flags, io);
       case 'merge':
         return await merge(flags, io);
+      case 'judge':
+        return judge(flags, io);
       case 'scenarios':
         for (const s of ALL_SCENARIOS) io.out(`${s.name.padEnd(42)} ${s.rules.join(' ')}`);
         return EXIT.pass;

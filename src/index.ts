@@ -12,6 +12,11 @@ export type { Binding, Filter } from '../model/binding.js';
 export type { EventRef, SourceEvent } from '../model/event.js';
 export type { Contract, Delivery, DurableState, FetchRequest, Page, Resume, ResumeStyle, StoreOp } from '../model/history.js';
 export type { Position } from '../model/order.js';
+// For histories recorded elsewhere: validate one, then judge it as tidemark judges its own worlds.
+export type { Actor, Call, CallResult, CallStep, FaultLabel, History, HistoryHeader, LifeStep, MutationStep, ObservedStep, Outcome, RebindStep, Step } from '../model/history.js';
+export { check, type CheckResult, type CheckStats, type Verdict, type WorldProblem } from '../model/checker.js';
+export { parseHistory, HistoryError, type HistoryProblem } from '../model/parse-history.js';
+export type { Anomaly, AnomalyKind } from '../model/anomalies.js';
 export { comparePositions, isPosition } from '../model/order.js';
 export { WorldError, type WorldErrorCode } from './world/errors.js';
 export { referenceConsumer, type ReferenceOptions } from './selftest/reference.js';

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix, relative, resolve, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -200,6 +201,23 @@ describe('the published package', () => {
     // A directory counts when something under it is packed.
     const packed = (target: string): boolean => p.files.has(target) || [...p.files].some((f) => f.startsWith(`${target.replace(/\/$/, '')}/`));
     expect(targets.filter((t) => !packed(t))).toEqual([]);
+  });
+
+  it('exports what judges a history recorded elsewhere: parseHistory, its HistoryError, and check', async () => {
+    const api = (await import(pathToFileURL(join(p.dir, 'dist/src/index.js')).href)) as Record<string, unknown>;
+    expect(typeof api.parseHistory).toBe('function');
+    expect(typeof api.check).toBe('function');
+    expect(typeof api.HistoryError).toBe('function');
+    // Used as the docs show: a history that is not one is refused with the field's path.
+    const parse = api.parseHistory as (value: unknown) => unknown;
+    let thrown: unknown;
+    try {
+      parse({ header: {}, steps: [] });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(api.HistoryError as new () => Error);
+    expect((thrown as { path: string }).path).toBe('header.binding');
   });
 
   it('names its repository', () => {

@@ -233,6 +233,18 @@ never decides what runs. Nothing is pruned without --prune.`,
       WATCHDOG,
     ],
   },
+  {
+    name: 'judge',
+    summary: 'judge a recorded history file again, running nothing',
+    usage: 'tidemark judge FILE',
+    positionals: 'FILE',
+    about: `Reads a recorded history from FILE and judges it as check judges each world, printing the
+verdict as check prints a failure. FILE holds either a bare history ({ "header", "steps" })
+or a JSON output that carries one under "history": what replay --json writes, or one failure
+of check --json (jq .worlds.failure). The history is validated first: a file that is not a
+valid history is a usage error (exit 3) naming the field, like header.initial[0].version.`,
+    flags: [],
+  },
   { name: 'scenarios', summary: 'list the named scenarios and the rules each covers', usage: 'tidemark scenarios', about: 'Lists the named scenarios with the rules each covers.', flags: [] },
   { name: 'consumers', summary: 'list the built-in consumers (the reference and the mutants)', usage: 'tidemark consumers', about: 'Lists the built-in consumers: reference variants and mutants.', flags: [] },
   { name: 'help', summary: "print this help, or a command's", usage: 'tidemark help [COMMAND]', about: "Prints the tool's help, or with a command name that command's help.", flags: [] },
@@ -270,7 +282,7 @@ Run 'tidemark help <command>' (or 'tidemark <command> --help') for a command's f
 export function commandHelp(spec: CommandSpec): string {
   const parts = [`Usage: ${spec.usage}`, '', spec.about];
   if (spec.flags.length > 0) parts.push('', flagTable(spec.flags));
-  if (['check', 'replay', 'regressions', 'merge'].includes(spec.name)) parts.push('', EXIT_CODES);
+  if (['check', 'replay', 'regressions', 'merge', 'judge'].includes(spec.name)) parts.push('', EXIT_CODES);
   return parts.join('\n');
 }
 

@@ -1,0 +1,67 @@
+import { readFileSync } from 'node:fs';
+import { ANOMALY_KINDS } from '../../model/anomalies.js';
+import { check } from '../../model/checker.js';
+import type { History } from '../../model/history.js';
+import { describeProblem, HistoryError, parseHistory } from '../../model/parse-history.js';
+import { renderJudged } from '../report/failure.js';
+import { hashHistory } from '../run/execute.js';
+import type { Io } from './io.js';
+import { EXIT, UsageError, type Flags } from './spec.js';
+
+/**
+ * `tidemark judge FILE`: a recorded history judged again, without running anything. FILE
+ * holds a bare history (`{ header, steps }`) or a JSON output that carries one under
+ * `history` (what `replay --json` writes, or one failure of `check --json`). The verdict is
+ * printed as `check` prints a failure, and the exit code is `check`'s; a file that is not a
+ * valid history is a usage error (3) naming the field, as the parser found it.
+ *
+ * It runs no consumer code, starts no process and cannot hang on anything but the
+ * computer's speed (the checker is linear in the history), so it does not run under the
+ * supervisor: there is no process to kill on a signal and nothing for a watchdog to watch.
+ */
+export function judge(f: Flags, io: Io): number {
+  const [file, ...extra] = f.positionals;
+  if (file === undefined || extra.length > 0) throw new UsageError(`judge takes one FILE, the recorded history${extra.length > 0 ? `; got ${f.positionals.length}` : ''}`);
+  const { history, at } = locate(file, readJson(file));
+  let parsed: History;
+  try {
+    parsed = parseHistory(history);
+  } catch (error) {
+    if (!(error instanceof HistoryError)) throw error;
+    const problems = error.problems.map((p) => describeProblem({ ...p, path: at === '' ? p.path : p.path === '' ? at : `${at}.${p.path}` }));
+    throw new UsageError(`${file} is not a valid history: ${problems.join('; ')}${error.more ? '; (and maybe more)' : ''}`);
+  }
+  const result = check(parsed);
+  io.out(renderJudged({ name: file, history: parsed, result, hash: hashHistory(parsed) }));
+  for (const kind of ANOMALY_KINDS) {
+    const r = result.results[kind];
+    if (r.status === 'untested') io.out(`check ${kind}: untested, ${r.reason}`);
+  }
+  io.out(`verdict: ${result.verdict.status}`);
+  return EXIT[result.verdict.status];
+}
+
+function readJson(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new UsageError(`${file} is not JSON: ${(error as Error).message}`);
+  }
+}
+
+/** The history in a file's JSON, and where it sits (`history` when wrapped, '' when bare). */
+function locate(file: string, value: unknown): { history: unknown; at: string } {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    if ('header' in value || 'steps' in value) return { history: value, at: '' };
+    if ('history' in value) return { history: (value as { history: unknown }).history, at: 'history' };
+  }
+  throw new UsageError(
+    `${file} holds neither a history ({ header, steps }) nor a JSON output with one under "history" (as replay --json writes it); from a check --json file, take one failure's history out first, e.g. jq .worlds.failure ${file}`,
+  );
+}
