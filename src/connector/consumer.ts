@@ -305,7 +305,7 @@ class Attempt {
       if (code === 0 || silent >= SILENT_LIMIT) {
         const kept = this.kept.length > 0 ? `; its last other lines: ${this.kept.join(' | ')}` : '';
         throw new ConnectorUnjudgedError(
-          `the connector printed no ${this.kind === 'singer' ? 'Singer' : 'Airbyte'} RECORD or STATE line: it exited with ${how}${code === 0 ? '' : ` ${silent} times in a row`} (last: ${this.lastInput})${kept}${tail}`,
+          `the connector printed no ${this.kind === 'singer' ? 'Singer' : 'Airbyte'} RECORD or STATE line: it exited with ${how}${code === 0 ? '' : `, ${silent} times in a row`} (last: ${this.lastInput})${kept}${tail}`,
         );
       }
     } else if (!this.durable && code !== 0 && ++this.shared.inARow >= SILENT_LIMIT) {
