@@ -25,6 +25,34 @@ export interface WorldSize {
 
 export const DEFAULT_SIZE: WorldSize = { maxEvents: 60, maxFaults: 6, maxKey: 40, maxPageSize: 8, maxMutations: 6 };
 
+/** The most events a world may be asked to hold (`--events`), and the largest page. */
+export const MAX_EVENTS = 100_000;
+export const MAX_PAGE_SIZE = 1000;
+
+/**
+ * Worlds of up to `events` events, shaped like what connectors read: pages of up to a tenth
+ * of the stream (at most 1,000), keys spread as wide as the stream so that ties stay
+ * occasional, faults and changes in proportion, and a step budget that grows with the stream
+ * (the reference needs about three steps an event), so that a consumer that checkpoints every
+ * N records is seen between its checkpoints and a correct one still finishes. Lengths are
+ * drawn up to `events` and shrink towards the smallest world that fails, as small ones do.
+ */
+export function sizedWorlds(events: number): Pick<PlanOptions, 'size' | 'budget'> {
+  if (!Number.isSafeInteger(events) || events < 1 || events > MAX_EVENTS) throw new RangeError(`events must be an integer from 1 to ${MAX_EVENTS}, got ${events}`);
+  if (events <= DEFAULT_SIZE.maxEvents) return { size: { ...DEFAULT_SIZE, maxEvents: events } };
+  const scale = events / DEFAULT_SIZE.maxEvents;
+  return {
+    size: {
+      maxEvents: events,
+      maxFaults: Math.round(DEFAULT_SIZE.maxFaults * Math.sqrt(scale)),
+      maxKey: Math.max(DEFAULT_SIZE.maxKey, events),
+      maxPageSize: Math.min(MAX_PAGE_SIZE, Math.max(DEFAULT_SIZE.maxPageSize, Math.floor(events / 10))),
+      maxMutations: Math.round(DEFAULT_SIZE.maxMutations * Math.sqrt(scale)),
+    },
+    budget: { adversity: Math.max(DEFAULT_BUDGET.adversity, events * 12), drain: Math.max(DEFAULT_BUDGET.drain, events * 8) },
+  };
+}
+
 /**
  * Generous enough that a correct consumer always finishes (over 10,000 default worlds the
  * reference needed at most 673 adversity and 197 drain steps); a consumer that cannot is a
@@ -360,7 +388,8 @@ export function worldDrawArb(options: PlanOptions = {}) {
   return fc.record({
     swarm: swarmArb(options.families),
     keyLength: fc.integer({ min: 1, max: 2 }),
-    events: fc.array(eventArb(size), { maxLength: size.maxEvents, size: 'medium' }),
+    // Default worlds keep fast-check's medium lengths; asked-for sizes reach their maximum.
+    events: fc.array(eventArb(size), { maxLength: size.maxEvents, size: size.maxEvents > DEFAULT_SIZE.maxEvents ? 'max' : 'medium' }),
     binding: bindingArb(size),
     pageSize: fc.integer({ min: 1, max: size.maxPageSize }),
     resumes: resumesArb,
@@ -399,7 +428,7 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
   const size = options.size ?? DEFAULT_SIZE;
   const budget = options.budget ?? DEFAULT_BUDGET;
   const forced = options.families ?? [];
-  return new ShrinkTwice(worldDrawArb(options)).map((w): Plan => {
+  const worlds = new ShrinkTwice(worldDrawArb(options)).map((w): Plan => {
     const { swarm } = w;
     const ids = idsOf(w.events, size);
     const profile = options.profile ?? {};
@@ -447,4 +476,10 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
       poison,
     };
   });
+  // Each shrinking step of a large world runs the whole world again: bounded, a failure in
+  // a 5,000-event world shrinks in under a minute to one far smaller, if not the smallest.
+  return size.maxEvents > DEFAULT_SIZE.maxEvents ? fc.limitShrink(worlds, LARGE_WORLD_SHRINKS) : worlds;
 }
+
+/** How many shrinking steps a world larger than the default gets (see sizedWorlds). */
+export const LARGE_WORLD_SHRINKS = 300;

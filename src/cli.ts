@@ -38,7 +38,7 @@ import { runSupervised, SUPERVISED } from './cli/supervised.js';
 import { supervise } from './cli/supervisor.js';
 import { merge } from './cli/merge-command.js';
 import { judge } from './cli/judge-command.js';
-import { replayCommand, targetFlag } from './report/replay-command.js';
+import { replayCommand, targetFlag, worldWhat } from './report/replay-command.js';
 import { runId, targetDigest, type RunIdentity } from './run/run-identity.js';
 import { notOurs } from './cli/environment.js';
 import { connectorFlag, connectorOf, connectorTarget } from './connector/target.js';
@@ -263,7 +263,7 @@ function shareOf(runs: number, shard: Shard): number {
 
 async function check(f: Flags, io: Io): Promise<number> {
   if (f.switch('all')) conflicts(f, 'all', ['scenario']);
-  conflicts(f, 'scenario', ['runs', 'seed', 'searches', 'time-limit', 'shard']);
+  conflicts(f, 'scenario', ['runs', 'seed', 'searches', 'time-limit', 'shard', 'events']);
   const shard = f.shard('shard');
   if (shard) shardNeeds(f, 'check');
   if (!f.has('adapter') && !f.has('command') && !f.has('consumer') && !f.has('singer') && !f.has('airbyte')) {
@@ -289,6 +289,7 @@ async function check(f: Flags, io: Io): Promise<number> {
   // With a shard, the lists below are its share: what it runs and prints.
   const scenarios = named.filter((_, j) => owns(shard, j));
   const digest = t.digest ?? targetDigest(t.id);
+  const events = f.number('events');
   const identity: RunIdentity = {
     tidemark: TIDEMARK_VERSION,
     command: 'check',
@@ -297,7 +298,7 @@ async function check(f: Flags, io: Io): Promise<number> {
     seed,
     runs,
     shards: shard?.count ?? 1,
-    options: { searches, scenario: scenario ?? null, 'time-limit': limitS ?? null, kills: popts.kills ?? null, option: optionsText(t.options) },
+    options: { searches, scenario: scenario ?? null, 'time-limit': limitS ?? null, kills: popts.kills ?? null, option: optionsText(t.options), events: events ?? null },
   };
   const run = { id: runId(identity), identity };
   io.out(
@@ -324,7 +325,7 @@ async function check(f: Flags, io: Io): Promise<number> {
   const progress = new Progress(io, { scenarios: scenarios.length, runs: scenario !== undefined ? 0 : shard ? shareOf(runs, shard) : runs, heartbeatMs: (f.number('heartbeat') as number) * 1000, ...(timeLimitMs === undefined ? {} : { timeLimitMs }) });
   const replayed = replayedRegressions(stored.entries, t.id, t.options).filter((_, j) => owns(shard, j));
   progress.regressions(0, replayed.length);
-  const regressionReplay = (e: RegressionEntry): string => replayOf(t, e.kind, e.kind === 'scenario' ? e.scenario : `${e.seed}|${e.path}`);
+  const regressionReplay = (e: RegressionEntry): string => replayOf(t, e.kind, e.kind === 'scenario' ? e.scenario : worldWhat(e));
   let failingRegressions = 0;
   let unjudgedRegressions = 0;
   let regressionsDone = 0;
@@ -346,6 +347,7 @@ async function check(f: Flags, io: Io): Promise<number> {
       adapter: t.id,
       options: t.options,
       digest,
+      ...(events === undefined ? {} : { events }),
       seed,
       runs,
       searches,
@@ -405,7 +407,7 @@ async function check(f: Flags, io: Io): Promise<number> {
     const within = p.interrupted ? ` (the time limit of ${limitS} s ended the search; --runs asked ${runs})` : '';
     const share = shard ? `; ${p.skipped ?? 0} of them left to the other shards` : '';
     io.out(`generated worlds: ${p.status} after ${p.runs} worlds${within} (${p.calls} world calls${share}), seed ${p.seed}`);
-    if (p.counterexample) show(p.counterexample, replayOf(t, 'world', `${p.seed}|${p.path}`), `minimal world, found after ${p.runs} worlds; the smallest of ${p.searches} shrunk failures`);
+    if (p.counterexample) show(p.counterexample, replayOf(t, 'world', worldWhat(p)), `minimal world, found after ${p.runs} worlds; the smallest of ${p.searches} shrunk failures`);
   }
   for (const c of result.checks) if (c.status === 'untested') io.out(`check ${c.anomaly}: untested, ${c.reason}`);
   const status = await finalReplays(result, t, io);
@@ -466,11 +468,11 @@ async function finalReplays(result: SuiteResult, t: Target, io: Io): Promise<Sui
 
 function firstFailure(result: SuiteResult, t: Target): { execution: Execution; replay: string } | null {
   for (const r of result.regressions) {
-    if (r.status !== 'pass' && r.execution) return { execution: r.execution, replay: replayOf(t, r.entry.kind, r.entry.kind === 'scenario' ? r.entry.scenario : `${r.entry.seed}|${r.entry.path}`) };
+    if (r.status !== 'pass' && r.execution) return { execution: r.execution, replay: replayOf(t, r.entry.kind, r.entry.kind === 'scenario' ? r.entry.scenario : worldWhat(r.entry)) };
   }
   for (const s of result.scenarios) if (s.execution && s.execution.result.verdict.status !== 'pass') return { execution: s.execution, replay: replayOf(t, 'scenario', s.scenario.name) };
   const p = result.property;
-  return p?.counterexample ? { execution: p.counterexample, replay: replayOf(t, 'world', `${p.seed}|${p.path}`) } : null;
+  return p?.counterexample ? { execution: p.counterexample, replay: replayOf(t, 'world', worldWhat(p)) } : null;
 }
 
 /**
@@ -505,15 +507,15 @@ function recordedFailure(f: Flags): { readonly entry: RegressionEntry; readonly 
 }
 
 async function replay(f: Flags, io: Io): Promise<number> {
-  conflicts(f, 'scenario', ['seed', 'path']);
+  conflicts(f, 'scenario', ['seed', 'path', 'events']);
   const recordedEntry = recordedFailure(f);
   const popts = recordedEntry?.spec.command !== undefined ? { ...processOptions(f), kills: 'real' as const } : processOptions(f);
   prepareOutputs(f);
-  if (recordedEntry) io.out(`replaying ${recordedEntry.entry.id ?? shortId(recordedEntry.entry)}: ${replayCommand(connectorFlag(recordedEntry.entry.adapter, recordedEntry.entry.options) ?? targetFlag(recordedEntry.entry.adapter, recordedEntry.entry.options), recordedEntry.entry.kind, recordedEntry.entry.kind === 'scenario' ? recordedEntry.entry.scenario : `${recordedEntry.entry.seed}|${recordedEntry.entry.path}`)}`);
+  if (recordedEntry) io.out(`replaying ${recordedEntry.entry.id ?? shortId(recordedEntry.entry)}: ${replayCommand(connectorFlag(recordedEntry.entry.adapter, recordedEntry.entry.options) ?? targetFlag(recordedEntry.entry.adapter, recordedEntry.entry.options), recordedEntry.entry.kind, recordedEntry.entry.kind === 'scenario' ? recordedEntry.entry.scenario : worldWhat(recordedEntry.entry))}`);
   const scenarioName = recordedEntry ? (recordedEntry.entry.kind === 'scenario' ? recordedEntry.entry.scenario : undefined) : f.string('scenario');
-  let world: { seed: number; path: string } | null = null;
+  let world: { seed: number; path: string; events?: number | undefined } | null = null;
   if (recordedEntry?.entry.kind === 'world') {
-    world = { seed: recordedEntry.entry.seed, path: recordedEntry.entry.path };
+    world = { seed: recordedEntry.entry.seed, path: recordedEntry.entry.path, events: recordedEntry.entry.events };
   } else if (scenarioName === undefined) {
     const path = f.string('path');
     if (!f.has('seed') || path === undefined) throw new UsageError('replay needs --seed and --path, or --scenario, or the ID of a recorded failure');
@@ -521,14 +523,14 @@ async function replay(f: Flags, io: Io): Promise<number> {
     // fast-check walks to the first index one generated world at a time: a huge one would take hours.
     const first = Number(path.split(':')[0]);
     if (!(first < MAX_RUNS)) throw new UsageError(`--path ${path} starts beyond any run: its first number must be below ${MAX_RUNS}, the most worlds a check generates`);
-    world = { seed: f.number('seed') as number, path };
+    world = { seed: f.number('seed') as number, path, events: f.number('events') };
   } else if (!findScenario(scenarioName)) throw new UsageError(`no scenario named '${scenarioName}'; see 'tidemark scenarios'`);
   const t = await target(recordedEntry?.spec ?? { ...targetFlags(f), options: f.pairs('option') }, popts);
   // A failure the regression file recorded for this target and world must replay as recorded
   // while the target's code is unchanged (src/run/replay.ts).
   const file = f.string('regressions') as string;
   const entry = readRegressions(file).entries.find((e) =>
-    ofTarget(e, t.id, t.options) && e.hash !== undefined && (world === null ? e.kind === 'scenario' && e.scenario === scenarioName : e.kind === 'world' && e.seed === world.seed && e.path === world.path),
+    ofTarget(e, t.id, t.options) && e.hash !== undefined && (world === null ? e.kind === 'scenario' && e.scenario === scenarioName : e.kind === 'world' && e.seed === world.seed && e.path === world.path && e.events === world.events),
   );
   const recorded = entry?.hash === undefined ? undefined : { hash: entry.hash, digest: entry.digest, current: t.digest ?? targetDigest(t.id) };
   let execution: Execution;
@@ -541,13 +543,13 @@ async function replay(f: Flags, io: Io): Promise<number> {
     doing(`scenario ${scenario.name}`, replayed);
     execution = (await replayWorld(t.consumer, { plan: scenarioPlan(t.consumer, scenario) }, { recorded }))!.execution;
   } else {
-    replayed = replayOf(t, 'world', `${world.seed}|${world.path}`);
+    replayed = replayOf(t, 'world', worldWhat(world));
     doing(`the world at seed ${world.seed}, path ${world.path}`, replayed);
     const nowhere = (why: string): UsageError =>
       new UsageError(`--path ${world!.path} does not lead to a world at seed ${world!.seed}${why}; give the seed and path exactly as a failing check printed them`);
     let found;
     try {
-      found = await replayWorld(t.consumer, { seed: world.seed, path: world.path }, { recorded });
+      found = await replayWorld(t.consumer, { seed: world.seed, path: world.path, events: world.events }, { recorded });
     } catch (error) {
       // fast-check refuses a path that leaves its shrink tree before the last step.
       if (error instanceof Error && /Unable to replay/.test(error.message)) throw nowhere('');

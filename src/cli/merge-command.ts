@@ -9,7 +9,7 @@ import { renderFailure } from '../report/failure.js';
 import { renderJUnit } from '../report/junit.js';
 import { formatKillRow, formatReferenceRow, KILL_HEADER, matrixVerdict } from '../report/kill-table.js';
 import { buildReport } from '../selftest/report.js';
-import { replayCommand, targetFlag } from '../report/replay-command.js';
+import { replayCommand, targetFlag, worldWhat } from '../report/replay-command.js';
 import { targetOptions } from '../run/run-identity.js';
 
 /**
@@ -84,7 +84,7 @@ function mergedCheck(merged: MergedCheck, shards: string, f: Flags, io: Io): num
     const what = e.kind === 'scenario' ? `scenario ${e.scenario}` : `world seed ${e.seed} path ${e.path}`;
     const why = r.execution?.result.verdict.status === 'unknown' ? `: ${r.execution.result.verdict.reason}` : '';
     io.out(`  ${r.status.padEnd(7)} ${what}${r.status === 'pass' ? ' (fixed: prune it with tidemark regressions --prune)' : why}${r.note ? ` (${r.note})` : ''}`);
-    if (r.status !== 'pass' && r.execution) show(r.execution, replay(e.kind, e.kind === 'scenario' ? e.scenario : `${e.seed}|${e.path}`));
+    if (r.status !== 'pass' && r.execution) show(r.execution, replay(e.kind, e.kind === 'scenario' ? e.scenario : worldWhat(e)));
   }
   for (const s of suite.scenarios) {
     if (s.status === 'skipped') io.out(`  ${s.status.padEnd(8)} ${s.scenario.name}: ${s.skipped}`);
@@ -102,7 +102,7 @@ function mergedCheck(merged: MergedCheck, shards: string, f: Flags, io: Io): num
   if (p) {
     const by = merged.foundBy === null ? '' : `; found by shard ${merged.foundBy}`;
     io.out(`generated worlds: ${p.status} after ${p.runs} worlds${p.interrupted ? ' (a time limit ended some shard early)' : ''} (${p.calls} world calls over all shards${by}), seed ${p.seed}`);
-    if (p.counterexample) show(p.counterexample, replay('world', `${p.seed}|${p.path}`), `minimal world, found after ${p.runs} worlds; the smallest of ${p.searches} shrunk failures`);
+    if (p.counterexample) show(p.counterexample, replay('world', worldWhat(p)), `minimal world, found after ${p.runs} worlds; the smallest of ${p.searches} shrunk failures`);
   }
   for (const c of suite.checks) if (c.status === 'untested') io.out(`check ${c.anomaly}: untested, ${c.reason}`);
 

@@ -296,7 +296,7 @@ export function mergedRegressions(j: CheckJson): RegressionEntry[] {
     if (s.failure) out.push({ adapter: j.adapter, ...of, kind: 'scenario', scenario: s.name, anomaly: s.failure.anomalies[0]?.kind ?? s.status, hash: s.failure.hash });
   }
   const w = j.worlds;
-  if (w?.failure && w.path !== null) out.push({ adapter: j.adapter, ...of, kind: 'world', seed: w.seed, path: w.path, anomaly: w.failure.anomalies[0]?.kind ?? w.status, hash: w.failure.hash });
+  if (w?.failure && w.path !== null) out.push({ adapter: j.adapter, ...of, kind: 'world', seed: w.seed, path: w.path, ...(w.events === undefined ? {} : { events: w.events }), anomaly: w.failure.anomalies[0]?.kind ?? w.status, hash: w.failure.hash });
   return out;
 }
 

@@ -22,7 +22,7 @@ const SCENARIO = [...SUITE, 'untested', 'skipped'] as const;
 const CHECK_KEYS = new Set(['run', 'consumer', 'adapter', 'seed', 'runs', 'searches', 'verdict', 'reason', 'regressions', 'scenarios', 'worlds', 'checks', 'shard']);
 const SHARD_KEYS = new Set(['command', 'index', 'count', 'tidemark', 'regressionsInFile', 'skipped', 'calls', 'ms', 'evidence', 'timeLimit']);
 const SCENARIO_KEYS = new Set(['name', 'rules', 'status', 'skipped', 'untested', 'replay', 'failure']);
-const WORLDS_KEYS = new Set(['status', 'runs', 'seed', 'path', 'shrinks', 'searches', 'interrupted', 'replay', 'failure']);
+const WORLDS_KEYS = new Set(['status', 'events', 'runs', 'seed', 'path', 'shrinks', 'searches', 'interrupted', 'replay', 'failure']);
 const REGRESSION_KEYS = new Set(['adapter', 'kind', 'seed', 'path', 'scenario', 'anomaly', 'tidemark', 'hash', 'run', 'digest', 'options', 'id', 'status', 'note', 'failure']);
 const FAILURE_KEYS = new Set(['anomalies', 'plan', 'history', 'hash']);
 

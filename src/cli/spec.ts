@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { DEFAULT_SIZE, MAX_PAGE_SIZE } from '../../scenarios/arbitraries.js';
 import { MUTANT_BUDGET } from '../selftest/kill-matrix.js';
 import { REGRESSIONS_FILE } from '../run/regressions.js';
 import { REPORT_SEED } from '../report/report-md.js';
@@ -62,6 +63,15 @@ export interface CommandSpec {
 // package's API checks its options by too: the two front doors cannot drift apart.
 export { MAX_RUNS, MAX_SHARDS, SEED_MAX, SEED_MIN } from '../run/options.js';
 
+/** --events: worlds the size of what connectors read. */
+const EVENTS: Flag = {
+  name: 'events',
+  value: 'N',
+  description: `generated worlds of up to N events, with pages of up to N/10 (at most ${MAX_PAGE_SIZE}) and a step budget that grows with them, so that a consumer checkpointing every so many records is seen between checkpoints`,
+  shownDefault: `${DEFAULT_SIZE.maxEvents}, pages of up to ${DEFAULT_SIZE.maxPageSize}`,
+  ...BOUNDS.events,
+};
+
 const TARGET: readonly Flag[] = [
   { name: 'adapter', type: 'file', value: 'MODULE', description: 'your consumer: a .ts or .js module exporting it (docs/adapters.md)' },
   { name: 'command', type: 'text', value: 'CMD', description: 'your consumer as a process in any language, speaking docs/protocol.md' },
@@ -115,6 +125,7 @@ to the regression file. Give exactly one target: --adapter, --command or --consu
       { name: 'runs', value: 'N', description: 'generated worlds to try', default: 1000, ...BOUNDS.runs },
       { name: 'seed', type: 'seed', value: 'N', description: 'fast-check seed', shownDefault: 'a fresh one, printed' },
       { name: 'searches', value: 'N', description: 'after a failure, shrink this many searches and show the smallest', shownDefault: '3; 1 with --command', ...BOUNDS.searches },
+      EVENTS,
       { name: 'time-limit', value: 'S', description: 'stop generating worlds after S seconds and judge those that ran (shrinking included); the verdict says how many ran', ...BOUNDS['time-limit'] },
       { name: 'scenario', type: 'text', value: 'NAME', description: 'run only this named scenario (no generated worlds; not with --runs, --seed, --searches or --time-limit)' },
       { name: 'all', type: 'switch', description: 'run everything (the default)' },
@@ -153,6 +164,7 @@ from regression files you trust.`,
       { name: 'seed', type: 'seed', value: 'N', description: 'the seed of the world, with --path' },
       { name: 'path', type: 'text', value: 'P', description: `fast-check's path to the world, like 12:0:3; the first number below ${MAX_RUNS.toLocaleString('en-US')}` },
       { name: 'scenario', type: 'text', value: 'NAME', description: 'a named scenario instead of --seed and --path' },
+      { ...EVENTS, description: 'the world size the failing check asked for, with --seed and --path (its replay command says it)', shownDefault: `${DEFAULT_SIZE.maxEvents}` },
       { name: 'json', type: 'output', value: 'FILE', description: 'write the verdict, anomalies, plan and history as JSON' },
       { name: 'timeline', type: 'output', value: 'FILE', description: 'write a picture (HTML with SVG) of the world' },
       { name: 'regressions', type: 'file', value: 'FILE', description: 'the regression file: a replay of an entry recorded there, with the code unchanged, must give the recorded history', default: REGRESSIONS_FILE },

@@ -1,3 +1,4 @@
+import { worldWhat } from './replay-command.js';
 import { createHash } from 'node:crypto';
 import { ANOMALIES } from '../../model/anomalies.js';
 import { scenarioStatus, type ScenarioStatus } from '../run/conformance.js';
@@ -61,7 +62,7 @@ export function renderJUnit(suite: SuiteResult | JUnitSuite, replay: (kind: 'sce
   const cases: Case[] = [];
   for (const r of result.regressions) {
     const e = r.entry;
-    const what = e.kind === 'scenario' ? e.scenario : `${e.seed}|${e.path}`;
+    const what = e.kind === 'scenario' ? e.scenario : worldWhat(e);
     // A world's own identity is its seed and path, too long for a name: a digest of them
     // keeps each entry's case the same from run to run, and distinct from the others.
     const name = e.kind === 'scenario' ? `regression: scenario ${e.scenario}` : `regression: world ${e.anomaly} ${createHash('sha256').update(what).digest('hex').slice(0, 8)}`;
@@ -92,7 +93,7 @@ export function renderJUnit(suite: SuiteResult | JUnitSuite, replay: (kind: 'sce
     const summary = `seed ${p.seed}, ${p.runs} worlds run of ${result.runs} asked, ${p.calls} world calls`;
     if (p.counterexample === null) cases.push({ classname: 'tidemark.worlds', name, ms: p.ms ?? 0, result: { kind: 'passed' }, out: summary });
     else {
-      const command = replay('world', `${p.seed}|${p.path}`);
+      const command = replay('world', worldWhat(p));
       const text = renderFailure({ consumer: result.consumer, execution: p.counterexample, replay: command });
       cases.push({ classname: 'tidemark.worlds', name, ms: p.ms ?? 0, result: judged(p.counterexample, text), out: `${summary}; failed at world ${p.runs}, the smallest of ${p.searches} shrunk failures\nreplay: ${command}` });
     }

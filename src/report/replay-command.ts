@@ -16,11 +16,16 @@ export function seedFlag(seed: number): string {
   return seed < 0 ? `--seed=${seed}` : `--seed ${seed}`;
 }
 
-/** The replay command of a named scenario (`what` is its name) or a world (`what` is `seed|path`). */
+/** The replay command of a named scenario (`what` is its name) or a world (`what` is `seed|path`, or `seed|path|events`: see worldWhat). */
 export function replayCommand(flag: string, kind: 'scenario' | 'world', what: string): string {
   if (kind === 'scenario') return `npx tidemark replay ${flag} --scenario ${shellQuote(what)}`;
-  const [seed, path] = what.split('|');
-  return `npx tidemark replay ${flag} ${seedFlag(Number(seed))} --path "${path}"`;
+  const [seed, path, events] = what.split('|');
+  return `npx tidemark replay ${flag} ${seedFlag(Number(seed))} --path "${path}"${events === undefined ? '' : ` --events ${events}`}`;
+}
+
+/** A generated world's address for replayCommand: its seed and path, and its size when one was asked for (`--events`). */
+export function worldWhat(w: { readonly seed: number; readonly path: string | null; readonly events?: number | undefined }): string {
+  return `${w.seed}|${w.path}${w.events === undefined ? '' : `|${w.events}`}`;
 }
 
 /** Quotes a value for a POSIX shell, so a printed replay command can be pasted as it is. */

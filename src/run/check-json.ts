@@ -1,3 +1,4 @@
+import { worldWhat } from '../report/replay-command.js';
 import type { AnomalyKind } from '../../model/anomalies.js';
 import { check, type Verdict } from '../../model/checker.js';
 import type { History } from '../../model/history.js';
@@ -57,6 +58,8 @@ export interface ScenarioJson {
 
 export interface WorldsJson {
   readonly status: SuiteStatus;
+  /** The world size asked for (`--events`). */
+  readonly events?: number;
   /** Worlds until the first failure, that one included; or all asked, on a pass. */
   readonly runs: number;
   readonly seed: number;
@@ -112,13 +115,14 @@ export function checkJson(
     })),
     worlds: p && {
       status: p.status,
+      ...(p.events === undefined ? {} : { events: p.events }),
       runs: p.runs,
       seed: p.seed,
       path: p.path,
       shrinks: p.shrinks,
       searches: p.searches,
       ...(p.interrupted ? { interrupted: true } : {}),
-      ...(p.counterexample ? { replay: replay('world', `${p.seed}|${p.path}`), ...failure(p.counterexample) } : {}),
+      ...(p.counterexample ? { replay: replay('world', worldWhat(p)), ...failure(p.counterexample) } : {}),
     },
     checks: result.checks,
     ...(options.shard === undefined

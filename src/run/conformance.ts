@@ -20,6 +20,8 @@ export type SuiteStatus = 'pass' | 'fail' | 'unknown' | 'error';
 
 export interface PropertyOutcome {
   readonly status: SuiteStatus;
+  /** The world size asked for (`--events`); absent for the default size. */
+  readonly events?: number;
   /** Worlds executed until the first failure (that one included), or in all on a pass. */
   readonly runs: number;
   /** The seed of the search whose counterexample is reported: with `path`, it replays it. */

@@ -1,3 +1,4 @@
+import { MAX_EVENTS } from '../../scenarios/arbitraries.js';
 /**
  * The bounds of every option a run takes, and the one check of them. The command line's flag
  * spec (src/cli/spec.ts) takes its bounds from here, and so do the package's front doors
@@ -48,6 +49,7 @@ export const BOUNDS = {
   watchdog: { type: 'seconds', min: 0 },
   'hello-ms': { type: 'ms', min: 1 },
   'stall-ms': { type: 'ms', min: 1 },
+  events: { type: 'integer', min: 1, max: MAX_EVENTS },
 } as const satisfies Record<string, Bounds>;
 
 /** The values a process consumer's `kills` takes. */

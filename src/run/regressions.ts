@@ -49,7 +49,8 @@ interface Common {
 }
 
 export type RegressionEntry =
-  | (Common & { readonly kind: 'world'; readonly seed: number; readonly path: string })
+  /** `events`: the world size it was generated at (`--events`), absent for the default size. */
+  | (Common & { readonly kind: 'world'; readonly seed: number; readonly path: string; readonly events?: number })
   | (Common & { readonly kind: 'scenario'; readonly scenario: string });
 
 export interface RegressionFile {
@@ -88,7 +89,7 @@ export const ENTRY_SHAPE = "must be { adapter, kind: 'world', seed, path } or { 
  * entry names (target, options and world), the same on every machine.
  */
 export function shortId(entry: RegressionEntry): string {
-  const world = entry.kind === 'world' ? { seed: entry.seed, path: entry.path } : { scenario: entry.scenario };
+  const world = entry.kind === 'world' ? { seed: entry.seed, path: entry.path, ...(entry.events === undefined ? {} : { events: entry.events }) } : { scenario: entry.scenario };
   const named = JSON.stringify({ adapter: entry.adapter, options: entry.options ?? {}, kind: entry.kind, ...world });
   return createHash('sha256').update(named).digest('hex').slice(0, 8);
 }
@@ -118,7 +119,8 @@ export function isRegressionEntry(value: unknown): value is RegressionEntry {
     typeof e.adapter === 'string' &&
     ['anomaly', 'tidemark', 'hash', 'run', 'digest', 'id'].every(optional) &&
     (e.options === undefined || (typeof e.options === 'object' && e.options !== null && !Array.isArray(e.options) && Object.values(e.options).every((v) => typeof v === 'string'))) &&
-    ((e.kind === 'world' && Number.isSafeInteger(e.seed) && typeof e.path === 'string' && /^\d+(:\d+)*$/.test(e.path)) || (e.kind === 'scenario' && typeof e.scenario === 'string'))
+    ((e.kind === 'world' && Number.isSafeInteger(e.seed) && typeof e.path === 'string' && /^\d+(:\d+)*$/.test(e.path) && (e.events === undefined || (Number.isSafeInteger(e.events) && (e.events as number) >= 1))) ||
+      (e.kind === 'scenario' && typeof e.scenario === 'string'))
   );
 }
 
@@ -208,7 +210,7 @@ export function versionWarning(entry: RegressionEntry): string | null {
 
 export function sameEntry(a: RegressionEntry, b: RegressionEntry): boolean {
   if (!ofTarget(a, b.adapter, b.options) || a.kind !== b.kind) return false;
-  return a.kind === 'world' && b.kind === 'world' ? a.seed === b.seed && a.path === b.path : a.kind === 'scenario' && b.kind === 'scenario' && a.scenario === b.scenario;
+  return a.kind === 'world' && b.kind === 'world' ? a.seed === b.seed && a.path === b.path && a.events === b.events : a.kind === 'scenario' && b.kind === 'scenario' && a.scenario === b.scenario;
 }
 
 function render(entries: readonly RegressionEntry[]): string {

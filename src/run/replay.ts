@@ -3,6 +3,7 @@ import { checkProperty } from './conformance.js';
 import type { AnyConsumer } from '../adapter/consumer.js';
 import { execute, type Execution } from './execute.js';
 import type { Plan } from '../../scenarios/plan.js';
+import { sizedWorlds } from '../../scenarios/arbitraries.js';
 
 /**
  * Replaying a world is trustworthy only if the consumer is deterministic: same plan, same
@@ -23,7 +24,7 @@ export interface Replayed {
   readonly nondeterministic: string | null;
 }
 
-export type WorldAddress = { readonly plan: Plan } | { readonly seed: number; readonly path: string };
+export type WorldAddress = { readonly plan: Plan } | { readonly seed: number; readonly path: string; readonly events?: number | undefined };
 
 /** What was recorded of a failure: its history's hash, and the sha256 of the target's code then and now. */
 export interface Recorded {
@@ -43,7 +44,9 @@ export interface ReplayOptions {
 }
 
 export async function replayWorld(consumer: AnyConsumer, address: WorldAddress, options: ReplayOptions = {}): Promise<Replayed | null> {
-  const once = async (): Promise<Execution | null> => ('plan' in address ? execute(address.plan, consumer) : ((await checkProperty(consumer, { seed: address.seed, path: address.path })).replayed ?? null));
+  const worlds = 'plan' in address || address.events === undefined ? {} : { worlds: sizedWorlds(address.events) };
+  const once = async (): Promise<Execution | null> =>
+    'plan' in address ? execute(address.plan, consumer) : ((await checkProperty(consumer, { seed: address.seed, path: address.path, ...worlds })).replayed ?? null);
   const first = await once();
   if (first === null) return null;
   const times = options.times ?? REPLAY_TIMES;

@@ -4,6 +4,7 @@ import type { AnomalyKind } from '../../model/anomalies.js';
 import type { AnyConsumer } from '../adapter/consumer.js';
 import type { Execution } from './execute.js';
 import { ofTarget, type RegressionEntry } from './regressions.js';
+import { sizedWorlds } from '../../scenarios/arbitraries.js';
 import { replayWorld } from './replay.js';
 
 /** One replayed regression and what it does now. */
@@ -52,6 +53,8 @@ export interface SuiteOptions {
   readonly regressions?: readonly RegressionEntry[];
   /** The sha256 of the target's code now (src/run/run-identity.ts): a regression recorded with the same code must replay as recorded. */
   readonly digest?: string | null;
+  /** Generated worlds of up to this many events (`--events`); the default size otherwise. */
+  readonly events?: number;
   /** How many times each regression is replayed (default REPLAY_TIMES). */
   readonly replayTimes?: number;
   readonly progress?: (worlds: number, shrinking: boolean) => void;
@@ -89,7 +92,8 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     // Each entry is replayed twice and compared: a consumer that is not deterministic is
     // unknown, never a pass that `--prune` would delete.
     const recorded = entry.hash === undefined ? undefined : { hash: entry.hash, digest: entry.digest, current: options.digest ?? null };
-    const address = scenario ? { plan: scenarioPlan(consumer, scenario) } : { seed: (entry as { seed: number }).seed, path: (entry as { path: string }).path };
+    const address = scenario ? { plan: scenarioPlan(consumer, scenario) } : entry.kind === 'world' ? { seed: entry.seed, path: entry.path, events: entry.events } : null;
+    if (address === null) throw new UnknownScenarioError(`no scenario named '${(entry as { scenario: string }).scenario}'`);
     const replayed = await replayWorld(consumer, address, { recorded, ...(options.replayTimes === undefined ? {} : { times: options.replayTimes }) });
     if (replayed === null) {
       regressions.push({ entry, status: 'unknown', execution: null, note: 'the seed and path lead to no world', ms: performance.now() - start });
@@ -129,6 +133,7 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
   const property =
     options.scenario === undefined
       ? {
+          ...(options.events === undefined ? {} : { events: options.events }),
           ...(await checkProperty(consumer, {
             runs: options.runs,
             seed: options.seed,
@@ -137,6 +142,7 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
             ...(options.progress ? { progress: options.progress } : {}),
             ...(options.timeLimitMs === undefined ? {} : { timeLimitMs: options.timeLimitMs }),
             ...(options.shard === undefined ? {} : { shard: options.shard }),
+            ...(options.events === undefined ? {} : { worlds: sizedWorlds(options.events) }),
           })),
           ms: performance.now() - start,
         }
@@ -186,7 +192,7 @@ export function newRegressions(result: SuiteResult): RegressionEntry[] {
   }
   const p = result.property;
   if (p?.counterexample && p.path !== null) {
-    out.push({ adapter: result.adapter, kind: 'world', seed: p.seed, path: p.path, anomaly: p.counterexample.result.verdict.anomalies[0]?.kind ?? p.status, hash: p.counterexample.hash });
+    out.push({ adapter: result.adapter, kind: 'world', seed: p.seed, path: p.path, ...(p.events === undefined ? {} : { events: p.events }), anomaly: p.counterexample.result.verdict.anomalies[0]?.kind ?? p.status, hash: p.counterexample.hash });
   }
   return out;
 }

@@ -1,0 +1,54 @@
+import fc from 'fast-check';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { planArb, sizedWorlds } from '../scenarios/arbitraries.js';
+import { EXIT } from '../src/cli.js';
+import { argvOf, cli, SEED } from './support.js';
+
+/**
+ * Worlds the size of what connectors read (`--events N`): real consumers checkpoint every
+ * so many records, and in worlds of 40 events that never happens mid-stream.
+ */
+describe('--events N', () => {
+  it('worlds reach thousands of events in pages of hundreds, with a budget that grows with them', () => {
+    const options = sizedWorlds(5000);
+    const plans = fc.sample(planArb(options), { numRuns: 40, seed: SEED });
+    const sizes = plans.map((p) => p.events.length);
+    expect(Math.max(...sizes)).toBeGreaterThan(2500);
+    expect(sizes.filter((n) => n > 1000).length).toBeGreaterThan(10);
+    expect(Math.max(...plans.map((p) => p.source.pageSize))).toBeGreaterThan(100);
+    for (const p of plans) {
+      expect(p.source.pageSize).toBeLessThanOrEqual(500);
+      expect(p.budget.adversity).toBeGreaterThanOrEqual(60_000);
+    }
+    expect(() => sizedWorlds(0)).toThrow('events must be an integer from 1 to 100000, got 0');
+  });
+
+  it('a failure in large worlds shrinks, its result says its size, and its replay command names it and replays it', async () => {
+    const json = join(mkdtempSync(join(tmpdir(), 'tidemark-sizes-')), 'result.json');
+    const r = await cli('check', '--consumer', 'max-position-fetched', '--events', '500', '--runs', '30', '--seed', '7', '--searches', '1', '--json', json);
+    expect(r.code).toBe(EXIT.fail);
+    const replay = r.out.match(/^ {2}Replay: (npx tidemark replay --consumer max-position-fetched --seed \S+ --path "[\d:]+" --events 500)$/m)?.[1];
+    expect(replay, r.out).toBeDefined();
+    const hash = r.out.match(/History sha256 (\w+)\n\s*Replay: npx tidemark replay --consumer max-position-fetched --seed/)?.[1];
+    const again = await cli(...argvOf(replay!));
+    expect(again.code).toBe(EXIT.fail);
+    expect(again.out).toContain(`History sha256 ${hash}`);
+    // A built-in consumer's failures stay out of the regression file; the JSON result says the size.
+    expect(JSON.parse(readFileSync(json, 'utf8')).worlds).toMatchObject({ status: 'fail', events: 500 });
+    // Without the size, the same seed and path lead to another world, or to none.
+    const other = await cli(...argvOf(replay!.replace(' --events 500', '')));
+    expect(other.out).not.toContain(`History sha256 ${hash}`);
+  });
+
+  it('is refused with a named scenario, or out of its bounds', async () => {
+    const scenario = await cli('check', '--consumer', 'reference', '--scenario', 'stale-token', '--events', '500');
+    expect(scenario.code).toBe(EXIT.usage);
+    expect(scenario.err).toContain('--scenario cannot be combined with --events');
+    const zero = await cli('check', '--consumer', 'reference', '--events', '0');
+    expect(zero.code).toBe(EXIT.usage);
+    expect(zero.err).toContain('--events');
+  });
+});
