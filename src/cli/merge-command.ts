@@ -11,6 +11,7 @@ import { formatKillRow, formatReferenceRow, KILL_HEADER, matrixVerdict } from '.
 import { buildReport } from '../selftest/report.js';
 import { replayCommand, targetFlag, worldWhat } from '../report/replay-command.js';
 import { targetOptions } from '../run/run-identity.js';
+import { connectorFlag } from '../connector/target.js';
 
 /**
  * `tidemark merge FILE...`: the shards' --json files of one check, mutants or report run,
@@ -56,7 +57,7 @@ export async function merge(f: Flags, io: Io): Promise<number> {
 /** A merged check, printed as `check` prints one: regressions, scenarios, generated worlds, checks, verdict. */
 function mergedCheck(merged: MergedCheck, shards: string, f: Flags, io: Io): number {
   const j: CheckJson = merged.json;
-  const flag = targetFlag(j.adapter, targetOptions(j.run.identity));
+  const flag = connectorFlag(j.adapter, targetOptions(j.run.identity)) ?? targetFlag(j.adapter, targetOptions(j.run.identity));
   const replay = (kind: 'scenario' | 'world', what: string): string => replayCommand(flag, kind, what);
   // Every failure is judged again from its history, so a file whose history was edited is
   // refused here, before anything is printed.
