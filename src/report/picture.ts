@@ -25,7 +25,9 @@ export { esc } from './svg.js';
  * durable outcomes, read from the model's replay of the history (model/truth.ts, the same
  * ground truth the checkers judge from; never from any consumer). Where the watermark stands above that prefix the gap is shaded: red when
  * the watermark was premature as it was committed, amber when a source mutation later put
- * an unhandled eligible event behind a watermark that was sound when written. A watermark
+ * an unhandled eligible event behind a watermark that was sound when written. An amber gap
+ * still open when the run is over turns red where the checker found that hole premature at
+ * the end of the run (its witness names the watermark's commit and the unhandled event). A watermark
  * carried over a rebind is drawn dashed and never shaded: it is another binding's progress. The
  * witness steps of the verdict's anomalies are red guide lines through everything. The
  * marks of each lane are in picture-marks.ts, the glyphs and palette in svg.ts.
@@ -125,6 +127,8 @@ interface Frame {
   /** The watermark slot was written under a binding that is no longer the current one. */
   readonly foreign: boolean;
   readonly shade: 'premature' | 'behind' | null;
+  /** Red for a hole the checker judged premature once the run was over, not at the commit. */
+  readonly hole?: boolean;
   /** A watermark was written at this step: a commit's, or a blackbox store's observed one. */
   readonly committed?: boolean;
 }
@@ -425,6 +429,8 @@ class Picture {
 
     let watermark: unknown = undefined;
     let written = false;
+    /** The step that wrote the watermark the store holds now. */
+    let writtenAt: number | undefined;
     let foreign = false;
     let premature = false;
     const levelOf = (value: unknown): Level => {
@@ -464,6 +470,7 @@ class Picture {
         if (step.kind === 'observed' && value === null) continue;
         watermark = value;
         written = true;
+        writtenAt = step.seq;
         committed = true;
         foreign = false;
       }
@@ -476,7 +483,27 @@ class Picture {
       frames.push({ seq: step.seq, prefix, watermark: level, foreign, shade: above ? (premature ? 'premature' : 'behind') : null, ...(committed ? { committed } : {}) });
     }
     open.forEach((o, row) => rowSegments.push({ row, from: o.from, to: null, state: o.state }));
+    if (this.judgedAtEnd(writtenAt, truth.firstWithoutOutcome())) {
+      // The amber gap still open at the end is the hole the checker judged premature: red
+      // back to where it opened, which is no earlier than the watermark's commit.
+      for (let i = frames.length - 1; i >= 0 && (frames[i] as Frame).shade === 'behind'; i--) {
+        frames[i] = { ...(frames[i] as Frame), shade: 'premature', hole: true };
+      }
+    }
     return { frames, initial, served, outcomes: outcomeMarks, rowSegments };
+  }
+
+  /**
+   * Whether the checker found, once the run was over, that the watermark the store holds
+   * passed a hole: a premature-watermark whose witness starts at that watermark's commit and
+   * names the event still without a durable outcome. Read from the verdict, so the picture
+   * follows the checker's rule (which runs it judges, which holes) instead of restating it.
+   */
+  private judgedAtEnd(writtenAt: number | undefined, gap: SourceEvent | undefined): boolean {
+    if (writtenAt === undefined || gap === undefined) return false;
+    return this.execution.result.verdict.anomalies.some(
+      (a) => a.kind === 'premature-watermark' && a.steps[0] === writtenAt && a.events.some((e) => e.id === gap.id && e.version === gap.version),
+    );
   }
 
   /** A start seq (null: from the left edge) to the x where that state begins. */
@@ -527,18 +554,24 @@ class Picture {
 
   private shading(frames: readonly Frame[], level: (l: number) => number): string[] {
     const out: string[] = [];
-    type Shade = { shade: Frame['shade']; top: Level; bottom: number };
+    type Shade = { shade: Frame['shade']; hole: boolean; top: Level; bottom: number };
     const empty: Frame = { seq: this.first - 1, prefix: 0, watermark: -1, foreign: false, shade: null };
-    const runs = this.runs<Shade>(frames, empty, (f) => ({ shade: f.shade, top: f.watermark, bottom: f.prefix }), (a, b) => a.shade === b.shade && a.top === b.top && a.bottom === b.bottom);
+    const runs = this.runs<Shade>(
+      frames,
+      empty,
+      (f) => ({ shade: f.shade, hole: f.hole === true, top: f.watermark, bottom: f.prefix }),
+      (a, b) => a.shade === b.shade && a.hole === b.hole && a.top === b.top && a.bottom === b.bottom,
+    );
     for (const run of runs) {
-      const { shade, top, bottom } = run.value;
+      const { shade, hole, top, bottom } = run.value;
       if (shade === null || typeof top !== 'number') continue;
       const x1 = this.startX(run.from);
       const x2 = this.endX(run.to);
       const y1 = level(top);
       const y2 = level(bottom);
-      const what =
-        shade === 'premature'
+      const what = hole
+        ? 'premature watermark: it passed a hole where the source later put an eligible event, which never got a durable outcome'
+        : shade === 'premature'
           ? 'premature watermark: committed above an eligible event with no durable outcome'
           : 'a source mutation put an unhandled eligible event behind a watermark that was sound when committed';
       out.push(

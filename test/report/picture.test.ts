@@ -157,6 +157,52 @@ describe('the picture of one executed world', () => {
     expect(html).toContain('>insert m0 at 46</text>');
   });
 
+  it('turns the amber gap still open at the end of a finished run red, from the step the checker names', async () => {
+    // The checker's end-of-run rule: narrow-replay-window passed 46 before m0 was inserted there.
+    const { execution, html } = await run('narrow-replay-window', 'late-insert-within-replay-window');
+    const late = execution.result.verdict.anomalies.find((a) => a.kind === 'premature-watermark')!;
+    expect(late.steps).toHaveLength(2);
+    const insertX = new RegExp(`<g class="witness" data-witness="${late.steps[1]}">.*?<line x1="([\\d.]+)"`).exec(html)![1];
+    expect(/<rect class="premature" data-shade="premature" x="([\d.]+)"/.exec(html)![1]).toBe(insertX);
+    expect(html).not.toContain('data-shade="behind"');
+
+    // The same hole by hand: once the run finished (a visible failure) and once it hung,
+    // which the checker does not judge, so that gap stays amber.
+    const event = (id: string, key: number): SourceEvent => ({ id, version: 1, key: [key], attrs: { kind: 'order' }, payload: `${id}@1` });
+    const [a, b, c] = [event('a', 1), event('b', 2), event('c', 3)];
+    const w1: Actor = { worker: 'w1', incarnation: 1 };
+    const ok = { kind: 'ok' } as const;
+    const pictureOf = (end: Step[]): { execution: Execution; html: string } => {
+      const steps: Step[] = [
+        { kind: 'life', seq: 0, phase: 'adversity', actor: w1, event: { kind: 'start' } },
+        { kind: 'call', seq: 1, phase: 'adversity', actor: w1, call: { kind: 'fetch', request: { resume: { kind: 'start' }, limit: 3 } }, outcome: ok, applied: true, result: { kind: 'page', page: { events: [a, c], next: null, head: 3 } } },
+        { kind: 'call', seq: 2, phase: 'adversity', actor: w1, call: { kind: 'commit', ops: [{ op: 'effect', event: a, payload: a.payload }, { op: 'effect', event: c, payload: c.payload }, { op: 'watermark', binding: 'orders', value: { key: [3], id: 'c' } }], fence: null }, outcome: ok, applied: true },
+        { kind: 'mutation', seq: 3, phase: 'adversity', event: b, mutation: 'insert' },
+        { kind: 'life', seq: 4, phase: 'drain', actor: w1, event: { kind: 'start' } },
+        ...end,
+      ];
+      const history: History = {
+        header: { initial: [a, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: [], pageSize: 3, leaseTtl: 10 },
+        steps,
+      };
+      const execution: Execution = { plan: findScenario('failed-event-holds-watermark')!.plan, history, hash: hashHistory(history), result: check(history) };
+      return { execution, html: renderPicture(execution, { consumer: 'hand-made', replay: 'none' }) };
+    };
+    const failed = pictureOf([
+      { kind: 'call', seq: 5, phase: 'drain', actor: w1, call: { kind: 'claim', claim: { kind: 'failed', reason: 'cannot prove the hole' } }, outcome: ok, applied: true },
+      { kind: 'life', seq: 6, phase: 'drain', actor: w1, event: { kind: 'returned' } },
+    ]);
+    expect(failed.execution.result.verdict.anomalies.find((x) => x.kind === 'premature-watermark')?.steps).toEqual([2, 3]);
+    const failedInsertX = /<g class="witness" data-witness="3">.*?<line x1="([\d.]+)"/.exec(failed.html)![1];
+    expect(/<rect class="premature" data-shade="premature" x="([\d.]+)"/.exec(failed.html)![1]).toBe(failedInsertX);
+    expect(failed.html).toContain('it passed a hole where the source later put an eligible event');
+    expect(failed.html).not.toContain('data-shade="behind"');
+    const hung = pictureOf([{ kind: 'life', seq: 5, phase: 'drain', actor: w1, event: { kind: 'hung' } }]);
+    expect(hung.execution.result.verdict.status).toBe('unknown');
+    expect(hung.html).toContain('data-shade="behind"');
+    expect(hung.html).not.toContain('data-shade="premature"');
+  });
+
   it('highlights every witness step of every anomaly, and none for a pass', async () => {
     const { execution, html } = await run('max-position-fetched', 'failed-event-holds-watermark');
     const steps = [...new Set(execution.result.verdict.anomalies.flatMap((a) => a.steps))].sort((a, b) => a - b);
