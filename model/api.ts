@@ -22,6 +22,16 @@ export type Contract =
 
 export const CONTRACT_KINDS = kindsOf<Contract['kind']>()(['snapshot', 'insertion-stable', 'replay-window', 'none']);
 
+/**
+ * The order a source delivers its bound stream in. `ascending`: the stable order, oldest
+ * first. `newest-first`: from the newest event down, as many list APIs serve by creation
+ * time; `start` gives the newest page, each page's token the next older one, and the oldest
+ * page ends the stream. The stream's total order is the stable order either way: only the
+ * delivery differs.
+ */
+export const DELIVERY_ORDERS = ['ascending', 'newest-first'] as const;
+export type DeliveryOrder = (typeof DELIVERY_ORDERS)[number];
+
 /** Where a page request resumes: the ways real paginated APIs offer. */
 export type Resume =
   | { readonly kind: 'start' }

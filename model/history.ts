@@ -1,9 +1,9 @@
 import type { Binding } from './binding.js';
-import type { Contract, Delivery, DurableState, FetchRequest, Page, StoreOp } from './api.js';
+import type { Contract, Delivery, DeliveryOrder, DurableState, FetchRequest, Page, StoreOp } from './api.js';
 import type { EventRef, SourceEvent } from './event.js';
 import { kindsOf } from './kinds.js';
 
-export type { Contract, Delivery, DurableState, FetchRequest, Page, Resume, ResumeStyle, StoreOp } from './api.js';
+export type { Contract, Delivery, DeliveryOrder, DurableState, FetchRequest, Page, Resume, ResumeStyle, StoreOp } from './api.js';
 
 /**
  * The history: a typed log of everything that happened in one simulated world, written by
@@ -35,6 +35,12 @@ export interface HistoryHeader {
    * honest end, not a liveness failure.
    */
   readonly refusals?: Refusals;
+  /**
+   * The order the source delivered pages in. Absent: ascending, the stable order, as every
+   * history before the field was written. `newest-first`: ground truth replays every page
+   * from the newest event down.
+   */
+  readonly order?: DeliveryOrder;
 }
 
 export const REFUSALS = ['dead-letter', 'fail-visibly'] as const;

@@ -1,6 +1,6 @@
 import type { Binding } from '../model/binding.js';
 import type { SourceEvent } from '../model/event.js';
-import { CALL_FAULTS, FAULT_LABELS, PAGE_QUIRKS, type CallFault, type CallKind, type Contract, type FaultLabel, type PageQuirk, type ResumeStyle } from '../model/history.js';
+import { CALL_FAULTS, FAULT_LABELS, PAGE_QUIRKS, type CallFault, type CallKind, type Contract, type DeliveryOrder, type FaultLabel, type PageQuirk, type ResumeStyle } from '../model/history.js';
 
 export { CALL_FAULTS, PAGE_QUIRKS, type CallFault, type PageQuirk };
 
@@ -80,7 +80,20 @@ export interface SourceSpec {
   /** Resume forms offered besides the opaque token, which every source offers. */
   readonly resumes: readonly ResumeStyle[];
   readonly contract: Contract;
+  /**
+   * The order pages come in. Absent: `ascending`, the stable order. `newest-first`: from the
+   * newest event down (see NEWEST_FIRST_QUIRKS for what such a source can do besides).
+   */
+  readonly order?: DeliveryOrder;
 }
+
+/**
+ * What a newest-first source offers: it resumes from the start (the newest page) or by a
+ * token (the next older page) only, since a consumer of such an API reads from the top down
+ * to its bookmark on every sync; and of the page quirks, only those that mean the same
+ * read downwards: an empty page with a token, a short page, an expired token.
+ */
+export const NEWEST_FIRST_QUIRKS: readonly PageQuirk[] = ['empty', 'short', 'stale'];
 
 /** Calls that can be faulted. Claims are not: a crash before a claim is a crash after the call before it. */
 export type FaultableCall = Exclude<CallKind, 'claim' | 'malformed'> | EffectCall;

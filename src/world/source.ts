@@ -8,7 +8,10 @@ import { freezeOwn, frozenCopy } from './frozen.js';
 import { compareEvents, compareKeys, comparePositions, eligible, fingerprint, firstWhere, isPosition } from './order.js';
 import { TokenMint } from './tokens.js';
 
-/** What a token means to the source that minted it: continue after this position (null: from the start). */
+/**
+ * What a token means to the source that minted it: continue after this position (null: from
+ * the start); on a newest-first source, continue with what lies before it (null: from the newest).
+ */
 interface TokenMeaning {
   readonly after: Position | null;
   readonly binding: string;
@@ -81,6 +84,7 @@ export class Source {
       this.quirked = true;
       throw new WorldError('stale-token', true, 'the page token expired');
     }
+    if (this.spec.order === 'newest-first') return this.newestFirst(stream, bound, request, quirk);
     const start = this.startIndex(stream, bound, request);
     if (quirk === 'repeat') {
       // A repeat serves the previous page again, as a cache would: never one that continues
@@ -125,6 +129,44 @@ export class Source {
     this.lastPage.set(bound, page);
     this.lastPageChanges.set(bound, this.changes);
     return page;
+  }
+
+  /**
+   * A page of a newest-first source: the events just older than where the request resumes,
+   * newest first. The stream is kept in the stable order like any other, so a page is a
+   * slice ending at the resume point, served backwards, and its token continues before the
+   * page's oldest event. Changes need nothing of their own: a new event lands where the stable
+   * order puts it, at the top when it is the newest, and a sync that starts again from the
+   * top sees it. Only the quirks that mean the same read downwards fire (NEWEST_FIRST_QUIRKS).
+   */
+  private newestFirst(stream: readonly SourceEvent[], bound: string, request: FetchRequest, quirk: PageQuirk | undefined): Page {
+    const { resume } = request;
+    let from: Position | null;
+    if (resume.kind === 'start') from = null;
+    else if (resume.kind === 'token') {
+      const meaning = this.tokens.read(resume.token);
+      // A token minted for another binding is as good as unknown (R2).
+      if (!meaning || meaning.binding !== bound) throw new WorldError('stale-token', true);
+      from = meaning.after;
+    } else {
+      throw new WorldError('bad-request', true, `this source lists newest first and resumes only from the start or by token, not by ${resume.kind}`);
+    }
+    // Everything before `end` in the stable order is older than where the request resumes.
+    const end = from === null ? stream.length : firstWhere(stream, (e) => comparePositions(e, from) >= 0);
+    if (quirk === 'empty' && end > 0) {
+      // No events, yet a token that resumes exactly where this request did.
+      this.quirked = true;
+      return freezeOwn({ events: [], next: this.tokens.mint({ after: from, binding: bound }), head: this.clock });
+    }
+    let size = Math.min(request.limit, this.spec.pageSize);
+    if (quirk === 'short' && end > 1 && size > 1) {
+      size = 1;
+      this.quirked = true;
+    }
+    const begin = Math.max(0, end - size);
+    const oldest = stream[begin];
+    const next = begin > 0 && oldest ? this.tokens.mint({ after: oldest, binding: bound }) : null;
+    return freezeOwn({ events: stream.slice(begin, end).reverse(), next, head: this.clock });
   }
 
   /**

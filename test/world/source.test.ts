@@ -549,3 +549,132 @@ describe('what the source serves cannot be changed by whoever holds it', () => {
     expect(ids(src.fetch(ALL, request({ kind: 'start' }, 3)))).toEqual(['a', 'b', 'c']);
   });
 });
+
+describe('a newest-first source', () => {
+  const newestFirst = (events: readonly SourceEvent[], over: Partial<SourceSpec> = {}): Source => source(events, { pageSize: 3, resumes: [], order: 'newest-first', ...over });
+
+  it('start gives the newest page, each token the next older one, and the oldest page ends the stream', () => {
+    expect(walk(newestFirst(SEVEN))).toEqual([
+      ['g', 'f', 'e'],
+      ['d', 'c', 'b'],
+      ['a'],
+    ]);
+    // A page that ends exactly at the oldest event ends the stream: no empty page after it.
+    expect(walk(newestFirst(SEVEN.slice(0, 6)))).toEqual([
+      ['f', 'e', 'd'],
+      ['c', 'b', 'a'],
+    ]);
+    expect(walk(newestFirst([]))).toEqual([[]]);
+  });
+
+  it('R1 ties are served newest first too: by key, then id, descending', () => {
+    expect(walk(newestFirst([ev('b', 2), ev('a', 2), ev('c', 1), ev('d', 2)]), ALL, 2)).toEqual([
+      ['d', 'b'],
+      ['a', 'c'],
+    ]);
+  });
+
+  it('R2 it applies the filter and the snapshot bound itself', () => {
+    const src = newestFirst(SEVEN.map((e, i) => ({ ...e, attrs: { kind: i % 2 === 0 ? 'order' : 'refund' } })));
+    expect(walk(src, ORDERS)).toEqual([['g', 'e', 'c'], ['a']]);
+    expect(walk(src, { ...ALL, upTo: 4 })).toEqual([['d', 'c', 'b'], ['a']]);
+  });
+
+  it('an event inserted at the top is not on the older pages of a read under way; the next read from the start begins with it', () => {
+    const src = newestFirst(SEVEN);
+    const first = src.fetch(ALL, request({ kind: 'start' }));
+    const { event } = src.mutate({ before: { call: 'fetch', nth: 0 }, kind: 'insert', target: 0, back: 0 }, ALL);
+    expect(event.key).toEqual([8]);
+    expect(ids(src.fetch(ALL, request({ kind: 'token', token: first.next as string })))).toEqual(['d', 'c', 'b']);
+    expect(ids(src.fetch(ALL, request({ kind: 'start' })))).toEqual([event.id, 'g', 'f']);
+  });
+
+  it.each(['after', 'key-gt', 'key-gte', 'offset'] as const)('resumes only from the start or by token: %s is a bad request, even were it listed', (style) => {
+    const resume: Resume =
+      style === 'after' ? { kind: 'after', position: { key: [3], id: 'c' } } : style === 'offset' ? { kind: 'offset', offset: 1 } : { kind: style, key: [3] };
+    const error = worldError(() => newestFirst(SEVEN, { resumes: [style] }).fetch(ALL, request(resume)));
+    expect([error.code, error.definite]).toEqual(['bad-request', true]);
+  });
+
+  it('R2 a token minted for another binding, or never minted, is a definite stale-token', () => {
+    const src = newestFirst(SEVEN);
+    const token = src.fetch(ALL, request({ kind: 'start' })).next as string;
+    expect(worldError(() => src.fetch(ORDERS, request({ kind: 'token', token }))).code).toBe('stale-token');
+    expect(worldError(() => src.fetch(ALL, request({ kind: 'token', token: 'never-minted' }))).code).toBe('stale-token');
+  });
+
+  it('R9 empty: no events, yet a token that resumes exactly where the request did', () => {
+    const src = newestFirst(SEVEN);
+    const empty = src.fetch(ALL, request({ kind: 'start' }), 'empty');
+    expect([empty.events, src.quirked]).toEqual([[], true]);
+    const after = src.fetch(ALL, request({ kind: 'token', token: empty.next as string }));
+    expect(ids(after)).toEqual(['g', 'f', 'e']);
+    const again = src.fetch(ALL, request({ kind: 'token', token: after.next as string }), 'empty');
+    expect(ids(src.fetch(ALL, request({ kind: 'token', token: again.next as string })))).toEqual(['d', 'c', 'b']);
+  });
+
+  it('R9 empty with nothing left below is the ordinary end', () => {
+    expect(newestFirst([]).fetch(ALL, request({ kind: 'start' }), 'empty')).toEqual({ events: [], next: null, head: null });
+    // The only older event moves to the top while the read is under way: below the token, nothing is left.
+    const src = newestFirst([ev('a', 1), ev('b', 2)], { pageSize: 1 });
+    const token = src.fetch(ALL, request({ kind: 'start' })).next as string;
+    src.mutate({ before: { call: 'fetch', nth: 0 }, kind: 'move', target: 0, back: 0 }, ALL);
+    expect([src.fetch(ALL, request({ kind: 'token', token }), 'empty'), src.quirked]).toEqual([{ events: [], next: null, head: 3 }, false]);
+  });
+
+  it('R9 short: the newest event alone although more remain, with a token to the rest; on the oldest event it is just the last page', () => {
+    const src = newestFirst(SEVEN);
+    const page = src.fetch(ALL, request({ kind: 'start' }), 'short');
+    expect([ids(page), src.quirked]).toEqual([['g'], true]);
+    expect(ids(src.fetch(ALL, request({ kind: 'token', token: page.next as string })))).toEqual(['f', 'e', 'd']);
+    const last = newestFirst(SEVEN.slice(0, 1)).fetch(ALL, request({ kind: 'start' }), 'short');
+    expect([ids(last), last.next]).toEqual([['a'], null]);
+  });
+
+  it('R9 stale: the token is rejected as expired, definitely, and never accepted again', () => {
+    const src = newestFirst(SEVEN);
+    const token = src.fetch(ALL, request({ kind: 'start' })).next as string;
+    expect(worldError(() => src.fetch(ALL, request({ kind: 'token', token }), 'stale')).code).toBe('stale-token');
+    expect(worldError(() => src.fetch(ALL, request({ kind: 'token', token }))).code).toBe('stale-token');
+  });
+
+  it.each(['overlap', 'repeat', 'reorder'] as PageQuirk[])('%s, a page it never serves, does not fire: the page is the ordinary one', (quirk) => {
+    const src = newestFirst(SEVEN);
+    const token = src.fetch(ALL, request({ kind: 'start' })).next as string;
+    expect([ids(src.fetch(ALL, request({ kind: 'token', token }), quirk)), src.quirked]).toEqual([['d', 'c', 'b'], false]);
+  });
+
+  it('R1 over any stream and any changes, a read from the start serves the bound stream exactly, newest first', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.nat(6), fc.nat(2)), { maxLength: 14 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.array(fc.record({ kind: fc.constantFrom('insert', 'move', 'flip'), target: fc.nat(20), back: fc.nat(4) }), { maxLength: 5 }),
+        (keys, pageSize, changes) => {
+          const events = keys.map(([k, kind], i) => ({ ...ev(`e${String(i).padStart(2, '0')}`, k), attrs: { kind: kind === 0 ? 'refund' : 'order' } }));
+          const src = newestFirst(events, { pageSize, contract: { kind: 'none' } });
+          const held = new Map(events.map((e) => [e.id, e]));
+          const expected = (b: Binding): string[] => [...held.values()].filter((e) => isEligible(b, e)).sort(comparePositions).reverse().map((e) => `${e.id}@${e.version}`);
+          const read = (b: Binding): string[] => {
+            const out: string[] = [];
+            let resume: Resume = { kind: 'start' };
+            for (;;) {
+              const page = src.fetch(b, request(resume));
+              expect(page.events.length).toBeLessThanOrEqual(pageSize);
+              out.push(...page.events.map((e) => `${e.id}@${e.version}`));
+              if (page.next === null) return out;
+              resume = { kind: 'token', token: page.next };
+            }
+          };
+          for (const b of [ALL, ORDERS]) expect(read(b)).toEqual(expected(b));
+          for (const change of changes) {
+            const { event } = src.mutate({ before: { call: 'fetch', nth: 0 }, kind: change.kind as MutationSpec['kind'], target: change.target, back: change.back }, ALL);
+            held.set(event.id, event);
+            for (const b of [ALL, ORDERS]) expect(read(b)).toEqual(expected(b));
+          }
+        },
+      ),
+      { seed: SEED, numRuns: 300 },
+    );
+  });
+});
