@@ -224,13 +224,14 @@ function optionsText(options: Readonly<Record<string, string>>): string | null {
 /** --hello-ms and --stall-ms, which only a --command consumer has; and check's --kills. */
 function processOptions(f: Flags, check = false): ProcessOptions {
   if (!f.has('command')) {
-    for (const name of ['hello-ms', 'stall-ms', ...(check ? ['kills'] : [])]) if (f.has(name)) throw new UsageError(`--${name} applies only to a --command consumer`);
+    for (const name of ['hello-ms', 'stall-ms', ...(check ? ['kills', 'session-incarnations', 'session-memory'] : [])]) if (f.has(name)) throw new UsageError(`--${name} applies only to a --command consumer`);
     return {};
   }
   // Only check samples: a replay, one world, always kills for real.
   const kills = check ? f.string('kills') : 'real';
   if (kills !== 'real' && kills !== 'sampled') throw new UsageError(`--kills must be real or sampled, got '${kills}'`);
-  return { helloMs: f.number('hello-ms') as number, stallMs: f.number('stall-ms') as number, kills };
+  const sessions = check ? { sessionIncarnations: f.number('session-incarnations') as number, sessionMemoryMb: f.number('session-memory') as number } : {};
+  return { helloMs: f.number('hello-ms') as number, stallMs: f.number('stall-ms') as number, kills, ...sessions };
 }
 
 function replayOf(t: Target, kind: 'scenario' | 'world', what: string): string {

@@ -144,6 +144,8 @@ to the regression file. Give exactly one target: --adapter, --command or --consu
           "with --command: how incarnations end. real: each is its own process, killed with SIGKILL. sampled: if the consumer's hello offers sessions, 49 worlds in 50 end them with a session crash (docs/protocol.md, Sessions), the rest and every failure's final replay with real kills",
         default: 'sampled',
       },
+      { name: 'session-incarnations', value: 'N', description: 'with --kills sampled: a session process serves at most N incarnations, then a fresh process takes over, so what it leaks does not pile up', default: 100, ...BOUNDS['session-incarnations'] },
+      { name: 'session-memory', value: 'MB', description: 'with --kills sampled: a session process whose resident memory passes MB megabytes is replaced by a fresh one', default: 1024, ...BOUNDS['session-memory'] },
       WATCHDOG,
     ],
   },

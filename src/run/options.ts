@@ -50,6 +50,8 @@ export const BOUNDS = {
   'hello-ms': { type: 'ms', min: 1 },
   'stall-ms': { type: 'ms', min: 1 },
   events: { type: 'integer', min: 1, max: MAX_EVENTS },
+  'session-incarnations': { type: 'integer', min: 1 },
+  'session-memory': { type: 'integer', min: 1 },
 } as const satisfies Record<string, Bounds>;
 
 /** The values a process consumer's `kills` takes. */

@@ -54,6 +54,10 @@ export interface ProcessOptions {
   readonly kills?: Kills;
   /** Start each next incarnation's process ahead of need. Default true; false starts each when needed. */
   readonly warm?: boolean;
+  /** With sessions: a session process serves at most this many incarnations, then a fresh one takes over. Default 100. */
+  readonly sessionIncarnations?: number;
+  /** With sessions: a session process past this much resident memory, in megabytes, is replaced. Default 1,024. */
+  readonly sessionMemoryMb?: number;
 }
 
 /** The options of processConsumer, under the name the documentation uses. */
@@ -112,6 +116,8 @@ export interface ProcessStats {
   readonly sessionCrashes: number;
   readonly realWorlds: number;
   readonly sessionWorlds: number;
+  /** Session processes replaced for their age or memory (see SESSION_INCARNATIONS). */
+  readonly recycled: number;
 }
 
 const pools = new WeakMap<object, Pool>();

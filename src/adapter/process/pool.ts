@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { WorkerWorld } from '../consumer.js';
 import { ConsumerProcess, running, type SpawnOptions } from './consumer-process.js';
 
@@ -23,6 +24,42 @@ export interface PoolOptions extends SpawnOptions {
   /** Start the next incarnation's process before it is needed. Default true. */
   readonly warm?: boolean | undefined;
   readonly kills?: Kills | undefined;
+  /** A session process serves at most this many incarnations, then is replaced. Default SESSION_INCARNATIONS. */
+  readonly sessionIncarnations?: number | undefined;
+  /** A session process whose resident memory passes this many megabytes is replaced. Default SESSION_MEMORY_MB. */
+  readonly sessionMemoryMb?: number | undefined;
+}
+
+/**
+ * A session process lives across incarnations, so whatever it leaks stays: a consumer
+ * leaking 20 MB an incarnation grew single processes to several gigabytes. After this many
+ * incarnations, or past this much resident memory, it is killed and a fresh one serves the
+ * next incarnation, as a real restart would.
+ */
+export const SESSION_INCARNATIONS = 100;
+export const SESSION_MEMORY_MB = 1024;
+
+/**
+ * The resident memory of a process and its descendants in megabytes, from /proc (Linux):
+ * the command runs under a shell, so the consumer is often the shell's child. Null where
+ * /proc cannot be read; then only the incarnation count recycles.
+ */
+function residentMb(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  let pages = 0;
+  const seen = new Set<number>();
+  const walk = (p: number, depth: number): boolean => {
+    if (seen.has(p) || depth > 8) return true;
+    seen.add(p);
+    try {
+      pages += Number(readFileSync(`/proc/${p}/statm`, 'utf8').split(' ')[1]) || 0;
+      for (const child of readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').split(' ').filter(Boolean)) walk(Number(child), depth + 1);
+      return true;
+    } catch {
+      return p !== pid;
+    }
+  };
+  return walk(pid, 0) ? (pages * 4096) / 1_048_576 : null;
 }
 
 /** The crash-loop state the pool must respect: no spare for a command that cannot start. */
@@ -59,7 +96,9 @@ export class Pool {
   private readonly warm: boolean;
   private readonly kills: Kills;
   /** Counters for tests and measurements: processes started, incarnations given a spare, session crashes sent, worlds by kind. */
-  readonly stats = { spawned: 0, fromSpare: 0, sessionCrashes: 0, realWorlds: 0, sessionWorlds: 0 };
+  readonly stats = { spawned: 0, fromSpare: 0, sessionCrashes: 0, realWorlds: 0, sessionWorlds: 0, recycled: 0 };
+  private readonly sessionIncarnations: number;
+  private readonly sessionMemoryMb: number;
 
   constructor(
     private readonly command: string,
@@ -71,6 +110,8 @@ export class Pool {
   ) {
     this.warm = options.warm ?? true;
     this.kills = options.kills ?? 'real';
+    this.sessionIncarnations = options.sessionIncarnations ?? SESSION_INCARNATIONS;
+    this.sessionMemoryMb = options.sessionMemoryMb ?? SESSION_MEMORY_MB;
   }
 
   /** A process for this incarnation, and whether its end is a session crash rather than a kill. */
@@ -117,7 +158,11 @@ export class Pool {
    */
   end(proc: ConsumerProcess, how: 'crash' | 'kill'): void {
     this.live--;
-    if (how === 'crash' && proc.usable) {
+    // Which process serves the next incarnation never changes what the world sees (see the
+    // class comment), so replacing a worn session process keeps histories as they are.
+    const worn = how === 'crash' && proc.usable && (proc.served >= this.sessionIncarnations || (residentMb(proc.pid) ?? 0) > this.sessionMemoryMb);
+    if (worn) this.stats.recycled++;
+    if (how === 'crash' && proc.usable && !worn) {
       proc.crash();
       this.stats.sessionCrashes++;
       this.idle.push(proc);
