@@ -1,4 +1,4 @@
-import { CONTRACT_KINDS, DELIVERIES, RESUME_KINDS, STORE_OP_KINDS } from './api.js';
+import { CONTRACT_KINDS, DELIVERIES, DELIVERY_ORDERS, RESUME_KINDS, STORE_OP_KINDS } from './api.js';
 import { FILTER_KINDS } from './binding.js';
 import {
   CALL_KINDS,
@@ -163,6 +163,7 @@ const CONTRACTS = new Vocabulary(CONTRACT_KINDS);
 const FILTERS = new Vocabulary(FILTER_KINDS);
 const DELIVERY = new Vocabulary(DELIVERIES);
 const REFUSAL = new Vocabulary(REFUSALS);
+const ORDER = new Vocabulary(DELIVERY_ORDERS);
 
 /** What each call returns when it records a result: a commit, an emit or a claim returns nothing to read. */
 const RESULT_OF: Readonly<Record<CallKind, CallResult['kind']>> = {
@@ -286,6 +287,7 @@ function header(w: Walk, value: unknown): number | null {
   integer(w, 'pageSize', o.pageSize, 1);
   integer(w, 'leaseTtl', o.leaseTtl, 1);
   if (o.refusals !== undefined) member(w, 'refusals', o.refusals, REFUSAL);
+  if (o.order !== undefined) member(w, 'order', o.order, ORDER);
   w.out();
   return arity;
 }

@@ -136,6 +136,9 @@ export class Truth {
   /** What each page token means: resume after this position (null: from the start), under this binding. */
   private readonly tokens = new Map<string, { readonly after: Position | null; readonly bound: string }>();
   private readonly lastPage = new Map<string, Page>();
+  /** On a newest-first source, what each token means: continue below this position (null: from the newest). */
+  private readonly below = new Map<string, { readonly before: Position | null; readonly bound: string }>();
+  private readonly newestFirst: boolean;
 
   readonly problems: WorldProblem[] = [];
   private readonly poison: ReadonlySet<string>;
@@ -148,6 +151,7 @@ export class Truth {
     this.poison = new Set(header.poison);
     this.leaseTtl = header.leaseTtl;
     this.pageSize = header.pageSize;
+    this.newestFirst = header.order === 'newest-first';
     for (const e of header.initial) {
       // One version per id: a second initial event with the id would silently replace the first.
       if (this.entries.get(e.id)?.current !== undefined) this.problem(0, `the source's initial events hold ${e.id} twice`);
@@ -456,6 +460,7 @@ export class Truth {
       v.payloads = withOne(v.payloads, e.payload);
     }
     if (page.head !== this.head) this.problem(step.seq, `fetch ${step.seq} reported head ${String(page.head)}, but the source's head is ${String(this.head)}`);
+    if (this.newestFirst) return this.newestFirstFetch(step, resume, page, limit);
     const start = this.startOf(resume);
     if (start === null) {
       // Every form but a token is placed by the request itself (the parser held it to its
@@ -474,6 +479,70 @@ export class Truth {
     // A repeat serves the previous page that carried events (an empty page is not repeated).
     if (step.fault !== 'empty') this.lastPage.set(this.bound, page);
     return APPLIED;
+  }
+
+  /**
+   * A page of a newest-first source, replayed from the rule: resumed at a point (the start:
+   * above every event; a token: below the oldest event of the page that carried it, or, for
+   * an empty page, where that page's request resumed), it holds the eligible events just
+   * below that point, the newest first, as many as the page size and the limit allow; it ends
+   * the stream exactly when no eligible event is left below its oldest one.
+   */
+  private newestFirstFetch(step: CallStep, resume: Resume, page: Page, limit: number): Facts {
+    let before: Position | null = null;
+    if (resume.kind === 'token') {
+      const meaning = this.below.get(resume.token);
+      if (meaning === undefined || meaning.bound !== this.bound) {
+        this.problem(step.seq, `fetch ${step.seq} served a page for a token no page under this binding carried`);
+        return APPLIED;
+      }
+      before = meaning.before;
+    } else if (resume.kind !== 'start') {
+      this.problem(step.seq, `fetch ${step.seq} served a page resumed by ${resume.kind}, but a newest-first source resumes only from the start or by token`);
+      return APPLIED;
+    }
+    const at = before;
+    // How many eligible events lie below the resume point: the page serves the newest of them.
+    const below = at === null ? this.eligibleStream.length : this.firstIndex((p) => comparePositions(p, at) >= 0);
+    const wrong = this.newestFirstProblem(step.fault, page, below, limit);
+    if (wrong !== null) this.problem(step.seq, `fetch ${step.seq}${step.fault === undefined ? '' : ` (${step.fault})`} ${wrong}`);
+    if (page.next !== null && !this.below.has(page.next)) {
+      const oldest = page.events.reduce<SourceEvent | null>((m, e) => (m === null || comparePositions(e, m) < 0 ? e : m), null);
+      this.below.set(page.next, { before: oldest === null ? at : positionOf(oldest), bound: this.bound });
+    }
+    return APPLIED;
+  }
+
+  /** What is wrong with a newest-first page resumed above the `below` oldest eligible events; null when nothing is. */
+  private newestFirstProblem(label: FaultLabel | undefined, page: Page, below: number, limit: number): string | null {
+    const { events } = page;
+    const full = Math.min(limit, this.pageSize, below);
+    const holds = (k: number): boolean => events.length === k && events.every((e, i) => sameVersion(e, this.eligibleStream[below - 1 - i]));
+    const ends = (k: number): string | null =>
+      (page.next === null) === (k === below) ? null : `${page.next === null ? 'ended the stream' : 'continued the stream'} with ${below - k} older eligible events left`;
+    switch (label) {
+      case 'stale':
+        return 'served a page, yet the label says its token was rejected as stale';
+      case 'empty':
+        if (events.length > 0) return `${served(page)}, yet the label says the page was empty`;
+        if (below === 0) return 'is recorded as an empty page, but the stream had nothing left to serve';
+        return ends(0);
+      case 'short':
+        if (events.length === 0 || events.length >= full || !holds(events.length)) return `${served(page)}, but a short page from there holds the first of ${this.downward(below, full)} and not all of them`;
+        return ends(events.length);
+      case 'overlap':
+      case 'repeat':
+      case 'reorder':
+        return `is labelled ${label}, a page a newest-first source never serves`;
+      default:
+        if (!holds(full)) return `${served(page)}, but from there, newest first, the eligible stream holds ${this.downward(below, full)}`;
+        return ends(full);
+    }
+  }
+
+  /** The `count` eligible events just below index `below`, newest first: `[c b a]`. */
+  private downward(below: number, count: number): string {
+    return `[${this.eligibleStream.slice(below - count, below).reverse().map(formatRef).join(' ')}]`;
   }
 
   /**
@@ -690,6 +759,11 @@ export class Truth {
 /** What a page served, as a reader sees it: `served [a b c]`. */
 function served(page: Page): string {
   return `served [${page.events.map(formatRef).join(' ')}]`;
+}
+
+/** Whether a served event is that version of the stream's event. */
+function sameVersion(got: SourceEvent, want: SourceEvent | undefined): boolean {
+  return want !== undefined && got.id === want.id && got.version === want.version;
 }
 
 /** Whether two event versions are the same in every field: cheaper than comparing canonical JSON. */

@@ -464,7 +464,12 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
     return {
       events,
       binding,
-      source: { pageSize: w.pageSize, resumes: profile.resumes ?? w.resumes, contract },
+      // A newest-first API resumes by token only; the field is absent for ascending sources,
+      // so that their plans stay as they were.
+      source:
+        profile.order === 'newest-first'
+          ? { pageSize: w.pageSize, resumes: [], contract, order: 'newest-first' }
+          : { pageSize: w.pageSize, resumes: profile.resumes ?? w.resumes, contract },
       faults,
       schedule: scheduleOf(w.schedule),
       seed: String(w.seed),

@@ -1,6 +1,6 @@
-import type { Contract, ResumeStyle } from '../model/history.js';
+import type { Contract, DeliveryOrder, ResumeStyle } from '../model/history.js';
 import type { PlanOptions } from './arbitraries.js';
-import { isPageQuirk, PAGE_QUIRKS, type PageQuirk, type Plan } from './plan.js';
+import { isPageQuirk, NEWEST_FIRST_QUIRKS, PAGE_QUIRKS, type PageQuirk, type Plan } from './plan.js';
 
 /**
  * The source API a consumer is written against, as its adapter declares it. A consumer
@@ -42,6 +42,14 @@ export interface SourceProfile {
    * none. Worlds serve only these, and a named scenario built on another is skipped, saying so.
    */
   readonly quirks?: readonly PageQuirk[];
+  /**
+   * The order the API lists records in: `ascending` (oldest first, the default) or
+   * `newest-first` (descending creation time, as many list endpoints do), read from the top
+   * down to the consumer's bookmark on every sync. A newest-first API resumes only from the
+   * start or by token (`resumes` must be `[]` or absent) and shows only the quirks that mean
+   * the same read downwards: `empty`, `short`, `stale`.
+   */
+  readonly order?: DeliveryOrder;
 }
 
 /**
@@ -77,6 +85,12 @@ export const PROFILES = {
    * the end, read on after the last entry's position (its sequence number).
    */
   changeLog: { resumes: ['after'], keyArity: 1, mutable: true, contracts: ['insertion-stable'] },
+  /**
+   * A REST list endpoint that serves the newest records first (`GET /events`, sorted by
+   * creation time, descending) and pages on with a cursor token: a sync reads from the top
+   * down to its bookmark. Records are only ever added, new ones at the top.
+   */
+  restNewestFirst: { order: 'newest-first', resumes: [], keyArity: 1, mutable: false, contracts: ['insertion-stable', 'snapshot'], quirks: ['short', 'empty', 'stale'] },
 } as const satisfies Record<string, SourceProfile>;
 
 /** What a consumer claims that decides its worlds: its contracts and its profile. */
@@ -107,6 +121,9 @@ export function worldOptions(claims: WorldClaims, options: PlanOptions = {}): Pl
  * forms too, and a `key-gte` consumer meets the seed's 41/42/43 example like any other.
  */
 export function planFor(claims: WorldClaims, plan: Plan): Plan {
+  // A newest-first API lists its records in that order and resumes by token only: the
+  // scenario's adversity, on the API the consumer reads.
+  if (claims.profile?.order === 'newest-first') return { ...plan, source: { ...plan.source, order: 'newest-first', resumes: [] } };
   const missing = (claims.profile?.resumes ?? []).filter((r) => !plan.source.resumes.includes(r));
   return missing.length === 0 ? plan : { ...plan, source: { ...plan.source, resumes: [...plan.source.resumes, ...missing] } };
 }
@@ -133,17 +150,25 @@ export function excludedBy(claims: WorldClaims, plan: Plan): string | null {
     return `the consumer's source only gains records, and this scenario changes one (${changes[0]?.kind})`;
   }
   if (profile.refusals === 'never' && plan.poison.length > 0) return "the consumer's sink never refuses an effect, and this scenario has a poison event";
-  const quirk = profile.quirks === undefined ? undefined : plan.faults.find((f) => isPageQuirk(f.kind) && !profile.quirks!.includes(f.kind));
-  if (quirk !== undefined) return `the consumer's API never serves ${/^[aeiou]/.test(quirk.kind) ? 'an' : 'a'} ${quirk.kind} page (its profile's quirks: ${profile.quirks!.length === 0 ? 'none' : profile.quirks!.join(', ')}), and this scenario is built on one`;
+  const quirks = quirksOf(profile);
+  const quirk = quirks === undefined ? undefined : plan.faults.find((f) => isPageQuirk(f.kind) && !quirks.includes(f.kind));
+  if (quirk !== undefined) return `the consumer's API never serves ${/^[aeiou]/.test(quirk.kind) ? 'an' : 'a'} ${quirk.kind} page (its profile's quirks: ${quirks!.length === 0 ? 'none' : quirks!.join(', ')}), and this scenario is built on one`;
   return null;
+}
+
+/** The page quirks a profile's API can show; undefined when it leaves them all open. A newest-first API shows at most NEWEST_FIRST_QUIRKS. */
+function quirksOf(profile: SourceProfile | undefined): readonly PageQuirk[] | undefined {
+  if (profile?.order !== 'newest-first') return profile?.quirks;
+  return profile.quirks ?? NEWEST_FIRST_QUIRKS;
 }
 
 /** Whether a generated world may serve this fault: a page quirk only if the profile lets its API show it. */
 export function quirkAllowed(profile: SourceProfile | undefined, kind: string): boolean {
-  return profile?.quirks === undefined || !isPageQuirk(kind as PageQuirk) || profile.quirks.includes(kind as PageQuirk);
+  const quirks = quirksOf(profile);
+  return quirks === undefined || !isPageQuirk(kind as PageQuirk) || quirks.includes(kind as PageQuirk);
 }
 
-const PROFILE_KEYS = ['resumes', 'keyArity', 'mutable', 'refusals', 'contracts', 'quirks'];
+const PROFILE_KEYS = ['resumes', 'keyArity', 'mutable', 'refusals', 'contracts', 'quirks', 'order'];
 const RESUME_STYLES = ['token', 'after', 'key-gt', 'key-gte', 'offset'];
 const CONTRACT_KINDS = ['snapshot', 'insertion-stable', 'replay-window', 'none'];
 
@@ -164,6 +189,12 @@ export function profileProblem(value: unknown): string | null {
   }
   if (p.quirks !== undefined && !(Array.isArray(p.quirks) && p.quirks.every((q) => (PAGE_QUIRKS as readonly unknown[]).includes(q)))) {
     return `quirks must list some of ${PAGE_QUIRKS.join(', ')} ([] for none)`;
+  }
+  if (p.order !== undefined && p.order !== 'ascending' && p.order !== 'newest-first') return "order must be 'ascending' or 'newest-first'";
+  if (p.order === 'newest-first') {
+    if (Array.isArray(p.resumes) && p.resumes.length > 0) return "resumes must be [] with order 'newest-first': such an API resumes only from the start or by token";
+    const other = Array.isArray(p.quirks) ? p.quirks.find((q) => !NEWEST_FIRST_QUIRKS.includes(q as PageQuirk)) : undefined;
+    if (other !== undefined) return `quirks cannot hold ${String(other)} with order 'newest-first': such an API shows only ${NEWEST_FIRST_QUIRKS.join(', ')}`;
   }
   return null;
 }

@@ -1,5 +1,5 @@
 import type { Binding, Filter } from '../model/binding.js';
-import { FAULT_KINDS, FAULTABLE_CALLS, isPageQuirk, PLACEABLE_CALLS, type Placement, type Plan } from './plan.js';
+import { FAULT_KINDS, FAULTABLE_CALLS, isPageQuirk, NEWEST_FIRST_QUIRKS, PLACEABLE_CALLS, type Placement, type Plan } from './plan.js';
 
 /** A plan or binding that cannot be run; `field` names the offending part, e.g. `events[3].key`. */
 export class PlanError extends Error {
@@ -14,6 +14,7 @@ export class PlanError extends Error {
 
 const RESUMES = ['token', 'after', 'key-gt', 'key-gte', 'offset'];
 const CONTRACTS = ['snapshot', 'insertion-stable', 'replay-window', 'none'];
+const ORDERS = ['ascending', 'newest-first'];
 
 /** Throws a PlanError naming the first field that is wrong; returns the plan otherwise. */
 export function validatePlan(plan: Plan): Plan {
@@ -44,12 +45,21 @@ export function validatePlan(plan: Plan): Plan {
   if (source.contract.kind === 'replay-window') {
     need(Number.isInteger(source.contract.window) && source.contract.window >= 1, 'source.contract.window', 'must be a positive integer');
   }
+  need(source.order === undefined || ORDERS.includes(source.order), 'source.order', `must be one of ${ORDERS.join(', ')}`);
+  const newestFirst = source.order === 'newest-first';
+  // Read from the top down to a bookmark, such an API has no resume form but start and token.
+  need(!newestFirst || source.resumes.length === 0, 'source.resumes', 'must be [] for a newest-first source: it resumes only from the start or by token');
   need(Array.isArray(plan.faults), 'faults', 'must be an array');
   plan.faults.forEach((f, i) => {
     need([...FAULTABLE_CALLS, 'effect'].includes(f.call), `faults[${i}].call`, `must be one of ${[...FAULTABLE_CALLS, 'effect'].join(', ')}`);
     need(Number.isInteger(f.nth) && f.nth >= 0, `faults[${i}].nth`, 'must be a non-negative integer');
     need(FAULT_KINDS.includes(f.kind), `faults[${i}].kind`, `must be one of ${FAULT_KINDS.join(', ')}`);
     need(!isPageQuirk(f.kind) || f.call === 'fetch', `faults[${i}].kind`, `is a page quirk, so its call must be fetch, not ${f.call}`);
+    need(
+      !newestFirst || !isPageQuirk(f.kind) || NEWEST_FIRST_QUIRKS.includes(f.kind),
+      `faults[${i}].kind`,
+      `is a ${f.kind} page, which a newest-first source never serves (it serves ${NEWEST_FIRST_QUIRKS.join(', ')})`,
+    );
     validateAfter(f.after, ids, `faults[${i}].after`);
   });
   need(Number.isInteger(plan.workers) && plan.workers >= 1 && plan.workers <= 8, 'workers', 'must be an integer from 1 to 8');

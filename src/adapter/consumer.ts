@@ -1,6 +1,6 @@
 import type { Binding } from '../../model/binding.js';
 import type { EventRef } from '../../model/event.js';
-import type { Contract, Delivery, DurableState, FetchRequest, Page, ResumeStyle, StoreOp } from '../../model/api.js';
+import type { Contract, Delivery, DeliveryOrder, DurableState, FetchRequest, Page, ResumeStyle, StoreOp } from '../../model/api.js';
 import type { SourceProfile } from '../../scenarios/profiles.js';
 
 /**
@@ -14,8 +14,11 @@ export interface WorkerWorld {
   readonly binding: Binding;
   /** The binding's stable fingerprint; store it with progress to tell bindings apart (R2). */
   readonly fingerprint: string;
-  /** What the source offers: page size, resume styles, stability contract. */
-  readonly source: { readonly pageSize: number; readonly resumes: readonly ResumeStyle[]; readonly contract: Contract };
+  /**
+   * What the source offers: page size, resume styles, stability contract, and `order:
+   * 'newest-first'` when it lists the newest events first (absent: ascending).
+   */
+  readonly source: { readonly pageSize: number; readonly resumes: readonly ResumeStyle[]; readonly contract: Contract; readonly order?: DeliveryOrder };
   readonly worker: string;
   readonly incarnation: number;
   /**

@@ -24,6 +24,12 @@ export interface ReferenceOptions {
    * at that key is read again after a restart and skipped through its completion record.
    */
   readonly bookmark?: 'position' | 'cursor';
+  /**
+   * `newest-first`: the consumer is written for an API that lists the newest events first,
+   * and declares it (its profile's `order`), so its worlds are all newest-first. Every
+   * variant reads a newest-first source correctly when it meets one (see `newestFirstPass`).
+   */
+  readonly order?: 'ascending' | 'newest-first';
   readonly name?: string;
 }
 
@@ -31,9 +37,10 @@ export function referenceConsumer(options: ReferenceOptions = {}): Consumer {
   const mode = options.delivery ?? 'at-least-once';
   const concurrency = Math.max(1, options.concurrency ?? 1);
   const bookmark = options.bookmark ?? 'position';
+  const newestFirst = options.order === 'newest-first';
   return {
-    name: options.name ?? `reference(${mode}${concurrency > 1 ? `, ${concurrency} in flight` : ''}${bookmark === 'cursor' ? ', cursor bookmark' : ''})`,
-    capabilities: { delivery: mode === 'exactly-once' ? 'exactly-once' : 'at-least-once' },
+    name: options.name ?? `reference(${mode}${concurrency > 1 ? `, ${concurrency} in flight` : ''}${bookmark === 'cursor' ? ', cursor bookmark' : ''}${newestFirst ? ', newest first' : ''})`,
+    capabilities: { delivery: mode === 'exactly-once' ? 'exactly-once' : 'at-least-once', ...(newestFirst ? { profile: { order: 'newest-first' } } : {}) },
     run: (world) => (bookmark === 'cursor' ? new CursorIncarnation(world, { delivery: mode, concurrency }) : new Incarnation(world, { delivery: mode, concurrency })).run(),
   };
 }
@@ -101,6 +108,7 @@ export class Incarnation {
 
   /** One traversal from the durable replay position to the end of the bound stream. */
   protected async pass(): Promise<PassEnd> {
+    if (this.world.source.order === 'newest-first') return this.newestFirstPass();
     const state = await this.world.load();
     await this.relay(state.outbox);
     let resume = this.resumeFrom(state);
@@ -120,6 +128,73 @@ export class Incarnation {
     // The seed's limits: without a stable source no hole can be proven, so the only honest
     // end is a visible one.
     return this.world.source.contract.kind === 'none' ? 'unprovable' : 'caught-up';
+  }
+
+  /**
+   * One sync of a source that lists the newest events first: from the newest page down,
+   * until a page reaches an event the watermark already covers, or the stream ends. Only
+   * then is every event between the old watermark and the newest one read handled, and only
+   * then does the watermark move, to the newest settled position read: committed after the
+   * first page, it would cover the older events not read yet, and a crash would lose them.
+   * Nothing of the read is kept: after a crash the next incarnation starts again from the
+   * newest page, and completion records skip what was handled (step 4).
+   *
+   * What is settled is judged by the head the sync began with: anything the source puts in
+   * while the read goes down lands within its contract of that head or later, so never at or
+   * before a position settled by it, though it may land behind the read (a late event in a
+   * replay window), where a watermark judged by a later head could pass it unread.
+   */
+  protected async newestFirstPass(): Promise<PassEnd> {
+    const state = await this.world.load();
+    await this.relay(state.outbox);
+    const mine = state.watermark?.binding === this.label ? state.watermark.value : null;
+    this.stored = mine;
+    this.watermark = isPosition(mine) ? mine : null;
+    // The bookmark the read goes down to: the watermark as this sync found it.
+    const bookmark = this.watermark;
+    let horizon: number | null | undefined;
+    let newest: Position | null = null;
+    let resume: Resume = { kind: 'start' };
+    for (;;) {
+      const page = await this.fetch(resume);
+      if (page.head !== null) this.head = Math.max(this.head ?? page.head, page.head);
+      if (horizon === undefined) horizon = page.head;
+      const fresh = freshSince(page, bookmark);
+      if (!(await this.handleAll(fresh))) return 'retry';
+      for (const e of fresh) if (this.settledBy(e, horizon) && (newest === null || comparePositions(positionOf(e), newest) > 0)) newest = positionOf(e);
+      const reached = page.next === null || (bookmark !== null && page.events.some((e) => comparePositions(positionOf(e), bookmark) <= 0));
+      if (!reached) await this.pageRead(newest);
+      if (reached) break;
+      if ((await this.world.lease()) !== this.generation) return 'retry';
+      resume = { kind: 'token', token: page.next as string };
+    }
+    if (newest !== null && (this.watermark === null || comparePositions(newest, this.watermark) > 0)) await this.advance(newest, null);
+    return this.world.source.contract.kind === 'none' ? 'unprovable' : 'caught-up';
+  }
+
+  /** After each page of a newest-first read that has not reached the bookmark yet: nothing is committed mid-read. */
+  protected async pageRead(_newest: Position | null): Promise<void> {}
+
+  /** Whether nothing can land at or before this event any more, judged by the head `horizon` (see newestFirstPass). */
+  private settledBy(e: SourceEvent, horizon: number | null | undefined): boolean {
+    const { contract } = this.world.source;
+    if (contract.kind !== 'replay-window') return this.settled(e);
+    return horizon !== null && horizon !== undefined && (e.key[0] ?? 0) < horizon - contract.window;
+  }
+
+  /** Steps 5 and 7 for a newest-first page: each event handled, unless a completion record says it was; false when one failed. */
+  private async handleAll(events: readonly SourceEvent[]): Promise<boolean> {
+    const done = await this.alreadyDone(events);
+    for (const [i, e] of events.entries()) {
+      if (done[i]) continue;
+      try {
+        await this.apply(e);
+      } catch (error) {
+        if (!isWorldError(error)) throw error;
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
@@ -320,6 +395,19 @@ export class Incarnation {
 
 export function isWorldError(error: unknown): error is Error & { code: string; definite: boolean } {
   return error instanceof Error && error.name === 'WorldError';
+}
+
+/** A newest-first page's events the bookmark does not cover, each version once, in the stable order. */
+function freshSince(page: Page, bookmark: Position | null): SourceEvent[] {
+  const seen = new Set<string>();
+  return [...page.events]
+    .sort((a, b) => comparePositions(positionOf(a), positionOf(b)))
+    .filter((e) => {
+      const key = `${e.id}@${e.version}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return bookmark === null || comparePositions(positionOf(e), bookmark) > 0;
+    });
 }
 
 function samePosition(a: unknown, b: Position): boolean {

@@ -12,6 +12,7 @@ export const BUILT_IN: ReadonlyMap<string, () => Consumer> = new Map<string, () 
   ['reference-concurrent', () => referenceConsumer({ name: 'reference-concurrent', concurrency: 3 })],
   ['reference-outbox', () => referenceConsumer({ name: 'reference-outbox', delivery: 'outbox' })],
   ['reference-cursor', () => referenceConsumer({ name: 'reference-cursor', bookmark: 'cursor' })],
+  ['reference-newest-first', () => referenceConsumer({ name: 'reference-newest-first', order: 'newest-first' })],
   ...MUTANTS.map((m) => [m.name, () => m.consumer] as const),
 ]);
 

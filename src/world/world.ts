@@ -91,8 +91,9 @@ export class World {
     this.faults = new FaultPlan(plan.faults);
     this.lease = new Lease(plan.leaseTtl);
     this.binding = frozenCopy(plan.binding);
-    const { pageSize, resumes, contract } = plan.source;
-    this.offer = frozenCopy({ pageSize, resumes, contract });
+    const { pageSize, resumes, contract, order } = plan.source;
+    // The order only when newest-first, so that what every other source offers stays as it was.
+    this.offer = frozenCopy({ pageSize, resumes, contract, ...(order === 'newest-first' ? { order } : {}) });
     this.poison = new Set(plan.poison);
     this.stallWaits = Math.ceil((consumer.stallMs ?? STALL_WAITS * STALL_WAIT_MS) / STALL_WAIT_MS);
   }
@@ -109,6 +110,7 @@ export class World {
         leaseTtl: this.plan.leaseTtl,
         // Only when declared, so that the histories of every other consumer stay as they were.
         ...(this.consumer.capabilities.profile?.refusals === 'fail-visibly' ? { refusals: 'fail-visibly' as const } : {}),
+        ...(this.plan.source.order === 'newest-first' ? { order: 'newest-first' as const } : {}),
       },
       steps: this.steps,
     };
