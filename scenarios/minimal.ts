@@ -131,4 +131,7 @@ export const MINIMAL_WORLDS: Readonly<Record<string, Plan>> = {
     source: onePerPage(),
     ...race([0, 0, 0, 0, ...Array.from({ length: 15 }, () => 1)]),
   }),
+  // A newest-first source, one event a page: the first page is e2, and the mutant saves it as
+  // its bookmark before reading e1 below it.
+  'checkpoints-mid-newest-first-read': plan([ev(1), ev(2)], [], { source: { ...onePerPage(), order: 'newest-first' } }),
 };

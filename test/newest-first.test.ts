@@ -3,7 +3,8 @@
  * a consumer down to its bookmark on every sync. The world serves it (test/world/source.test.ts
  * holds the pages themselves); here, ground truth replays those pages on its own, so that a
  * page served wrongly is a harness error, as for ascending sources; a profile declares such an
- * API and its worlds honour it; the reference reads it down to its bookmark before it commits.
+ * API and its worlds honour it; the reference reads it down to its bookmark before it commits,
+ * and a consumer that checkpoints in mid-read is caught by the checks that already exist.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -18,6 +19,8 @@ import { PlanError, validatePlan } from '../scenarios/validate.js';
 import type { Consumer } from '../src/adapter/consumer.js';
 import { checkProperty, checkScenarios } from '../src/run/conformance.js';
 import { execute } from '../src/run/execute.js';
+import { MUTANT_BUDGET } from '../src/selftest/kill-matrix.js';
+import { findMutant } from '../src/selftest/mutants.js';
 import { referenceConsumer } from '../src/selftest/reference.js';
 import { builtInConsumer } from '../src/selftest/registry.js';
 import { committedWatermarks, SEED } from './support.js';
@@ -189,13 +192,45 @@ describe('a plan and a profile for a newest-first API', () => {
 /** Three events on pages of one, newest first: [e3] [e2] [e1]. */
 const THREE: Plan = plan([ev(1), ev(2), ev(3)], [], { source: { pageSize: 1, resumes: [], contract: { kind: 'insertion-stable' }, order: 'newest-first' } });
 
-describe('a consumer that reads down to its bookmark before it commits', () => {
+describe('a consumer that reads down to its bookmark before it commits, and one that does not', () => {
+  const mutant = findMutant('checkpoints-mid-newest-first-read')!;
+
   it('R6 the reference commits once, the newest position, after reaching the end; the next sync reads only down to it', async () => {
     const run = await execute(THREE, referenceConsumer());
     expect(run.result.verdict).toEqual({ status: 'pass', anomalies: [] });
     expect(committedWatermarks(run.history).map((w) => w.value)).toEqual([{ key: [3], id: 'e3' }]);
     const drain = pages(run.history).filter((s) => s.phase === 'drain');
     expect(drain.map((s) => ids(s.result.page))).toEqual([['e3']]);
+  });
+
+  it('R6 R8 checkpointing the newest position after the first page is a premature watermark, which the existing check finds at that commit', async () => {
+    const run = await execute(THREE, mutant.consumer);
+    const first = run.result.verdict.anomalies[0]!;
+    expect(first.kind).toBe('premature-watermark');
+    // The watermark e3 passes e1 and e2, not read yet.
+    const commit = committedWatermarks(run.history)[0]!;
+    expect(commit.value).toEqual({ key: [3], id: 'e3' });
+    expect(first.steps).toContain(commit.seq);
+  });
+
+  it.each<[string, Plan['faults']]>([
+    ['a crash in mid-read', [{ call: 'fetch', nth: 1, kind: 'crash-before' }]],
+    ['a later page that fails', [{ call: 'fetch', nth: 1, kind: 'error' }]],
+  ])('R6 after %s, the checkpoint leaves the older records behind for good; the reference loses none', async (_, faults) => {
+    const world: Plan = { ...THREE, faults };
+    const lost = await execute(world, mutant.consumer);
+    expect(lost.result.verdict.anomalies.map((a) => a.kind)).toEqual(expect.arrayContaining(['premature-watermark', 'omission']));
+    expect(lost.result.verdict.anomalies.filter((a) => a.kind === 'omission').flatMap((a) => a.events.map((e) => e.id))).toEqual(expect.arrayContaining(['e1', 'e2']));
+    const kept = await execute(world, referenceConsumer());
+    expect(kept.result.verdict).toEqual({ status: 'pass', anomalies: [] });
+  });
+
+  it('the mutant is caught with premature-watermark well within the mutant budget, on every seed tried', async () => {
+    for (const seed of [SEED, 1, 2, 3]) {
+      const outcome = await checkProperty(mutant.consumer, { runs: MUTANT_BUDGET, seed, searches: 1 });
+      expect(outcome.status, `seed ${seed}`).toBe('fail');
+      expect(outcome.counterexample!.result.verdict.anomalies.map((a) => a.kind), `seed ${seed}`).toContain('premature-watermark');
+    }
   });
 });
 

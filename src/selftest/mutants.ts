@@ -3,6 +3,7 @@ import { positionOf, refOf, type SourceEvent } from '../../model/event.js';
 import type { Delivery, DurableState, Page, Resume } from '../../model/history.js';
 import { compareKeys, comparePositions, type Position } from '../../model/order.js';
 import type { RuleId } from '../../model/rules.js';
+import type { SourceProfile } from '../../scenarios/profiles.js';
 import type { Consumer, WorkerWorld } from '../adapter/consumer.js';
 import { Incarnation, isWorldError } from './reference.js';
 
@@ -39,6 +40,8 @@ interface Spec {
   readonly minimal: { readonly events: number; readonly faults: number };
   readonly life: IncarnationClass;
   readonly options?: Options;
+  /** The source API the mutant declares it is written for, when its mistake needs one. */
+  readonly profile?: SourceProfile;
 }
 
 function mutant(name: string, spec: Spec): Mutant {
@@ -52,7 +55,7 @@ function mutant(name: string, spec: Spec): Mutant {
     also,
     description: spec.description,
     minimal: spec.minimal,
-    consumer: { name, capabilities: { delivery }, run: (world) => new spec.life(world, options).run() },
+    consumer: { name, capabilities: { delivery, ...(spec.profile === undefined ? {} : { profile: spec.profile }) }, run: (world) => new spec.life(world, options).run() },
   };
 }
 
@@ -376,6 +379,18 @@ class WorkSurvivesLeaseRetake extends Incarnation {
   }
 }
 
+/**
+ * Reads a newest-first API from the top down to its bookmark, as it should, but saves the
+ * newest position read after every page, before it has reached the bookmark: the saved
+ * bookmark covers the older events still unread, and a crash mid-read, or a later page
+ * that fails, leaves them behind it for good.
+ */
+class CheckpointsMidNewestFirstRead extends Incarnation {
+  protected override async pageRead(newest: Position | null): Promise<void> {
+    if (newest !== null && (this.watermark === null || comparePositions(newest, this.watermark) > 0)) await this.advance(newest, null);
+  }
+}
+
 const EXACTLY_ONCE: Options = { delivery: 'exactly-once' };
 
 export const MUTANTS: readonly Mutant[] = [
@@ -405,6 +420,7 @@ export const MUTANTS: readonly Mutant[] = [
   mutant('cursor-value-exclusive', { rule: 'R1', expect: ['omission', 'premature-watermark'], minimal: { events: 1, faults: 1 }, life: CursorValueExclusive, description: 'bookmarks the cursor value and resumes strictly after it (key > bookmark), so a new row at the newest key is skipped' }),
   mutant('one-retry-per-event', { rule: 'R7', expect: ['premature-watermark', 'omission'], minimal: { events: 1, faults: 2 }, life: OneRetryPerEvent, description: 'retries a failed delivery once and dead-letters the event when the retry fails too, as if it were poison' }),
   mutant('work-survives-lease-retake', { rule: 'R3', expect: 'watermark-regression', minimal: { events: 2, faults: 0 }, life: WorkSurvivesLeaseRetake, description: 'renews the lease just before a commit and fences with what comes back, so work begun under a lost lease is committed after taking it back' }),
+  mutant('checkpoints-mid-newest-first-read', { rule: 'R6', expect: ['premature-watermark', 'omission'], minimal: { events: 2, faults: 0 }, life: CheckpointsMidNewestFirstRead, profile: { order: 'newest-first' }, description: 'reads a newest-first API down to its bookmark but saves the newest position read after every page, past the older events not read yet' }),
 ];
 
 export function findMutant(name: string): Mutant | undefined {
