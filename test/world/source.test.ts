@@ -653,7 +653,7 @@ describe('a newest-first source', () => {
         (keys, pageSize, changes) => {
           const events = keys.map(([k, kind], i) => ({ ...ev(`e${String(i).padStart(2, '0')}`, k), attrs: { kind: kind === 0 ? 'refund' : 'order' } }));
           const src = newestFirst(events, { pageSize, contract: { kind: 'none' } });
-          const held = new Map(events.map((e) => [e.id, e]));
+          const held = new Map<string, SourceEvent>(events.map((e) => [e.id, e]));
           const expected = (b: Binding): string[] => [...held.values()].filter((e) => isEligible(b, e)).sort(comparePositions).reverse().map((e) => `${e.id}@${e.version}`);
           const read = (b: Binding): string[] => {
             const out: string[] = [];
