@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HANG_MS } from './support.js';
 
@@ -45,16 +45,19 @@ describe('a run that tidemark could not complete for reasons not its own', () =>
 });
 
 describe('what is not ours, in process', () => {
-  it('a system error names the machine; a plain error is ours; a replaced global names itself', async () => {
+  it("a system error in tidemark's code names the machine; one in an adapter's is the adapter's; a plain error of ours is ours; a replaced global names itself", async () => {
     const { notOurs, replacedGlobals } = await import('../src/cli/environment.js');
-    expect(notOurs(new Error('a contradiction of our own'))).toBeNull();
-    const refused = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' });
+    // Errors as thrown at a place in tidemark's code, and in an adapter's.
+    const at = (error: Error, file: string): Error => Object.assign(error, { stack: `${error.name}: ${error.message}\n    at somewhere (${resolve(file)}:1:1)` });
+    expect(notOurs(at(new Error('a contradiction of our own'), 'src/run/suite.ts'))).toBeNull();
+    expect(notOurs(at(new TypeError('no store here'), 'test/fixtures/some-adapter.ts'))).toBe('the adapter threw outside a world call: TypeError: no store here');
+    const refused = at(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' }), 'src/run/regressions.ts');
     expect(notOurs(refused)).toBe('the machine refused an operation: ENOSPC: no space left on device, write');
     const freeze = Object.freeze;
     try {
       Object.freeze = (<T>(v: T): T => v) as typeof Object.freeze;
       expect(replacedGlobals()).toEqual(['Object.freeze']);
-      expect(notOurs(new TypeError('x'))).toMatch(/^the adapter replaced Object\.freeze in the process it shares with tidemark, which then failed \(x\)/);
+      expect(notOurs(at(new TypeError('x'), 'src/world/world.ts'))).toMatch(/^the adapter replaced Object\.freeze in the process it shares with tidemark, which then failed \(x\)/);
     } finally {
       Object.freeze = freeze;
     }
