@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
+import { DEFAULT_SIZE } from '../scenarios/arbitraries.js';
 import { PlanError } from '../scenarios/validate.js';
 import { doing, testing, watched } from './cli/activity.js';
 import { loadAdapter, AdapterLoadError } from './adapter/load.js';
@@ -216,6 +217,17 @@ function targetFlags(f: Flags): TargetSpec {
   return { adapter: f.string('adapter'), command: f.string('command'), consumer: f.string('consumer'), singer: f.string('singer'), airbyte: f.string('airbyte'), api: f.string('api') };
 }
 
+/** The world size asked for, with the default size (asked for or not) as none: both make the same worlds. */
+function worldSize(events: number | undefined): number | undefined {
+  return events === DEFAULT_SIZE.maxEvents ? undefined : events;
+}
+
+/** Whether two fast-check paths lead to the same world: the same numbers, however written (`012` is 12). */
+function samePath(a: string, b: string): boolean {
+  const norm = (p: string): string => p.split(':').map((n) => String(Number(n))).join(':');
+  return norm(a) === norm(b);
+}
+
 /** A target's options as its run identity holds them: JSON with keys in order, or null for none. */
 function optionsText(options: Readonly<Record<string, string>>): string | null {
   return Object.keys(options).length === 0 ? null : JSON.stringify(options);
@@ -290,7 +302,7 @@ async function check(f: Flags, io: Io): Promise<number> {
   // With a shard, the lists below are its share: what it runs and prints.
   const scenarios = named.filter((_, j) => owns(shard, j));
   const digest = t.digest ?? targetDigest(t.id);
-  const events = f.number('events');
+  const events = worldSize(f.number('events'));
   const identity: RunIdentity = {
     tidemark: TIDEMARK_VERSION,
     command: 'check',
@@ -502,6 +514,14 @@ function recordedFailure(f: Flags): { readonly entry: RegressionEntry; readonly 
     entry = found[0]!;
   }
   const a = entry.adapter;
+  // The file is data (it may come from a cache or another branch): an ID never makes it run a
+  // shell command, nor a module outside this directory. Those entries print the replay
+  // command they stand for, to be run by whoever reads it.
+  const full = replayCommand(connectorFlag(a, entry.options) ?? targetFlag(a, entry.options), entry.kind, entry.kind === 'scenario' ? entry.scenario : worldWhat(entry));
+  const outside = !a.startsWith('builtin:') && !a.startsWith('command:') && connectorOf(a) === null && relative(process.cwd(), resolve(a)).startsWith('..');
+  if (a.startsWith('command:') || connectorOf(a) !== null || outside) {
+    throw new UsageError(`the failure ${entry.id ?? shortId(entry)} names ${outside ? 'a module outside this directory' : 'a command'}, which a replay by ID never runs: what a regression file says is data. Its replay command, to run yourself if you trust it: ${full}`);
+  }
   const connector = connectorOf(a);
   const target = connector ? { [connector.kind]: connector.command, api: connector.api } : a.startsWith('builtin:') ? { consumer: a.slice('builtin:'.length) } : a.startsWith('command:') ? { command: a.slice('command:'.length) } : { adapter: a };
   return { entry, spec: { ...target, options: entry.options ?? {} } };
@@ -524,14 +544,16 @@ async function replay(f: Flags, io: Io): Promise<number> {
     // fast-check walks to the first index one generated world at a time: a huge one would take hours.
     const first = Number(path.split(':')[0]);
     if (!(first < MAX_RUNS)) throw new UsageError(`--path ${path} starts beyond any run: its first number must be below ${MAX_RUNS}, the most worlds a check generates`);
-    world = { seed: f.number('seed') as number, path, events: f.number('events') };
+    world = { seed: f.number('seed') as number, path, events: worldSize(f.number('events')) };
   } else if (!findScenario(scenarioName)) throw new UsageError(`no scenario named '${scenarioName}'; see 'tidemark scenarios'`);
   const t = await target(recordedEntry?.spec ?? { ...targetFlags(f), options: f.pairs('option') }, popts);
   // A failure the regression file recorded for this target and world must replay as recorded
   // while the target's code is unchanged (src/run/replay.ts).
   const file = f.string('regressions') as string;
   const entry = readRegressions(file).entries.find((e) =>
-    ofTarget(e, t.id, t.options) && e.hash !== undefined && (world === null ? e.kind === 'scenario' && e.scenario === scenarioName : e.kind === 'world' && e.seed === world.seed && e.path === world.path && e.events === world.events),
+    ofTarget(e, t.id, t.options) &&
+    e.hash !== undefined &&
+    (world === null ? e.kind === 'scenario' && e.scenario === scenarioName : e.kind === 'world' && e.seed === world.seed && samePath(e.path, world.path) && worldSize(e.events) === world.events),
   );
   const recorded = entry?.hash === undefined ? undefined : { hash: entry.hash, digest: entry.digest, current: t.digest ?? targetDigest(t.id) };
   let execution: Execution;

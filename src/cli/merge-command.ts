@@ -12,6 +12,7 @@ import { buildReport } from '../selftest/report.js';
 import { replayCommand, targetFlag, worldWhat } from '../report/replay-command.js';
 import { targetOptions } from '../run/run-identity.js';
 import { connectorFlag } from '../connector/target.js';
+import { validateMutantsShard } from './shard-validation.js';
 
 /**
  * `tidemark merge FILE...`: the shards' --json files of one check, mutants or report run,
@@ -31,6 +32,7 @@ export async function merge(f: Flags, io: Io): Promise<number> {
   }
   if (read.command === 'mutants') {
     only(['out', 'force', 'junit', 'regressions'], 'mutants');
+    for (const s of read.shards) await validateMutantsShard(s.file, s.json);
     const m = mergeMutants(read.shards);
     io.out(`tidemark merge: mutants from ${shards}: ${m.mutants.length} mutants, at most ${m.runs} worlds each, seed ${m.seed}`);
     io.out(KILL_HEADER);
@@ -117,6 +119,8 @@ function mergedCheck(merged: MergedCheck, shards: string, f: Flags, io: Io): num
   if (json !== undefined) outputs.write('--json', json, () => `${JSON.stringify(j, null, 2)}\n`);
   const junit = f.string('junit');
   if (junit !== undefined) outputs.write('--junit', junit, () => renderJUnit(suite, replay));
+  const reason = (j as { reason?: string }).reason;
+  if (reason !== undefined) io.out(`not a pass: ${reason}`);
   io.out(`verdict: ${j.verdict}`);
   return withOutputs(EXIT[j.verdict], outputs, io);
 }

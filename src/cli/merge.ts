@@ -198,9 +198,19 @@ export function mergeCheck(shards: readonly Read<CheckJson & { shard: CheckShard
     ...scenarios.flatMap((s): SuiteStatus[] => (s.status === 'skipped' ? [] : s.status === 'untested' ? ['pass'] : [s.status])),
     worlds.status,
   ];
-  const verdict: SuiteStatus = statuses.includes('error') ? 'error' : statuses.includes('fail') ? 'fail' : statuses.includes('unknown') ? 'unknown' : 'pass';
+  let verdict: SuiteStatus = statuses.includes('error') ? 'error' : statuses.includes('fail') ? 'fail' : statuses.includes('unknown') ? 'unknown' : 'pass';
+  // The unsharded run's rules for a pass that exercised nothing (src/run/suite.ts), over all
+  // the shards: no world ran in any shard, and nothing else was judged, or a time limit ended
+  // every shard's search before its first world.
+  const ran = shards.reduce((sum, s) => sum + ((s.json.worlds?.runs ?? 0) - s.json.shard.skipped), 0);
+  const judged = regressions.some((r) => r.failure !== undefined || r.status === 'pass') || scenarios.some((s) => s.status !== 'skipped' && s.status !== 'untested') || ran > 0;
+  const reason =
+    verdict === 'pass' && !judged ? 'nothing was exercised: no scenario was judged (each was skipped, untested or left to another shard), and no generated world ran in any shard'
+    : verdict === 'pass' && ran === 0 && worlds.interrupted === true ? 'no generated world ran within the time limit in any shard: give a longer --time-limit, or none'
+    : undefined;
+  if (reason !== undefined) verdict = 'unknown';
   return {
-    json: { run: unsharded(first.run), consumer: first.consumer, adapter: first.adapter, seed: first.seed, runs: first.runs, searches: first.searches, verdict, regressions, scenarios, worlds, checks },
+    json: { run: unsharded(first.run), consumer: first.consumer, adapter: first.adapter, seed: first.seed, runs: first.runs, searches: first.searches, verdict, ...(reason === undefined ? {} : { reason }), regressions, scenarios, worlds, checks },
     foundBy: winner?.index ?? null,
     calls: shards.reduce((sum, s) => sum + s.json.shard.calls, 0),
     ms: {
@@ -290,7 +300,8 @@ export function junitSuiteOf(merged: MergedCheck): JUnitSuite {
 /** The failures of a merged check that belong in the regression file, as `check` records them. */
 export function mergedRegressions(j: CheckJson): RegressionEntry[] {
   const options = targetOptions(j.run.identity);
-  const of = Object.keys(options).length === 0 ? {} : { options };
+  // The run and the target's code as check records them: a replay of unchanged code must give the recorded history.
+  const of = { run: j.run.id, ...(j.run.identity.digest === null ? {} : { digest: j.run.identity.digest }), ...(Object.keys(options).length === 0 ? {} : { options }) };
   const out: RegressionEntry[] = [];
   for (const s of j.scenarios) {
     if (s.failure) out.push({ adapter: j.adapter, ...of, kind: 'scenario', scenario: s.name, anomaly: s.failure.anomalies[0]?.kind ?? s.status, hash: s.failure.hash });

@@ -28,7 +28,15 @@ export function prepareOutput(flag: string, path: string): void {
   const problem = (why: string): never => {
     throw new UsageError(`${flag} ${path}: ${why}`);
   };
-  const real = existsSync(full) ? realpathSync(full) : full;
+  // Our own standard streams are outputs like any other (`--json /dev/stdout`).
+  if (/^\/dev\/(stdout|stderr|fd\/[12])$/.test(full)) return;
+  let real = full;
+  try {
+    real = realpathSync(full);
+  } catch (error) {
+    // Not there yet (or a link to a file not there yet) is fine; a loop of links is not.
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') problem('is a loop of symbolic links');
+  }
   if (/^\/(proc|sys)(\/|$)/.test(real)) problem(`is in ${real.split('/')[1] === 'proc' ? '/proc' : '/sys'}, a kernel filesystem, not a place for output files`);
   try {
     mkdirSync(dirname(full), { recursive: true });

@@ -1,5 +1,9 @@
 import { ANOMALY_KINDS } from '../../model/anomalies.js';
 import { UsageError } from './spec.js';
+import { validatePlan } from '../../scenarios/validate.js';
+import { checkProperty } from '../run/conformance.js';
+import { MUTANTS } from '../selftest/mutants.js';
+import type { KillRow } from '../selftest/kill-matrix.js';
 import { executionOf, type CheckJson, type CheckShardJson, type FailureJson, type RunJson } from '../run/check-json.js';
 import { ENTRY_SHAPE, isRegressionEntry, ofTarget } from '../run/regressions.js';
 import { isRunIdentity, runId, targetOptions } from '../run/run-identity.js';
@@ -10,11 +14,12 @@ import { isRunIdentity, runId, targetOptions } from '../run/run-identity.js';
  * well typed, every status one of the words tidemark writes, and every stated status borne
  * out by the history it carries, judged again. A status is never taken on trust: a result
  * that says `pass` while it carries a failing history, or a failure without its history, is
- * refused, so no edit of a status can turn a failing run into a passing merge.
+ * refused, so editing a status alone cannot turn a failing run into a passing merge.
  *
  * What cannot be judged again is a pass, which keeps no history (a check keeps histories of
- * failures only). The run identity (src/run/run-identity.ts) is what ties such a result to
- * its run; it guards against mixing runs, not against forgery.
+ * failures only): a file edited to drop a failure together with its history and say pass is
+ * consistent, and merges. The run identity (src/run/run-identity.ts) ties a result to its
+ * run; it guards against mixing runs, not against forgery (docs/ci.md says so).
  */
 
 const SUITE = ['pass', 'fail', 'unknown', 'error'] as const;
@@ -83,6 +88,45 @@ export function validateCheckShard(file: string, json: CheckJson & { shard: Chec
   }
 }
 
+/**
+ * Checks a mutants shard: its mutants are this tidemark's, in catalog order; each row is its
+ * mutant's, with the catalog's rule and expected anomalies; and every kill it claims is judged
+ * again by replaying the row's counterexample (tidemark's own mutants, no user code, one world
+ * each). A row that says killed without a counterexample that shows it is refused.
+ */
+export async function validateMutantsShard(file: string, json: { readonly mutants: readonly string[]; readonly rows: readonly KillRow[] }): Promise<void> {
+  // Typed, so that at.fail, which never returns, narrows what follows it.
+  const at: Where = new Where(file);
+  const mutants = at.list('mutants', json.mutants);
+  if (mutants.length === 0) at.fail('mutants', 'names no mutant: a mutants run has at least one');
+  const order = MUTANTS.map((m) => m.name);
+  let last = -1;
+  for (const [i, name] of mutants.entries()) {
+    const k = order.indexOf(name);
+    if (k === -1) at.fail(`mutants[${i}]`, `is ${JSON.stringify(name)}, not a mutant of this tidemark`);
+    if (k <= last) at.fail(`mutants[${i}]`, 'is out of the catalog order, or repeated');
+    last = k;
+  }
+  for (const [i, row] of at.list('rows', json.rows).entries()) {
+    const where = `rows[${i}]`;
+    const mutant = MUTANTS.find((m) => m.name === row?.mutant);
+    if (mutant === undefined) at.fail(`${where}.mutant`, `is ${JSON.stringify(row?.mutant)}, not a mutant of this tidemark`);
+    const expected = [mutant.expect, ...mutant.also];
+    if (row.rule !== mutant.rule || JSON.stringify(row.expected) !== JSON.stringify(expected)) at.fail(where, `does not carry ${mutant.name}'s rule and expected anomalies`);
+    if (typeof row.killed !== 'boolean') at.fail(`${where}.killed`, 'must be true or false');
+    if (!row.killed) continue;
+    if (row.found === null || !expected.includes(row.found) || row.replay === null) at.fail(where, 'says killed without an expected anomaly and a counterexample to replay');
+    let again;
+    try {
+      again = await checkProperty(mutant.consumer, { seed: row.replay.seed, path: row.replay.path });
+    } catch (error) {
+      at.fail(`${where}.replay`, `cannot be replayed: ${(error as Error).message}`);
+    }
+    const kinds = again.replayed?.result.verdict.anomalies.map((a) => a.kind) ?? [];
+    if (!kinds.includes(row.found)) at.fail(`${where}.killed`, `is true, but its counterexample, replayed, shows ${kinds.length === 0 ? 'no anomaly' : kinds.join(', ')}, not ${row.found}`);
+  }
+}
+
 /** Where in a file a field is, and the one way to say what is wrong with it. */
 class Where {
   constructor(private readonly file: string) {}
@@ -138,6 +182,11 @@ class Where {
     }
     if (status === 'pass') this.fail(`${path}.status`, 'is pass, but the result carries a failing history');
     this.keys(`${path}.failure`, failure, FAILURE_KEYS);
+    try {
+      validatePlan(failure.plan);
+    } catch (error) {
+      this.fail(`${path}.failure.plan`, `is not a plan: ${(error as Error).message}`);
+    }
     let execution;
     try {
       execution = executionOf(failure);

@@ -413,11 +413,12 @@ export function parseFlags(spec: CommandSpec, args: readonly string[]): Flags {
 
 /** KEY=VALUE pairs, each key once, keys made of letters, digits, '.', '_' and '-': an object with its keys in order. */
 function readPairs(flag: Flag, texts: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
+  // No prototype: a key such as __proto__ or toString is a key like any other.
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const text of texts) {
     const m = /^([A-Za-z0-9._-]+)=(.*)$/s.exec(text);
     if (!m) throw new UsageError(`--${flag.name} must look like KEY=VALUE (a key of letters, digits, '.', '_' or '-'), got '${text}'`);
-    if (m[1]! in out) throw new UsageError(`--${flag.name} ${m[1]} is given twice ('${m[1]}=${out[m[1]!]}' and '${text}')`);
+    if (Object.hasOwn(out, m[1]!)) throw new UsageError(`--${flag.name} ${m[1]} is given twice ('${m[1]}=${out[m[1]!]}' and '${text}')`);
     out[m[1]!] = m[2]!;
   }
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));

@@ -1,5 +1,6 @@
 import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { MAX_RUNS } from './options.js';
 import { basename, dirname, join, resolve } from 'node:path';
 
 /**
@@ -119,7 +120,7 @@ export function isRegressionEntry(value: unknown): value is RegressionEntry {
     typeof e.adapter === 'string' &&
     ['anomaly', 'tidemark', 'hash', 'run', 'digest', 'id'].every(optional) &&
     (e.options === undefined || (typeof e.options === 'object' && e.options !== null && !Array.isArray(e.options) && Object.values(e.options).every((v) => typeof v === 'string'))) &&
-    ((e.kind === 'world' && Number.isSafeInteger(e.seed) && typeof e.path === 'string' && /^\d+(:\d+)*$/.test(e.path) && (e.events === undefined || (Number.isSafeInteger(e.events) && (e.events as number) >= 1))) ||
+    ((e.kind === 'world' && Number.isSafeInteger(e.seed) && typeof e.path === 'string' && /^\d+(:\d+)*$/.test(e.path) && Number(e.path.split(':')[0]) < MAX_RUNS && (e.events === undefined || (Number.isSafeInteger(e.events) && (e.events as number) >= 1))) ||
       (e.kind === 'scenario' && typeof e.scenario === 'string'))
   );
 }

@@ -1,0 +1,94 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../src/cli.js';
+import { cli } from './support.js';
+
+/**
+ * Ways a pass could be had unearned, or a data file made to run code, found by attacking the
+ * shard files, the regression file and the output paths as a careless CI or a hostile user
+ * would. Each is refused, or judged for what it is.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'tidemark-trust-'));
+const file = (name: string): string => join(dir, name);
+const readJson = (path: string): any => JSON.parse(readFileSync(path, 'utf8'));
+
+describe('merge passes nothing that was not exercised', () => {
+  it('shards in which a time limit ran no world merge to unknown, as the unsharded run is, not to a pass', async () => {
+    for (const i of [1, 2]) {
+      const r = await cli('check', '--consumer', 'early-caught-up', '--seed', '1', '--runs', '200', '--time-limit', '0.001', '--shard', `${i}/2`, '--json', file(`none-${i}.json`));
+      // A fast machine may fit a world into the limit; then there is a verdict to merge, and this case is moot.
+      if (!r.out.includes('0 of 200 generated worlds ran')) return;
+    }
+    const merged = await cli('merge', file('none-1.json'), file('none-2.json'));
+    expect(merged.code).toBe(EXIT.unknown);
+    expect(merged.out).toContain('not a pass: no generated world ran within the time limit in any shard');
+    expect(merged.out).not.toContain('verdict: pass');
+  });
+
+  it('a mutants shard that claims a kill its counterexample does not show, or names no mutant, is refused', async () => {
+    // One world each at seed 1: token-as-watermark is killed in it, narrow-replay-window is not.
+    const argv = ['--only', 'token-as-watermark,narrow-replay-window', '--runs', '1', '--seed', '1', '--jobs', '1'];
+    for (const i of [1, 2]) await cli('mutants', ...argv, '--shard', `${i}/2`, '--json', file(`m-${i}.json`));
+    const rows = [...readJson(file('m-1.json')).rows, ...readJson(file('m-2.json')).rows];
+    const killed = rows.find((r: any) => r.killed);
+    const missed = rows.find((r: any) => !r.killed);
+    expect(killed?.mutant).toBe('token-as-watermark');
+    expect(missed?.mutant).toBe('narrow-replay-window');
+    const honest = await cli('merge', file('m-1.json'), file('m-2.json'));
+    expect(honest.code).toBe(EXIT.fail);
+    // Claim the missed one killed, with the other's counterexample as its evidence.
+    const which = readJson(file('m-1.json')).rows.some((r: any) => r.mutant === missed.mutant) ? 1 : 2;
+    const forged = readJson(file(`m-${which}.json`));
+    Object.assign(forged.rows.find((r: any) => r.mutant === missed.mutant), { killed: true, found: missed.expected[0], replay: killed.replay });
+    writeFileSync(file('m-forged.json'), JSON.stringify(forged));
+    const r = await cli('merge', file('m-forged.json'), file(`m-${3 - which}.json`));
+    expect(r.code, r.err).toBe(EXIT.usage);
+    expect(r.err).toMatch(/rows\[0\]\.killed is true, but its counterexample, replayed, shows|cannot be replayed/);
+    expect(r.out).not.toContain('mutants killed, reference pass');
+    const empty = { ...readJson(file('m-1.json')), mutants: [], rows: [] };
+    writeFileSync(file('m-empty.json'), JSON.stringify(empty));
+    const none = await cli('merge', file('m-empty.json'), file('m-2.json'));
+    expect(none.code).toBe(EXIT.usage);
+  });
+});
+
+describe('the regression file is data', () => {
+  it('replay --last or replay ID of an entry that names a command runs nothing, and prints the command', async () => {
+    const pwned = file('PWNED');
+    const reg = file('reg.json');
+    writeFileSync(reg, JSON.stringify({ version: 1, entries: [{ adapter: `command:touch ${pwned}; exit 1`, kind: 'scenario', scenario: 'stale-token', anomaly: 'omission' }] }));
+    const r = await cli('replay', '--last', '--regressions', reg);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toContain('names a command, which a replay by ID never runs');
+    expect(r.err).toContain(`npx tidemark replay --command 'touch ${pwned}; exit 1' --scenario stale-token`);
+    expect(existsSync(pwned)).toBe(false);
+  });
+
+  it('an entry whose path starts beyond any run is refused when the file is read, not walked for hours', async () => {
+    const reg = file('far.json');
+    writeFileSync(reg, JSON.stringify({ version: 1, entries: [{ adapter: 'examples/ledger-consumer.ts', kind: 'world', seed: 1, path: '999999999', anomaly: 'omission' }] }));
+    const r = await cli('check', '--adapter', 'examples/ledger-consumer.ts', '--scenario', 'stale-token', '--regressions', reg);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toContain('entries[0] must be');
+  });
+});
+
+describe('odd paths and options', () => {
+  it('a loop of symbolic links as the regression file is a usage error before the run', async () => {
+    execFileSync('ln', ['-s', file('loop-b'), file('loop-a')]);
+    execFileSync('ln', ['-s', file('loop-a'), file('loop-b')]);
+    const r = await cli('check', '--consumer', 'reference', '--scenario', 'stale-token', '--regressions', file('loop-a'));
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toContain('is a loop of symbolic links');
+  });
+
+  it('--option keys are keys, whatever their name: __proto__ and toString too', async () => {
+    const r = await cli('check', '--adapter', 'examples/ledger-variants.ts', '--option', '__proto__=1', '--option', 'toString=2', '--scenario', 'stale-token');
+    expect(r.code).toBe(EXIT.usage);
+    // The adapter's factory saw both keys and refused them as unknown: they were not lost or merged.
+    expect(r.err).toContain('unknown option __proto__, toString');
+  });
+});
