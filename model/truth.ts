@@ -334,7 +334,8 @@ export class Truth {
 
   private call(step: CallStep): Facts {
     const { call, outcome } = step;
-    if (step.fault !== undefined) this.label(step, step.fault);
+    // Asked with `in` first: most calls carry no label, and reading an absent field costs more.
+    if ('fault' in step && step.fault !== undefined) this.label(step, step.fault);
     // A crash before the call, or an injected unavailability, means the service never ran it;
     // an indefinite outcome may go either way, and the record says which.
     const ran = outcome.kind !== 'crash-before' && !(outcome.kind === 'error' && outcome.code === 'unavailable') && !(outcome.kind === 'indefinite' && !step.applied);
