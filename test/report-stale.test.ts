@@ -28,7 +28,11 @@ describe('REPORT.md', () => {
   });
 
   it('re-running a sample of its searches gives the same results', async () => {
-    for (const m of MUTANTS) {
+    // A third of the mutants, each at one of its 20 seeds, chosen afresh on every run: each
+    // run re-runs 9 of the report's 540 searches, and over runs every mutant and seed comes
+    // up. A search that no longer gives its row fails the run that samples it.
+    const sample = [...MUTANTS].sort(() => Math.random() - 0.5).slice(0, Math.ceil(MUTANTS.length / 3));
+    for (const m of sample) {
       const mine = rows.get(m.name)!;
       const row = mine[Math.floor(Math.random() * mine.length)]!;
       const fresh = await killOne(m, MUTANT_BUDGET, row.seed);
