@@ -99,9 +99,11 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         for (const s of ALL_SCENARIOS) io.out(`${s.name.padEnd(42)} ${s.rules.join(' ')}`);
         return EXIT.pass;
       default:
+        // One column as wide as the longest name, so every description starts in it.
+        const width = Math.max(...[...BUILT_IN.keys()].map((n) => n.length)) + 2;
         for (const name of BUILT_IN.keys()) {
           const m = MUTANTS.find((x) => x.name === name);
-          io.out(m ? `${name.padEnd(28)} mutant, breaks ${m.rule}: ${m.description}` : `${name.padEnd(28)} reference consumer`);
+          io.out(m ? `${name.padEnd(width)}mutant, breaks ${m.rule}: ${m.description}` : `${name.padEnd(width)}reference consumer`);
         }
         return EXIT.pass;
     }

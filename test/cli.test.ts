@@ -41,6 +41,9 @@ describe('tidemark CLI', () => {
     const consumers = await cli('consumers');
     expect(consumers.out).toContain('token-as-watermark');
     expect(consumers.out).toContain('mutant, breaks R8');
+    // One column for the descriptions, however long the longest name.
+    const starts = new Set(consumers.out.split('\n').map((l) => l.search(/ (mutant, breaks|reference consumer)/)));
+    expect(starts.size).toBe(1);
   });
 
   it.each([
