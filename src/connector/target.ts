@@ -1,8 +1,6 @@
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { Consumer } from '../adapter/consumer.js';
 import { shellQuote } from '../report/replay-command.js';
+import { commandFiles, filesDigest } from '../run/run-identity.js';
 import { readApi } from './api.js';
 import { connectorConsumer, connectorStats, type ConnectorOptions } from './consumer.js';
 import type { ConnectorKind } from './messages.js';
@@ -36,7 +34,7 @@ export function connectorTarget(kind: ConnectorKind, command: string, apiFile: s
     consumer,
     flag: connectorFlag(id, options) as string,
     id,
-    digest: digestOf(id, [...command.split(/\s+/), apiFile]),
+    digest: filesDigest(id, commandFiles(`${command} ${apiFile}`)),
     note: () => {
       const stats = connectorStats(consumer);
       if (!stats || stats.concurrent === 0) return null;
@@ -59,18 +57,4 @@ export function connectorFlag(id: string, options: Readonly<Record<string, strin
   if (c === null) return null;
   const more = Object.entries(options).map(([k, v]) => ` --option ${shellQuote(`${k}=${v}`)}`).join('');
   return `--${c.kind} ${shellQuote(c.command)} --api ${shellQuote(c.api)}${more}`;
-}
-
-function digestOf(id: string, words: readonly string[]): string {
-  const h = createHash('sha256');
-  h.update(id);
-  for (const word of words) {
-    const file = resolve(word);
-    if (!existsSync(file) || !statSync(file).isFile()) continue;
-    h.update('\0');
-    h.update(word);
-    h.update('\0');
-    h.update(readFileSync(file));
-  }
-  return h.digest('hex');
 }

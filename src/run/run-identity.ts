@@ -40,7 +40,16 @@ export function runId(identity: RunIdentity): string {
  */
 export function targetDigest(target: string): string | null {
   if (target.startsWith('builtin:')) return null;
-  const files = target.startsWith('command:') ? target.slice('command:'.length).split(/\s+/).filter(isFile) : [target];
+  return filesDigest(target, target.startsWith('command:') ? commandFiles(target.slice('command:'.length)) : [target]);
+}
+
+/** The words of a command line that name files: the code a command runs, as far as it says. */
+export function commandFiles(command: string): string[] {
+  return command.split(/\s+/).filter(isFile);
+}
+
+/** The sha256 of a target's key and the files behind it, each named and read in turn; one that cannot be read counts as such. */
+export function filesDigest(target: string, files: readonly string[]): string {
   const h = createHash('sha256');
   h.update(target);
   for (const file of files) {
