@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { fingerprint, isEligible, type Binding, type Filter } from '../model/binding.js';
 import type { SourceEvent } from '../model/event.js';
 import type { Contract, ResumeStyle } from '../model/history.js';
+import { aim, CELLS, cellsFor, type Cell } from './adversity.js';
 import { quirkAllowed, type SourceProfile } from './profiles.js';
 import { FAULTABLE_CALLS, PAGE_QUIRKS, type Budget, type Fault, type FaultKind, type MutationSpec, type Placement, type PlaceableCall, type Plan } from './plan.js';
 
@@ -405,7 +406,38 @@ export function worldDrawArb(options: PlanOptions = {}) {
     // through pages while another waits with its call in flight (see `scheduleOf`).
     schedule: fc.array(fc.tuple(fc.nat(11), fc.nat(RUN_MAX)), { maxLength: 32 }),
     seed: fc.nat(),
+    // Drawn last, so that every draw above is the one a world of the same seed always had.
+    // Faults placed by what the consumer does rather than by event: at its nth checkpoint,
+    // or at a call after its nth effect (see Fault.since), anywhere in a large stream.
+    paced: fc.array(fc.record({ at: fc.nat(1), nth: fc.nat(3), since: fc.nat(Math.max(0, size.maxEvents - 1)), call: fc.constantFrom(...PACED_CALLS), kind: fc.nat(1), ticket }), { maxLength: 2 }),
+    focus: focusArb(size),
   });
+}
+
+/** The calls a fault after the nth effect strikes: the next commit most often, the consumer's next read or effect besides. */
+const PACED_CALLS = ['commit', 'commit', 'emit', 'fetch'] as const;
+
+/**
+ * Which census cell a world aims at (see `aim`), and the numbers the aim uses. Half the
+ * worlds aim at none; the rest at one cell, uniformly. The aim is part of the drawn value,
+ * a function of the world's own seed and index: it is never decided from what other worlds
+ * did. That is what keeps a printed seed and path replaying this world exactly (fast-check
+ * regenerates the one world the path names, without the worlds before it), makes every
+ * shard and every parallel job draw the same worlds, and lets shrinking drop the aim (it
+ * shrinks towards 0, none) like any other part. A feedback loop that aimed at the cells this
+ * run had not reached yet would make world k depend on the executions of worlds 0 to k - 1,
+ * which none of those can reproduce; aiming uniformly at the cells still unreached in no
+ * world so far costs at most a factor of the number of cells over that loop, and reaches
+ * every cell in a few hundred worlds (bench/census.ts --medians).
+ */
+function focusArb(size: WorldSize) {
+  return fc.record({ cell: fc.nat(2 * CELLS.length - 1), event: fc.nat(Math.max(0, size.maxEvents - 1)), nth: fc.nat(3), depth: fc.nat(Math.max(0, size.maxEvents - 1)), kind: fc.nat(1) });
+}
+
+/** The cell a drawn focus aims at among those this consumer's worlds can reach; undefined: none. */
+function focusCell(cell: number, cells: readonly Cell[]): Cell | undefined {
+  if (cells.length === 0 || cell < CELLS.length) return undefined;
+  return cells[(cell - CELLS.length) % cells.length];
 }
 
 /** The longest run of one schedule choice, less one. */
@@ -428,12 +460,14 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
   const size = options.size ?? DEFAULT_SIZE;
   const budget = options.budget ?? DEFAULT_BUDGET;
   const forced = options.families ?? [];
+  const allowed = options.contracts ?? ALL_CONTRACTS;
+  const cells = cellsFor({ ...(options.profile ? { profile: options.profile } : {}), contracts: allowed });
   const worlds = new ShrinkTwice(worldDrawArb(options)).map((w): Plan => {
     const { swarm } = w;
     const ids = idsOf(w.events, size);
     const profile = options.profile ?? {};
     const events = streamOf(w.events, ids, profile.keyArity ?? w.keyLength);
-    const { contract, snapshot } = contractFor(w.binding.upTo, liveContract(w.live), options.contracts ?? ALL_CONTRACTS);
+    const { contract, snapshot } = contractFor(w.binding.upTo, liveContract(w.live), allowed);
     const binding: Binding = {
       scope: 'orders',
       filter: FILTERS[w.binding.filter] as Filter,
@@ -445,6 +479,9 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
     const faults = [
       ...w.faults.flatMap((f) => faultOf(f, swarm, forced)),
       ...tied.flatMap(({ d, id }) => (isPresent(d.fault.ticket, FAULT_ONE_IN) ? repeated(faultOf({ ...d.fault, ticket: 9 }, swarm, forced, d.tied.fault === 0 ? undefined : id), d.again) : [])),
+      ...w.paced.flatMap((f): Fault[] =>
+        admitted(swarm, 'crash', f.ticket, forced) ? [{ call: f.at === 0 ? 'checkpoint' : f.call, nth: f.nth, kind: f.kind === 0 ? 'crash-before' : 'crash-after', ...(f.at === 0 ? {} : { since: f.since }) }] : [],
+      ),
       // A quirk the profile's API never shows is drawn and dropped, so the other draws keep their places.
     ].filter((f) => quirkAllowed(options.profile, f.kind));
     // A source whose records never change only gains new ones.
@@ -461,7 +498,7 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
         ? null
         : { before: { ...w.rebind.before, ...(anchor === undefined ? {} : { after: anchor }) }, binding: otherBinding(binding, FILTERS[w.rebind.filter] as Filter, w.rebind.upTo) };
     const poison = swarm.poison === 0 || profile.refusals === 'never' ? [] : tied.flatMap(({ d, id }) => (isPresent(d.poison, POISON_ONE_IN) ? [id] : []));
-    return {
+    const plan: Plan = {
       events,
       binding,
       // A newest-first API resumes by token only; the field is absent for ascending sources,
@@ -480,6 +517,9 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
       rebind,
       poison,
     };
+    const cell = focusCell(w.focus.cell, cells);
+    const eligible = events.filter((e) => isEligible(binding, e)).map((e) => e.id);
+    return cell === undefined ? plan : aim(plan, cell, w.focus, { eligible, contracts: allowed });
   });
   // Each shrinking step of a large world runs the whole world again: bounded, a failure in
   // a 5,000-event world shrinks in under a minute to one far smaller, if not the smallest.

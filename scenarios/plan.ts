@@ -57,8 +57,15 @@ export interface Placement {
  * emitting consumer's emit. The generators address concrete calls only.
  */
 export type EffectCall = 'effect';
-export type PlaceableCall = Exclude<CallKind, 'malformed'> | EffectCall;
-export const PLACEABLE_CALLS: readonly PlaceableCall[] = ['fetch', 'load', 'completed', 'commit', 'emit', 'lease', 'claim', 'effect'];
+/**
+ * `checkpoint` names a commit that writes the watermark: a consumer's checkpoint, whatever
+ * else the commit carries. "Crash at the third checkpoint" stays at the consumer's third
+ * checkpoint however many records it commits between them, where "the 40th commit" would
+ * land anywhere between two checkpoints of a consumer that commits each record.
+ */
+export type CheckpointCall = 'checkpoint';
+export type PlaceableCall = Exclude<CallKind, 'malformed'> | EffectCall | CheckpointCall;
+export const PLACEABLE_CALLS: readonly PlaceableCall[] = ['fetch', 'load', 'completed', 'commit', 'emit', 'lease', 'claim', 'effect', 'checkpoint'];
 
 /**
  * A change to the source, at its placement in the adversity phase. The world turns it
@@ -96,9 +103,9 @@ export interface SourceSpec {
 export const NEWEST_FIRST_QUIRKS: readonly PageQuirk[] = ['empty', 'short', 'stale'];
 
 /** Calls that can be faulted. Claims are not: a crash before a claim is a crash after the call before it. */
-export type FaultableCall = Exclude<CallKind, 'claim' | 'malformed'> | EffectCall;
-/** The concrete calls the generators fault; a plan may also name `effect`. */
-export const FAULTABLE_CALLS: readonly Exclude<FaultableCall, EffectCall>[] = ['fetch', 'load', 'completed', 'commit', 'emit', 'lease'];
+export type FaultableCall = Exclude<CallKind, 'claim' | 'malformed'> | EffectCall | CheckpointCall;
+/** The concrete calls the generators fault; a plan may also name `effect` and `checkpoint`. */
+export const FAULTABLE_CALLS: readonly Exclude<FaultableCall, EffectCall | CheckpointCall>[] = ['fetch', 'load', 'completed', 'commit', 'emit', 'lease'];
 
 /**
  * One fault at one call boundary: the `nth` (from 0) call of that kind in the run, or after
@@ -114,6 +121,13 @@ export interface Fault {
   readonly kind: FaultKind;
   /** As for a placement: count only calls about this event, or from its first delivery. */
   readonly after?: string;
+  /**
+   * Count only the calls made after the consumer's `since`-th effect (from 0) of the run:
+   * `{ call: 'commit', nth: 0, since: 1499 }` is the first commit after the 1,500th effect,
+   * so a crash there lands between a consumer's checkpoints wherever its records fall. Not
+   * with `after`.
+   */
+  readonly since?: number;
 }
 
 /**

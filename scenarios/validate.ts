@@ -51,7 +51,9 @@ export function validatePlan(plan: Plan): Plan {
   need(!newestFirst || source.resumes.length === 0, 'source.resumes', 'must be [] for a newest-first source: it resumes only from the start or by token');
   need(Array.isArray(plan.faults), 'faults', 'must be an array');
   plan.faults.forEach((f, i) => {
-    need([...FAULTABLE_CALLS, 'effect'].includes(f.call), `faults[${i}].call`, `must be one of ${[...FAULTABLE_CALLS, 'effect'].join(', ')}`);
+    need([...FAULTABLE_CALLS, 'effect', 'checkpoint'].includes(f.call), `faults[${i}].call`, `must be one of ${[...FAULTABLE_CALLS, 'effect', 'checkpoint'].join(', ')}`);
+    need(f.since === undefined || (Number.isInteger(f.since) && f.since >= 0), `faults[${i}].since`, 'must be a non-negative integer');
+    need(f.since === undefined || f.after === undefined, `faults[${i}].since`, 'cannot go with after: a fault counts from an event or from an effect, not both');
     need(Number.isInteger(f.nth) && f.nth >= 0, `faults[${i}].nth`, 'must be a non-negative integer');
     need(FAULT_KINDS.includes(f.kind), `faults[${i}].kind`, `must be one of ${FAULT_KINDS.join(', ')}`);
     need(!isPageQuirk(f.kind) || f.call === 'fetch', `faults[${i}].kind`, `is a page quirk, so its call must be fetch, not ${f.call}`);

@@ -22,6 +22,7 @@ import { entriesById, isBuiltIn, ofTarget, pruneRegressions, shortId, readRegres
 import { renderJUnit } from './report/junit.js';
 import { renderPicture } from './report/picture.js';
 import { newRegressions, replayedRegressions, runSuite, UnknownScenarioError, type SuiteResult } from './run/suite.js';
+import { renderCensus } from './selftest/adversity-census.js';
 import { findMutant, MUTANTS } from './selftest/mutants.js';
 import { BUILT_IN, builtInConsumer } from './selftest/registry.js';
 import type { Execution } from './run/execute.js';
@@ -369,6 +370,7 @@ async function check(f: Flags, io: Io): Promise<number> {
       ...(scenario === undefined ? {} : { scenario }),
       ...(timeLimitMs === undefined ? {} : { timeLimitMs }),
       ...(shard ? { shard } : {}),
+      ...(f.switch('verbose') ? { census: true } : {}),
       regressions: stored.entries,
       onRegression: (r) => {
         progress.regressions(++regressionsDone, replayed.length);
@@ -424,6 +426,7 @@ async function check(f: Flags, io: Io): Promise<number> {
     io.out(`generated worlds: ${p.status} after ${p.runs} worlds${within} (${p.calls} world calls${share}), seed ${p.seed}`);
     if (p.counterexample) show(p.counterexample, replayOf(t, 'world', worldWhat(p)), `minimal world, found after ${p.runs} worlds; the smallest of ${p.searches} shrunk failures`);
   }
+  if (result.census) for (const line of renderCensus(result.census)) io.out(line);
   for (const c of result.checks) if (c.status === 'untested') io.out(`check ${c.anomaly}: untested, ${c.reason}`);
   const status = await finalReplays(result, t, io);
 

@@ -129,6 +129,7 @@ to the regression file. Give exactly one target: --adapter, --command or --consu
       { name: 'time-limit', value: 'S', description: 'stop generating worlds after S seconds and judge those that ran (shrinking included); the verdict says how many ran', ...BOUNDS['time-limit'] },
       { name: 'scenario', type: 'text', value: 'NAME', description: 'run only this named scenario (no generated worlds; not with --runs, --seed, --searches or --time-limit)' },
       { name: 'all', type: 'switch', description: 'run everything (the default)' },
+      { name: 'verbose', type: 'switch', description: "also print the adversity census of the generated worlds: each kind of real-source adversity and each combination the consumer's worlds can reach, after how many worlds it was first reached, and what never was" },
       { name: 'json', type: 'output', value: 'FILE', description: 'write the results as JSON' },
       { name: 'junit', type: 'output', value: 'FILE', description: 'write the results as JUnit XML for CI' },
       { name: 'timeline', type: 'output', value: 'FILE', description: 'write a picture (HTML with SVG) of the first failure' },

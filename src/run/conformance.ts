@@ -71,6 +71,12 @@ export interface PropertyOptions {
   readonly searches?: number;
   /** Told each executed world's per-check results, so a run can say which checks it exercised. */
   readonly tally?: CheckTally;
+  /**
+   * Told each generated world the first search executes before its first failure, with its
+   * index k (from 0) in the order generated, so that a run can say what adversity its worlds
+   * reached and after how many (src/selftest/adversity-census.ts).
+   */
+  readonly onWorld?: (execution: Execution, k: number) => void;
   /** Stop searching after this many milliseconds, as fast-check's interruptAfterTimeLimit does; what ran is judged. */
   readonly timeLimitMs?: number;
   /** Run only this shard's share of the generated worlds (see checkProperty). */
@@ -150,6 +156,7 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
       // Passing worlds say what the run exercised; of the failing ones, only the reported
       // counterexample counts (below): a check fails on evidence a reader can see.
       if (run.result.verdict.status === 'pass') options.tally?.add(run.result, k === null ? AFTER_WORLDS : [TALLY_PHASE.world, k]);
+      if (k !== null) options.onWorld?.(run, k);
       calls += run.history.steps.length;
       options.progress?.(++worlds, last !== null);
       const passed = run.result.verdict.status === 'pass';

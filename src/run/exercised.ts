@@ -1,6 +1,6 @@
 import type { CallKind, History } from '../../model/history.js';
 import { isPageQuirk, type Fault, type Plan } from '../../scenarios/plan.js';
-import { effectsOf } from '../world/faults.js';
+import { effectsOf, isCheckpoint } from '../world/faults.js';
 
 /**
  * Which of a plan's adversity actually happened in one execution. A named scenario exists
@@ -9,7 +9,7 @@ import { effectsOf } from '../world/faults.js';
  * whose adversity did not fire is `untested`, with these reasons, as the Reactive Streams TCK
  * reports its untested rules.
  */
-type Named = CallKind | 'effect';
+type Named = CallKind | 'effect' | 'checkpoint';
 
 export function missedAdversity(plan: Plan, history: History): string[] {
   const missed: string[] = [];
@@ -28,6 +28,7 @@ export function missedAdversity(plan: Plan, history: History): string[] {
     // A call counts under its own kind, and under `effect` too when it makes an effect durable.
     const names: Named[] = [call.kind];
     if (effectsOf(call) !== null) names.push('effect');
+    if (isCheckpoint(call)) names.push('checkpoint');
     if (step.phase === 'adversity') workers.add(step.actor.worker);
     for (const name of names) {
       calls.set(name, (calls.get(name) ?? 0) + 1);
@@ -45,7 +46,7 @@ export function missedAdversity(plan: Plan, history: History): string[] {
     const f = faults[0] as Fault;
     // Call faults fire in the adversity phase only; page quirks are the source's and fire in both.
     const made = (isPageQuirk(f.kind) ? calls : adversityCalls).get(f.call) ?? 0;
-    const where = `${f.call} #${f.nth + 1}${f.after === undefined ? '' : ` about ${f.after}`}`;
+    const where = `${f.call} #${f.nth + 1}${f.after === undefined ? '' : ` about ${f.after}`}${f.since === undefined ? '' : ` after effect #${f.since + 1}`}`;
     const durable = f.call === 'emit' && (calls.get('effect') ?? 0) > 0 ? ': the consumer makes its effects durable in commits' : '';
     const why = made === 0 ? `no ${f.call} call was made${isPageQuirk(f.kind) ? '' : ' in the adversity phase'}${durable}` : isPageQuirk(f.kind) ? `${made} ${f.call} call(s) made, none where the quirk had anything to act on` : `${made} ${f.call} call(s) made, none the one it names`;
     missed.push(`the ${f.kind} planned at ${where}${faults.length > 1 ? ` (and ${faults.length - 1} more)` : ''} never fired: ${why}`);

@@ -6,6 +6,7 @@ import type { Execution } from './execute.js';
 import { ofTarget, type RegressionEntry } from './regressions.js';
 import { sizedWorlds } from '../../scenarios/arbitraries.js';
 import { replayWorld } from './replay.js';
+import { CensusTally, type CensusSummary } from '../selftest/adversity-census.js';
 
 /** One replayed regression and what it does now. */
 export interface RegressionOutcome {
@@ -38,6 +39,8 @@ export interface SuiteResult {
   readonly regressionsInFile: number;
   /** Why a run that found nothing wrong is still not a pass (it exercised nothing). */
   readonly reason?: string;
+  /** With `census`: the adversity the generated worlds reached, and after how many. */
+  readonly census?: CensusSummary;
 }
 
 export interface SuiteOptions {
@@ -69,6 +72,8 @@ export interface SuiteOptions {
    * count is index - 1, and its share of the generated worlds (see checkProperty).
    */
   readonly shard?: Shard;
+  /** Take the adversity census of the generated worlds (`check --verbose`). */
+  readonly census?: boolean;
 }
 
 /** The regressions a suite replays: this adapter's, and of those naming a scenario, the ones this tidemark has. */
@@ -130,6 +135,8 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     options.onScenario?.(timed);
   }
   const start = performance.now();
+  const worlds = options.events === undefined ? undefined : sizedWorlds(options.events);
+  const census = options.census === true ? CensusTally.of(consumer, worlds) : undefined;
   const property =
     options.scenario === undefined
       ? {
@@ -142,7 +149,8 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
             ...(options.progress ? { progress: options.progress } : {}),
             ...(options.timeLimitMs === undefined ? {} : { timeLimitMs: options.timeLimitMs }),
             ...(options.shard === undefined ? {} : { shard: options.shard }),
-            ...(options.events === undefined ? {} : { worlds: sizedWorlds(options.events) }),
+            ...(worlds === undefined ? {} : { worlds }),
+            ...(census === undefined ? {} : { onWorld: (run: Execution, k: number) => census.add(run.history, k) }),
           })),
           ms: performance.now() - start,
         }
@@ -180,6 +188,7 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     checks: tally.summary(),
     evidence: tally.record(),
     regressionsInFile: entries.length,
+    ...(census === undefined || property === null ? {} : { census: census.summary() }),
   };
 }
 

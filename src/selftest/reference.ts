@@ -30,6 +30,12 @@ export interface ReferenceOptions {
    * variant reads a newest-first source correctly when it meets one (see `newestFirstPass`).
    */
   readonly order?: 'ascending' | 'newest-first';
+  /**
+   * Checkpoint every N records instead of after every page, as connectors do: the watermark
+   * moves once at least N events were handled since the last checkpoint, and at the end of
+   * the stream. A crash in between replays up to N records, which completion records absorb.
+   */
+  readonly checkpointEvery?: number;
   readonly name?: string;
 }
 
@@ -39,9 +45,14 @@ export function referenceConsumer(options: ReferenceOptions = {}): Consumer {
   const bookmark = options.bookmark ?? 'position';
   const newestFirst = options.order === 'newest-first';
   return {
-    name: options.name ?? `reference(${mode}${concurrency > 1 ? `, ${concurrency} in flight` : ''}${bookmark === 'cursor' ? ', cursor bookmark' : ''}${newestFirst ? ', newest first' : ''})`,
+    name:
+      options.name ??
+      `reference(${mode}${concurrency > 1 ? `, ${concurrency} in flight` : ''}${bookmark === 'cursor' ? ', cursor bookmark' : ''}${newestFirst ? ', newest first' : ''}${options.checkpointEvery === undefined ? '' : `, a checkpoint every ${options.checkpointEvery} records`})`,
     capabilities: { delivery: mode === 'exactly-once' ? 'exactly-once' : 'at-least-once', ...(newestFirst ? { profile: { order: 'newest-first' } } : {}) },
-    run: (world) => (bookmark === 'cursor' ? new CursorIncarnation(world, { delivery: mode, concurrency }) : new Incarnation(world, { delivery: mode, concurrency })).run(),
+    run: (world) => {
+      const o = { delivery: mode, concurrency, ...(options.checkpointEvery === undefined ? {} : { checkpointEvery: options.checkpointEvery }) };
+      return (bookmark === 'cursor' ? new CursorIncarnation(world, o) : new Incarnation(world, o)).run();
+    },
   };
 }
 
@@ -70,6 +81,10 @@ export class Incarnation {
   private readonly tokenStarts = new Map<string, Position | null>();
   protected readonly delivery: Delivery | 'outbox';
   protected readonly concurrency: number;
+  /** See ReferenceOptions.checkpointEvery; undefined: after every page. */
+  private readonly checkpointEvery: number | undefined;
+  /** Events handled since this incarnation's last checkpoint. */
+  private sinceCheckpoint = 0;
 
   /** What progress is stored under: the binding's fingerprint, so bindings never share it (step 2). */
   protected get label(): string {
@@ -78,10 +93,11 @@ export class Incarnation {
 
   constructor(
     protected readonly world: WorkerWorld,
-    options: { readonly delivery?: Delivery | 'outbox'; readonly concurrency?: number } = {},
+    options: { readonly delivery?: Delivery | 'outbox'; readonly concurrency?: number; readonly checkpointEvery?: number } = {},
   ) {
     this.delivery = options.delivery ?? 'at-least-once';
     this.concurrency = options.concurrency ?? 1;
+    this.checkpointEvery = options.checkpointEvery;
   }
 
   async run(): Promise<void> {
@@ -286,7 +302,11 @@ export class Incarnation {
     }
     const settled = prefix.filter((e) => this.settled(e));
     const to = settled.at(-1);
-    if (to !== undefined) {
+    this.sinceCheckpoint += prefix.length;
+    // With an interval, only a checkpoint that is due moves the watermark, and the stream's end.
+    const due = this.checkpointEvery === undefined || this.sinceCheckpoint >= this.checkpointEvery || (page.next === null && !failed);
+    if (to !== undefined && due) {
+      this.sinceCheckpoint = 0;
       // Anchor: the token that fetched this page replays the rest of it, if it starts at or
       // before the new watermark; only a page whose every event is covered lets the anchor
       // move on to the next page's token (step 8).

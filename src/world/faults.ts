@@ -2,8 +2,8 @@ import type { Call, CallKind } from '../../model/history.js';
 import { isPosition } from './order.js';
 import type { Fault, Placement } from '../../scenarios/plan.js';
 
-/** What a fault and a placement share: which call they name. */
-type Addressed = Pick<Placement, 'call' | 'nth' | 'after'>;
+/** What a fault and a placement share: which call they name (a placement never counts `since`). */
+type Addressed = Pick<Placement, 'call' | 'nth' | 'after'> & Pick<Fault, 'since'>;
 
 /**
  * The events a call is about: the event it emits, the events it asks about, and for a
@@ -30,7 +30,12 @@ export function effectsOf(call: Call): readonly string[] | null {
   return ids.length === 0 ? null : ids;
 }
 
-type Counted = CallKind | 'effect';
+/** Whether a call is a checkpoint: a commit that writes the watermark (see CheckpointCall). */
+export function isCheckpoint(call: Call): boolean {
+  return call.kind === 'commit' && call.ops.some((op) => op.op === 'watermark');
+}
+
+type Counted = CallKind | 'effect' | 'checkpoint';
 
 /**
  * Counts calls per kind and says whether a call is the one an address names. Addresses count
@@ -46,13 +51,26 @@ export class CallCounter {
   /** For each event, how many calls of each kind were about it. */
   private readonly about = new Map<string, Map<Counted, number>>();
 
+  /** The counts as they stood right after each effect a `since` address names, by its index. */
+  private readonly afterEffect = new Map<number, ReadonlyMap<Counted, number>>();
+
+  /** `sinces`: the effect indices addresses count from (see Fault.since); only those are kept. */
+  constructor(private readonly sinces: ReadonlySet<number> = new Set()) {}
+
   /** Counts one call and returns the test for addresses naming it. */
   count(call: Call): (address: Addressed) => boolean {
     const concrete = this.tally(call.kind, eventsOf(call));
-    // The same call may also be an effect call: it counts under that name too, for the events whose effect it carries.
+    // The same call may also be an effect call, or a checkpoint: it counts under those names
+    // too, for the events whose effect it carries.
     const effects = effectsOf(call);
     const effect = effects === null ? null : this.tally('effect', effects);
-    return (a) => (a.call === 'effect' ? effect !== null && effect(a) : a.call === call.kind && concrete(a));
+    const checkpoint = isCheckpoint(call) ? this.tally('checkpoint', eventsOf(call)) : null;
+    // After the counts of this call, so that a `since` address counts from the call after it.
+    if (effects !== null && this.sinces.size > 0) {
+      const index = (this.total.get('effect') ?? 0) - 1;
+      if (this.sinces.has(index)) this.afterEffect.set(index, new Map(this.total));
+    }
+    return (a) => (a.call === 'effect' ? effect !== null && effect(a) : a.call === 'checkpoint' ? checkpoint !== null && checkpoint(a) : a.call === call.kind && concrete(a));
   }
 
   private tally(kind: Counted, ids: readonly string[] | null): (address: Addressed) => boolean {
@@ -68,6 +86,10 @@ export class CallCounter {
       this.about.set(id, counts);
     }
     return (a) => {
+      if (a.since !== undefined) {
+        const base = this.afterEffect.get(a.since);
+        return base !== undefined && a.nth === nth - (base.get(kind) ?? 0);
+      }
       if (a.after === undefined) return a.nth === nth;
       if (nths !== null) return nths.get(a.after) === a.nth;
       const base = this.since.get(a.after);
@@ -83,9 +105,11 @@ export class CallCounter {
 
 /** The fault, if any, the plan put at each call boundary. */
 export class FaultPlan {
-  readonly calls = new CallCounter();
+  readonly calls: CallCounter;
 
-  constructor(private readonly faults: readonly Fault[]) {}
+  constructor(private readonly faults: readonly Fault[]) {
+    this.calls = new CallCounter(new Set(faults.flatMap((f) => (f.since === undefined ? [] : [f.since]))));
+  }
 
   next(call: Call): Fault | undefined {
     return this.faults.find(this.calls.count(call));
