@@ -21,7 +21,8 @@ import { Progress } from './cli/progress.js';
 import { entriesById, isBuiltIn, ofTarget, pruneRegressions, shortId, readRegressions, recordRegressions, RegressionFileError, TIDEMARK_VERSION, versionWarning, type RegressionEntry } from './run/regressions.js';
 import { renderJUnit } from './report/junit.js';
 import { renderPicture } from './report/picture.js';
-import { newRegressions, replayedRegressions, runSuite, UnknownScenarioError, type SuiteResult } from './run/suite.js';
+import { newRegressions, replayedRegressions, runSuite, UnknownScenarioError, type RegressionOutcome, type SuiteResult } from './run/suite.js';
+import { checkedSuite, jobArgv, JobsEnded, runJobs, type CheckedSuite, type JobsOutcome } from './cli/jobs.js';
 import { renderCensus } from './selftest/adversity-census.js';
 import { findMutant, MUTANTS } from './selftest/mutants.js';
 import { BUILT_IN, builtInConsumer } from './selftest/registry.js';
@@ -279,9 +280,15 @@ function shareOf(runs: number, shard: Shard): number {
 
 async function check(f: Flags, io: Io): Promise<number> {
   if (f.switch('all')) conflicts(f, 'all', ['scenario']);
-  conflicts(f, 'scenario', ['runs', 'seed', 'searches', 'time-limit', 'shard', 'events']);
+  conflicts(f, 'scenario', ['runs', 'seed', 'searches', 'time-limit', 'shard', 'events', 'jobs']);
   const shard = f.shard('shard');
   if (shard) shardNeeds(f, 'check');
+  const jobs = f.number('jobs') as number;
+  if (shard && jobs > 1) {
+    throw new UsageError(
+      `--jobs cannot be combined with --shard: a shard is one process. To use ${jobs} cores on each machine of a matrix of M, split the run into M x ${jobs} shards, start ${jobs} of them at once on each machine, and merge them all (docs/ci.md)`,
+    );
+  }
   if (!f.has('adapter') && !f.has('command') && !f.has('consumer') && !f.has('singer') && !f.has('airbyte')) {
     throw new UsageError(
       'check needs a consumer to check, in one of three ways: --adapter MODULE (your consumer in TypeScript or JavaScript), --command CMD (a consumer process in any language) or --consumer NAME (a built-in, such as --consumer reference)',
@@ -357,9 +364,56 @@ async function check(f: Flags, io: Io): Promise<number> {
   } else if (scenarios[0]) doing(`scenario ${scenarios[0].name}`, replayOf(t, 'scenario', scenarios[0].name));
   let scenariosDone = 0;
   const scenarioStatuses: string[] = [];
-  let result: SuiteResult;
+  const onRegression = (r: RegressionOutcome): void => {
+    progress.regressions(++regressionsDone, replayed.length);
+    if (r.status === 'unknown') unjudgedRegressions++;
+    else if (r.status !== 'pass') failingRegressions++;
+    const e = r.entry;
+    const what = e.kind === 'scenario' ? `scenario ${e.scenario}` : `world seed ${e.seed} path ${e.path}`;
+    const why = r.execution?.result.verdict.status === 'unknown' ? `: ${r.execution.result.verdict.reason}` : '';
+    io.out(`  ${r.status.padEnd(7)} ${what}${r.status === 'pass' ? ' (fixed: prune it with tidemark regressions --prune)' : why}${r.note ? ` (${r.note})` : ''}`);
+    const warning = versionWarning(e);
+    if (warning) io.out(`          warning: ${warning}`);
+    if (r.status !== 'pass' && r.execution) show(r.execution, regressionReplay(e));
+    const next = replayed[regressionsDone];
+    if (next) doing(`regression ${regressionsDone + 1}`, regressionReplay(next));
+    else if (scenarios[0]) doing(`scenario ${scenarios[0].name}`, replayOf(t, 'scenario', scenarios[0].name));
+  };
+  const onScenario = (s: CheckedSuite['scenarios'][number]): void => {
+    summarizeRegressions();
+    progress.scenarios(++scenariosDone, scenarios.length);
+    const next = scenarios[scenariosDone];
+    if (next) doing(`scenario ${next.name}`, replayOf(t, 'scenario', next.name));
+    else if (scenario === undefined) doing('generated worlds (0 done)');
+    const v = s.status;
+    scenarioStatuses.push(v);
+    if (v === 'skipped') io.out(`  ${v.padEnd(8)} ${s.scenario.name}: ${s.skipped}`);
+    else {
+      io.out(`  ${v.padEnd(8)} ${s.scenario.name} (${s.scenario.rules.join(' ')})${s.untested === undefined ? '' : `: ${s.untested}`}`);
+      if (v !== 'pass' && v !== 'untested' && s.execution) show(s.execution, replayOf(t, 'scenario', s.scenario.name));
+    }
+    if (scenariosDone === scenarios.length) {
+      const counted = (x: string): number => scenarioStatuses.filter((y) => y === x).length;
+      const ran = scenariosDone - counted('skipped');
+      io.out(
+        `scenarios: ${counted('pass')} of ${ran} passed${counted('untested') > 0 ? `, ${counted('untested')} untested (their adversity never fired)` : ''}${counted('skipped') > 0 ? `, ${counted('skipped')} skipped` : ''}`,
+      );
+    }
+  };
+  // One process runs the suite, printing each result as it comes; or its jobs run it as shards
+  // (src/cli/jobs.ts), and their merged results are printed here in the same order, by the same code.
+  let result: SuiteResult | null = null;
+  let jobsRun: JobsOutcome | null = null;
+  let suite: CheckedSuite;
   try {
-    result = await runSuite(t.consumer, {
+    if (jobs > 1) {
+      jobsRun = await runJobs({ jobs, argv: jobArgv(f, seed), regressions: file, replayed: replayed.length, progress });
+      for (const line of jobsRun.stderr) io.err(line);
+      for (const r of jobsRun.suite.regressions) onRegression(r);
+      for (const s of jobsRun.suite.scenarios) onScenario(s);
+      suite = jobsRun.suite;
+    } else {
+      result = await runSuite(t.consumer, {
       adapter: t.id,
       options: t.options,
       digest,
@@ -372,89 +426,65 @@ async function check(f: Flags, io: Io): Promise<number> {
       ...(shard ? { shard } : {}),
       ...(f.switch('verbose') ? { census: true } : {}),
       regressions: stored.entries,
-      onRegression: (r) => {
-        progress.regressions(++regressionsDone, replayed.length);
-        if (r.status === 'unknown') unjudgedRegressions++;
-        else if (r.status !== 'pass') failingRegressions++;
-        const e = r.entry;
-        const what = e.kind === 'scenario' ? `scenario ${e.scenario}` : `world seed ${e.seed} path ${e.path}`;
-        const why = r.execution?.result.verdict.status === 'unknown' ? `: ${r.execution.result.verdict.reason}` : '';
-        io.out(`  ${r.status.padEnd(7)} ${what}${r.status === 'pass' ? ' (fixed: prune it with tidemark regressions --prune)' : why}${r.note ? ` (${r.note})` : ''}`);
-        const warning = versionWarning(e);
-        if (warning) io.out(`          warning: ${warning}`);
-        if (r.status !== 'pass' && r.execution) show(r.execution, regressionReplay(e));
-        const next = replayed[regressionsDone];
-        if (next) doing(`regression ${regressionsDone + 1}`, regressionReplay(next));
-        else if (scenarios[0]) doing(`scenario ${scenarios[0].name}`, replayOf(t, 'scenario', scenarios[0].name));
-      },
-      onScenario: (s) => {
-        summarizeRegressions();
-        progress.scenarios(++scenariosDone, scenarios.length);
-        const next = scenarios[scenariosDone];
-        if (next) doing(`scenario ${next.name}`, replayOf(t, 'scenario', next.name));
-        else if (scenario === undefined) doing('generated worlds (0 done)');
-        const v = scenarioStatus(s);
-        scenarioStatuses.push(v);
-        if (s.execution === undefined) io.out(`  ${v.padEnd(8)} ${s.scenario.name}: ${s.skipped}`);
-        else {
-          io.out(`  ${v.padEnd(8)} ${s.scenario.name} (${s.scenario.rules.join(' ')})${s.untested === undefined ? '' : `: ${s.untested}`}`);
-          if (v !== 'pass' && v !== 'untested') show(s.execution, replayOf(t, 'scenario', s.scenario.name));
-        }
-        if (scenariosDone === scenarios.length) {
-          const counted = (x: string): number => scenarioStatuses.filter((y) => y === x).length;
-          const ran = scenariosDone - counted('skipped');
-          io.out(
-            `scenarios: ${counted('pass')} of ${ran} passed${counted('untested') > 0 ? `, ${counted('untested')} untested (their adversity never fired)` : ''}${counted('skipped') > 0 ? `, ${counted('skipped')} skipped` : ''}`,
-          );
-        }
-      },
+      onRegression,
+      onScenario: (s) => onScenario({ ...s, status: scenarioStatus(s) }),
       progress: (worlds, shrinking) => {
         progress.world(shrinking);
         doing(shrinking ? `shrinking a failure (${worlds} worlds run)` : `generated worlds (${worlds} done)`);
       },
     });
+      suite = checkedSuite(result);
+    }
+  } catch (error) {
+    // A job that ended without a result: its words, and the check's exit code for them.
+    if (!(error instanceof JobsEnded)) throw error;
+    for (const line of error.lines) io.err(line);
+    if (error.code === EXIT.unknown) io.out('verdict: unknown');
+    return error.code;
   } finally {
     progress.stop();
   }
   summarizeRegressions();
   doing('writing outputs');
 
-  const p = result.property;
+  const p = suite.property;
   if (p) {
     const within = p.interrupted ? ` (the time limit of ${limitS} s ended the search; --runs asked ${runs})` : '';
     const share = shard ? `; ${p.skipped ?? 0} of them left to the other shards` : '';
     io.out(`generated worlds: ${p.status} after ${p.runs} worlds${within} (${p.calls} world calls${share}), seed ${p.seed}`);
     if (p.counterexample) show(p.counterexample, replayOf(t, 'world', worldWhat(p)), `minimal world, found after ${p.runs} worlds; the smallest of ${p.searches} shrunk failures`);
   }
-  if (result.census) for (const line of renderCensus(result.census)) io.out(line);
-  for (const c of result.checks) if (c.status === 'untested') io.out(`check ${c.anomaly}: untested, ${c.reason}`);
-  const status = await finalReplays(result, t, io);
+  if (result?.census) for (const line of renderCensus(result.census)) io.out(line);
+  for (const c of suite.checks) if (c.status === 'untested') io.out(`check ${c.anomaly}: untested, ${c.reason}`);
+  const sessionWorlds = jobsRun ? jobsRun.sessionWorlds : (t.process?.sessionWorlds() ?? 0);
+  const status = await finalReplays(suite, t, io, sessionWorlds);
 
   // Every output is attempted, and the verdict printed, whichever of them fails.
   const outputs = new Outputs(io.err);
   // Merged into the file as it is now, under its lock: other checks may have written since.
   let found: readonly RegressionEntry[] = [];
-  const entries = newRegressions(result).map((e) => ({ ...e, run: run.id, ...(digest === null ? {} : { digest }), ...(Object.keys(t.options).length === 0 ? {} : { options: t.options }) }));
+  const entries = newRegressions(suite).map((e) => ({ ...e, run: run.id, ...(digest === null ? {} : { digest }), ...(Object.keys(t.options).length === 0 ? {} : { options: t.options }) }));
   if (outputs.attempt(`the regression file ${file}`, () => (found = recordRegressions(file, entries))) && found.length > 0) {
     io.out(`recorded ${found.length} new failure(s) in ${file}; they are replayed first from now on, and each by its ID with npx tidemark replay ID:`);
     for (const e of found) io.out(`  ${e.id ?? shortId(e)}  ${e.kind === 'scenario' ? `scenario ${e.scenario}` : `world seed ${e.seed} path ${e.path}`} (${e.anomaly})`);
   }
   const json = f.string('json');
   if (json !== undefined) {
-    const shardJson = shard ? { shard: { ...shard, tidemark: TIDEMARK_VERSION, ...(limitS === undefined ? {} : { timeLimit: limitS }) } } : {};
-    outputs.write('--json', json, () => `${JSON.stringify(checkJson(result, { run, searches, replay: (kind, what) => replayOf(t, kind, what), ...shardJson }), null, 2)}\n`);
+    const shardJson = shard ? { shard: { ...shard, tidemark: TIDEMARK_VERSION, ...(limitS === undefined ? {} : { timeLimit: limitS }), ...(sessionWorlds > 0 ? { sessionWorlds } : {}) } } : {};
+    const written = jobsRun ? jobsRun.json : checkJson(result as SuiteResult, { run, searches, replay: (kind, what) => replayOf(t, kind, what), ...shardJson });
+    outputs.write('--json', json, () => `${JSON.stringify(written, null, 2)}\n`);
   }
   const junit = f.string('junit');
-  if (junit !== undefined) outputs.write('--junit', junit, () => renderJUnit(result, (kind, what) => replayOf(t, kind, what)));
+  if (junit !== undefined) outputs.write('--junit', junit, () => renderJUnit(suite, (kind, what) => replayOf(t, kind, what)));
   const timeline = f.string('timeline');
   if (timeline !== undefined) {
-    const failing = firstFailure(result, t);
+    const failing = firstFailure(suite, t);
     if (!failing) io.out(`no failure, so no timeline picture written to ${timeline}`);
     else if (outputs.write('--timeline', timeline, () => renderPicture(failing.execution, { consumer: t.consumer.name, replay: failing.replay }))) io.out(`timeline picture of the failure: ${timeline}`);
   }
-  const note = t.note?.();
-  if (note) io.out(note);
-  if (result.reason !== undefined) io.out(`not a pass: ${result.reason}`);
+  // Jobs ran the target, so what it has to say about how it ran is theirs.
+  for (const note of [t.note?.(), ...(jobsRun?.notes ?? [])]) if (note) io.out(note);
+  if (suite.reason !== undefined) io.out(`not a pass: ${suite.reason}`);
   const within = p?.interrupted ? ` (${p.runs} of ${runs} generated worlds ran within --time-limit ${limitS} s)` : '';
   io.out(`verdict: ${status}${within}${shard ? ` (${shardText(shard)} alone: 'tidemark merge' of all ${shard.count} shards' --json gives the run's verdict)` : ''}`);
   return withOutputs(EXIT[status], outputs, io);
@@ -465,11 +495,11 @@ async function check(f: Flags, io: Io): Promise<number> {
  * (src/run/final-replay.ts). Returns the verdict: a failure that only session crashes produced
  * is no verdict on the consumer (unknown).
  */
-async function finalReplays(result: SuiteResult, t: Target, io: Io): Promise<SuiteResult['status']> {
-  if (!t.process || t.process.sessionWorlds() === 0) return result.status;
+async function finalReplays(result: CheckedSuite, t: Target, io: Io, sessionWorlds: number): Promise<SuiteResult['status']> {
+  if (!t.process || sessionWorlds === 0) return result.status;
   const failures = [
     ...result.regressions.flatMap((r) => (r.status !== 'pass' && r.execution ? [{ what: r.entry.kind === 'scenario' ? `regression scenario ${r.entry.scenario}` : `regression world seed ${r.entry.seed} path ${r.entry.path}`, execution: r.execution }] : [])),
-    ...result.scenarios.flatMap((s) => (s.execution && !['pass', 'untested'].includes(scenarioStatus(s)) ? [{ what: `scenario ${s.scenario.name}`, execution: s.execution }] : [])),
+    ...result.scenarios.flatMap((s) => (s.execution && !['pass', 'untested'].includes(s.status) ? [{ what: `scenario ${s.scenario.name}`, execution: s.execution }] : [])),
     ...(result.property?.counterexample ? [{ what: 'the minimal generated world', execution: result.property.counterexample }] : []),
   ];
   if (failures.length === 0) return result.status;
@@ -484,7 +514,7 @@ async function finalReplays(result: SuiteResult, t: Target, io: Io): Promise<Sui
   return result.status;
 }
 
-function firstFailure(result: SuiteResult, t: Target): { execution: Execution; replay: string } | null {
+function firstFailure(result: CheckedSuite, t: Target): { execution: Execution; replay: string } | null {
   for (const r of result.regressions) {
     if (r.status !== 'pass' && r.execution) return { execution: r.execution, replay: replayOf(t, r.entry.kind, r.entry.kind === 'scenario' ? r.entry.scenario : worldWhat(r.entry)) };
   }

@@ -283,6 +283,7 @@ export function junitSuiteOf(merged: MergedCheck): JUnitSuite {
     }),
     property: w && {
       status: w.status,
+      ...(w.events === undefined ? {} : { events: w.events }),
       runs: w.runs,
       seed: w.seed,
       path: w.path,

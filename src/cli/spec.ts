@@ -4,7 +4,7 @@ import { MUTANT_BUDGET } from '../selftest/kill-matrix.js';
 import { REGRESSIONS_FILE } from '../run/regressions.js';
 import { REPORT_SEED } from '../report/report-md.js';
 import { DEFAULT_JOBS } from '../selftest/search-pool.js';
-import { BOUNDS, MAX_RUNS, numberProblem, shardProblem, UsageError } from '../run/options.js';
+import { BOUNDS, MAX_JOBS, MAX_RUNS, numberProblem, shardProblem, UsageError } from '../run/options.js';
 
 /**
  * The commands and their flags, as data. The parser reads flags from this table and every
@@ -135,6 +135,14 @@ to the regression file. Give exactly one target: --adapter, --command or --consu
       { name: 'timeline', type: 'output', value: 'FILE', description: 'write a picture (HTML with SVG) of the first failure' },
       { name: 'regressions', type: 'output', value: 'FILE', description: 'the regression file, read first and added to', default: REGRESSIONS_FILE },
       shardFlag('the regressions, scenarios and generated worlds (needs --seed)'),
+      {
+        name: 'jobs',
+        value: 'N',
+        description: `run the check as N jobs at once, each a process with its own consumer processes: N shards of the run, merged as 'tidemark merge' does, so the results, outputs and regression entries are those of --jobs 1; at most ${MAX_JOBS} (4 per core); not with --shard or --scenario`,
+        default: 1,
+        ...BOUNDS.jobs,
+        max: MAX_JOBS,
+      },
       { name: 'heartbeat', value: 'S', description: 'without a terminal, print a progress line every S seconds (0: never)', default: 30, ...BOUNDS.heartbeat },
       ...PROCESS,
       {

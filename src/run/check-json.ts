@@ -25,6 +25,8 @@ export interface CheckJson {
   /** Searches asked for after a failure (see SEARCHES). */
   readonly searches: number;
   readonly verdict: SuiteStatus;
+  /** Why a run that found nothing wrong is still not a pass (it exercised nothing). */
+  readonly reason?: string;
   readonly regressions: readonly RegressionJson[];
   readonly scenarios: readonly ScenarioJson[];
   readonly worlds: WorldsJson | null;
@@ -86,6 +88,11 @@ export interface CheckShardJson extends Shard {
   readonly evidence: Partial<Record<AnomalyKind, CheckEvidence>>;
   /** --time-limit, in seconds, when given: a shard cut short covers less than its share. */
   readonly timeLimit?: number;
+  /**
+   * Worlds a process consumer ran with session crashes (--kills sampled), when any: the
+   * failures of a run that did are replayed with real kills before its verdict (`check --jobs`).
+   */
+  readonly sessionWorlds?: number;
 }
 
 /** The suite for machines; histories only for failures. */

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { MAX_EVENTS } from '../../scenarios/arbitraries.js';
 /**
  * The bounds of every option a run takes, and the one check of them. The command line's flag
@@ -22,6 +23,12 @@ export const SEED_MIN = -0x80000000;
 export const SEED_MAX = 0xffffffff;
 /** The most shards a run may be split into: far beyond any CI matrix, and still a readable number. */
 export const MAX_SHARDS = 1000;
+/**
+ * The most jobs `check --jobs` runs at once: four per core. Each job is a process with its own
+ * consumer processes; past a few per core they only contend for the CPU, and a typo such as
+ * --jobs 200 would start hundreds of interpreters.
+ */
+export const MAX_JOBS = availableParallelism() * 4;
 
 /** What a numeric option's value is. */
 export type NumberType =

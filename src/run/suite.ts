@@ -192,8 +192,12 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
   };
 }
 
-/** The failures of this run that belong in the regression file. */
-export function newRegressions(result: SuiteResult): RegressionEntry[] {
+/**
+ * The failures of this run that belong in the regression file. Of its scenarios it reads only
+ * the executions of those that did not pass, so a suite merged from shards, which keeps no
+ * other, gives the same entries.
+ */
+export function newRegressions(result: Pick<SuiteResult, 'adapter' | 'property'> & { readonly scenarios: readonly { readonly scenario: { readonly name: string }; readonly execution?: Execution }[] }): RegressionEntry[] {
   const out: RegressionEntry[] = [];
   for (const s of result.scenarios) {
     const v = s.execution?.result.verdict;

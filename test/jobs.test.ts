@@ -1,0 +1,145 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../src/cli.js';
+import { MAX_JOBS } from '../src/run/options.js';
+import { cli, HANG_MS, pidsGone } from './support.js';
+
+/**
+ * `check --jobs N` runs the check as N shards at once, each a process with its own consumer
+ * processes, and merges them. What it finds must be what one process finds: the same JSON,
+ * byte for byte, the same regression entries, the same JUnit cases and the same printed
+ * lines. Only what is measured may differ: times, and the world calls, which count the work
+ * the jobs did (a job past the first failure still runs its own worlds).
+ */
+const dir = mkdtempSync(join(tmpdir(), 'tidemark-jobs-'));
+const file = (name: string): string => join(dir, name);
+const read = (path: string): string => readFileSync(path, 'utf8');
+
+/**
+ * Printed output without what is measured: the world-call count, JUnit's times, and the
+ * progress lines a run without a terminal prints every --heartbeat seconds.
+ */
+const decided = (text: string): string =>
+  text
+    .replace(/\d+ world calls/g, 'N world calls')
+    .replace(/ (time|timestamp)="[^"]*"/g, '')
+    .split('\n')
+    .filter((l) => !/^ *\.\.\. /.test(l))
+    .join('\n');
+
+/**
+ * Runs the same check with --jobs 1 and then --jobs N, each from an empty regression file and
+ * into the same output files (read and removed after each), so that both print the same paths.
+ */
+async function bothWays(name: string, argv: readonly string[], jobs = 2, between?: () => void) {
+  const out = (ext: string): string => file(`${name}.${ext}`);
+  const run = async (j: number) => {
+    const r = await cli('check', ...argv, '--jobs', String(j), '--json', out('json'), '--junit', out('xml'), '--regressions', out('regressions.json'));
+    const files = { json: read(out('json')), junit: read(out('xml')), regressions: existsSync(out('regressions.json')) ? read(out('regressions.json')) : null };
+    for (const ext of ['json', 'xml', 'regressions.json']) rmSync(out(ext), { force: true });
+    return { ...r, ...files };
+  };
+  const one = await run(1);
+  between?.();
+  return { one, many: await run(jobs) };
+}
+
+/** The processes that started consumer processes, as a --command wrapper wrote them down; the file is removed. */
+function parents(path: string): Set<string> {
+  const found = new Set(read(path).split('\n').filter(Boolean));
+  rmSync(path);
+  return found;
+}
+
+describe('check --jobs N', () => {
+  it('a failing built-in consumer: the same JSON, JUnit and printed lines as one process', async () => {
+    const { one, many } = await bothWays('builtin', ['--consumer', 'max-position-fetched', '--runs', '300', '--seed', '3']);
+    expect(one.code).toBe(EXIT.fail);
+    expect(many.code).toBe(EXIT.fail);
+    expect(many.json).toBe(one.json);
+    expect(decided(many.junit)).toBe(decided(one.junit));
+    expect(decided(many.out)).toBe(decided(one.out));
+    expect(many.out).toMatch(/verdict: fail$/);
+  });
+
+  it('a passing adapter over 3 jobs: the same JSON and lines, and a passing verdict', async () => {
+    const { one, many } = await bothWays('adapter', ['--adapter', 'examples/ledger-consumer.ts', '--runs', '60', '--seed', '11'], 3);
+    expect(one.code).toBe(EXIT.pass);
+    expect(many.code).toBe(EXIT.pass);
+    expect(many.json).toBe(one.json);
+    expect(decided(many.junit)).toBe(decided(one.junit));
+    expect(decided(many.out)).toBe(decided(one.out));
+    expect(many.out).toMatch(/verdict: pass$/);
+  });
+
+  it('a failing --command consumer: its own processes per job, and the same results, final replays and regression entries', async () => {
+    // The wrapper notes the process that started each consumer process: with --jobs 2 that is
+    // the checking process (its hello) and each job, with --jobs 1 only the checking process.
+    const ppids = file('ppids');
+    const command = `echo $PPID >> ${ppids}; exec python3 examples/python/ledger_consumer_buggy.py`;
+    let one: Set<string> = new Set();
+    const { one: single, many } = await bothWays('command', ['--command', command, '--runs', '40', '--seed', '5'], 2, () => (one = parents(ppids)));
+    expect(one.size).toBe(1);
+    expect(parents(ppids).size).toBe(3);
+    expect(single.code).toBe(EXIT.fail);
+    expect(many.code).toBe(EXIT.fail);
+    expect(many.json).toBe(single.json);
+    expect(JSON.parse(many.regressions ?? '{}').entries).toHaveLength(2);
+    expect(many.regressions).toBe(single.regressions);
+    expect(decided(many.junit)).toBe(decided(single.junit));
+    // With session crashes, the failures shown are replayed with real kills: by the check, after its jobs.
+    expect(single.out).toContain('final replays under real kills');
+    expect(decided(many.out)).toBe(decided(single.out));
+  });
+
+  it('a connector (--singer): the same JSON and printed lines', async () => {
+    const { one, many } = await bothWays('singer', ['--singer', 'python3 examples/singer/tap_events.py', '--api', 'examples/singer/api.json', '--runs', '6', '--seed', '2']);
+    expect(one.code).toBe(EXIT.pass);
+    expect(many.code).toBe(EXIT.pass);
+    expect(many.json).toBe(one.json);
+    expect(many.regressions).toBe(one.regressions);
+    expect(decided(many.out)).toBe(decided(one.out));
+  });
+
+  it('refuses what it cannot do, with exit 3 and the reason', async () => {
+    const refused = async (argv: readonly string[], reason: RegExp): Promise<void> => {
+      const r = await cli('check', '--consumer', 'reference', ...argv);
+      expect(r.code).toBe(EXIT.usage);
+      expect(r.err).toMatch(reason);
+    };
+    await refused(['--jobs', '0'], /--jobs must be an integer of at least 1 and at most/);
+    await refused(['--jobs', String(MAX_JOBS + 1)], new RegExp(`--jobs must be an integer of at least 1 and at most ${MAX_JOBS}`));
+    await refused(['--jobs', '2', '--shard', '1/2', '--seed', '1', '--json', file('refused.json')], /--jobs cannot be combined with --shard/);
+    await refused(['--jobs', '2', '--scenario', 'ties-across-page-boundary'], /--scenario cannot be combined with .*--jobs/);
+  });
+
+  it('a job that ends without a result leaves the run unknown, exit 2, saying which job', async () => {
+    const r = await cli('check', '--adapter', 'test/fixtures/hostile/exits-zero.ts', '--runs', '10', '--seed', '1', '--jobs', '2');
+    expect(r.code).toBe(EXIT.unknown);
+    expect(r.err).toMatch(/job [12] of 2 exited with code 0 without a result/);
+    expect(r.out).toMatch(/verdict: unknown$/);
+  });
+
+  it('SIGINT to the command stops every job and kills every consumer process', async () => {
+    const pidfile = file('sigint-pids');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'check', '--command', `node test/fixtures/process/pid-ledger.mjs ${pidfile}`, '--runs', '100000', '--seed', '1', '--jobs', '2', '--regressions', file('sigint-regressions.json')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CI: '1' },
+    });
+    let err = '';
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // The hello of the checking process and at least one process of each job.
+    const pids = (): number[] => (existsSync(pidfile) ? read(pidfile).split('\n').filter(Boolean).map(Number) : []);
+    const deadline = Date.now() + HANG_MS;
+    while (pids().length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(pids().length).toBeGreaterThanOrEqual(3);
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(err).toContain('interrupted by SIGINT');
+    expect(await pidsGone(pids())).toEqual([]);
+  });
+});
