@@ -289,6 +289,7 @@ async function check(f: Flags, io: Io): Promise<number> {
       `--jobs cannot be combined with --shard: a shard is one process. To use ${jobs} cores on each machine of a matrix of M, split the run into M x ${jobs} shards, start ${jobs} of them at once on each machine, and merge them all (docs/ci.md)`,
     );
   }
+  if (jobs > 1 && f.switch('verbose')) throw new UsageError("--verbose cannot be combined with --jobs: the adversity census is taken of one process's worlds; run it with --jobs 1");
   if (!f.has('adapter') && !f.has('command') && !f.has('consumer') && !f.has('singer') && !f.has('airbyte')) {
     throw new UsageError(
       'check needs a consumer to check, in one of three ways: --adapter MODULE (your consumer in TypeScript or JavaScript), --command CMD (a consumer process in any language) or --consumer NAME (a built-in, such as --consumer reference)',

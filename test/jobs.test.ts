@@ -114,6 +114,7 @@ describe('check --jobs N', () => {
     await refused(['--jobs', String(MAX_JOBS + 1)], new RegExp(`--jobs must be an integer of at least 1 and at most ${MAX_JOBS}`));
     await refused(['--jobs', '2', '--shard', '1/2', '--seed', '1', '--json', file('refused.json')], /--jobs cannot be combined with --shard/);
     await refused(['--jobs', '2', '--scenario', 'ties-across-page-boundary'], /--scenario cannot be combined with .*--jobs/);
+    await refused(['--jobs', '2', '--verbose'], /--verbose cannot be combined with --jobs/);
   });
 
   it('a job that ends without a result leaves the run unknown, exit 2, saying which job', async () => {

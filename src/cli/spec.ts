@@ -138,7 +138,7 @@ to the regression file. Give exactly one target: --adapter, --command or --consu
       {
         name: 'jobs',
         value: 'N',
-        description: `run the check as N jobs at once, each a process with its own consumer processes: N shards of the run, merged as 'tidemark merge' does, so the results, outputs and regression entries are those of --jobs 1; at most ${MAX_JOBS} (4 per core); not with --shard or --scenario`,
+        description: `run the check as N jobs at once, each a process with its own consumer processes: N shards of the run, merged as 'tidemark merge' does, so the results, outputs and regression entries are those of --jobs 1; at most ${MAX_JOBS} (4 per core); not with --shard, --scenario or --verbose`,
         default: 1,
         ...BOUNDS.jobs,
         max: MAX_JOBS,
