@@ -24,10 +24,6 @@ export interface SyntheticOptions {
   readonly mutationEvery: number | null;
 }
 
-/** A step before its place in the history is known. */
-type Unsequenced = WithoutSeq<Step>;
-type WithoutSeq<S> = S extends Step ? Omit<S, 'seq'> : never;
-
 /** Steps one page of `n` events costs: fetch, completed, emit and commit per event, watermark, lease. */
 const stepsPerPage = (n: number): number => 2 * n + 4;
 
@@ -50,17 +46,21 @@ export function syntheticHistory(options: SyntheticOptions): History {
   const binding = ORDERS;
   const label = fingerprint(binding);
   const steps: Step[] = [];
-  const push = (step: Unsequenced): void => {
-    steps.push({ ...step, seq: steps.length } as Step);
-  };
   let phase: Phase = 'adversity';
+  // Each kind of step is built by one literal, its fields in the order the world writes them
+  // (src/world/world.ts), optional ones present as undefined: every step of a kind then shares
+  // one hidden class, as a world's do. Spreading a step into a copy with its seq gave the
+  // steps of one kind several shapes, and the checker timed here read them polymorphically.
   const call = (actor: Actor, c: Call, result?: CallResult): void => {
-    const step: Omit<CallStep, 'seq'> = { kind: 'call', phase, actor, call: c, outcome: { kind: 'ok' }, applied: true, ...(result ? { result } : {}) };
-    push(step);
+    const step: CallStep = { kind: 'call', seq: steps.length, phase, actor, call: c, outcome: { kind: 'ok' }, applied: true, fault: undefined, result };
+    steps.push(step);
+  };
+  const life = (actor: Actor): void => {
+    steps.push({ kind: 'life', seq: steps.length, phase, actor, event: { kind: 'start' } });
   };
 
   const first: Actor = { worker: 'w1', incarnation: 1 };
-  push({ kind: 'life', phase, actor: first, event: { kind: 'start' } });
+  life(first);
   call(first, { kind: 'lease' }, { kind: 'generation', generation: 1 });
   call(first, { kind: 'load' }, { kind: 'state', state: { watermark: null, anchor: null, outbox: [] } });
   let head = initialCount - 1;
@@ -80,7 +80,7 @@ export function syntheticHistory(options: SyntheticOptions): History {
       if (every !== null && handled % every === 0 && inserted < inserts.length) {
         const fresh = inserts[inserted++] as SourceEvent;
         head = fresh.key[0] as number;
-        push({ kind: 'mutation', phase, event: fresh, mutation: 'insert' });
+        steps.push({ kind: 'mutation', seq: steps.length, phase, event: fresh, mutation: 'insert' });
       }
     }
     const last = page.at(-1) as SourceEvent;
@@ -104,7 +104,7 @@ export function syntheticHistory(options: SyntheticOptions): History {
   phase = 'drain';
   const second: Actor = { worker: 'w1', incarnation: 2 };
   const end = positionOf(stream.at(-1) as SourceEvent);
-  push({ kind: 'life', phase, actor: second, event: { kind: 'start' } });
+  life(second);
   call(second, { kind: 'lease' }, { kind: 'generation', generation: 2 });
   call(second, { kind: 'load' }, { kind: 'state', state: { watermark: { binding: label, value: stored }, anchor: { binding: label, token: null, watermark: stored }, outbox: [] } });
   call(second, { kind: 'fetch', request: { resume: { kind: 'after', position: end }, limit: PAGE_SIZE } }, { kind: 'page', page: { events: [], next: null, head } });

@@ -154,7 +154,8 @@ export class World {
       seq: this.steps.length,
       phase: this.phase,
       actor: life.actor,
-      ...(watermark === box.watermark ? {} : { watermark: { value } }),
+      // Always present, undefined when unchanged: one shape for every observed step (see record).
+      watermark: watermark === box.watermark ? undefined : { value },
       effects: fresh.map((e) => ({ event: { id: e.event.id, version: e.event.version }, payload: e.payload })),
     });
     box.watermark = watermark;
@@ -378,8 +379,21 @@ export class World {
       // A quirk fired only if the source found something to act on; a call fault always fires.
       const fired = kind !== undefined && (!isPageQuirk(kind) || this.source.quirked) ? kind : undefined;
       const lie = this.bug === 'applied' && p.call.kind === 'commit' && outcome.kind === 'ok';
-      const step: CallStep = { kind: 'call', seq: this.steps.length, phase: this.phase, actor: p.life.actor, call: p.call, outcome, applied: applied && !lie };
-      this.steps.push({ ...step, ...(fired === undefined ? {} : { fault: fired }), ...(result === undefined ? {} : { result: this.misreport(result) }) });
+      // One literal, every field always present (undefined where absent, which JSON leaves
+      // out): every call step shares one hidden class, so the checker's reads of millions of
+      // steps stay monomorphic. Spreading optional fields in gave each combination its own.
+      const step: CallStep = {
+        kind: 'call',
+        seq: this.steps.length,
+        phase: this.phase,
+        actor: p.life.actor,
+        call: p.call,
+        outcome,
+        applied: applied && !lie,
+        fault: fired,
+        result: result === undefined ? undefined : this.misreport(result),
+      };
+      this.steps.push(step);
     };
     if (kind === 'crash-before') {
       record({ kind: 'crash-before' }, false);
