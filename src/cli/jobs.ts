@@ -50,7 +50,7 @@ export interface JobsOutcome {
   readonly sessionWorlds: number;
   /** The target's notes the jobs printed (a connector's, about requests it sent at once), each once. */
   readonly notes: readonly string[];
-  /** What the jobs wrote to stderr (warnings), each line once. */
+  /** What the jobs wrote to stderr (an adapter's own lines, say), each line once; not tidemark's warnings, which the check gave itself. */
   readonly stderr: readonly string[];
 }
 
@@ -274,7 +274,8 @@ function outcome(jobs: readonly Job[]): JobsOutcome {
     json: merged.json,
     sessionWorlds: read.shards.reduce((sum, s) => sum + (s.json.shard.sessionWorlds ?? 0), 0),
     notes: once(jobs.flatMap((j) => j.out.filter((l) => l.startsWith('note: ')))),
-    stderr: once(jobs.flatMap((j) => j.err)),
+    // tidemark's own warnings come from loading the target, which this process did too and warned of already.
+    stderr: once(jobs.flatMap((j) => j.err.filter((l) => !l.startsWith('tidemark: warning: ')))),
   };
 }
 
