@@ -1,3 +1,4 @@
+import { filterAdmits } from '../model/binding.js';
 import type { Contract } from '../model/history.js';
 import type { Fault, MutationSpec, Plan } from './plan.js';
 import type { SourceProfile } from './profiles.js';
@@ -127,6 +128,29 @@ export function aim(plan: Plan, cell: Cell, draw: AimDraw, ctx: AimContext): Pla
     p = { ...p, faults: [...p.faults, ...f] };
   };
   const crash = draw.kind % 2 === 0 ? 'crash-before' : 'crash-after';
+  /**
+   * A newest-first read checkpoints once, at its end (before it, the watermark would cover
+   * older events not read yet), and its caught-up claim right after ends the adversity
+   * phase: a crash between checkpoints needs a second read within the phase, with work of
+   * its own. So the first checkpoint takes effect and its worker dies before claiming; an
+   * eligible row put in just before that checkpoint is newer than the watermark it writes,
+   * so the next read has it to handle; and that read dies at its own checkpoint, with the
+   * row's effect made and not yet covered. The source must gain rows the watermark does
+   * not cover (a snapshot gains them only beyond its bound, and under `none` no correct
+   * consumer checkpoints): insertion-stable when the consumer reads it, else a replay window.
+   */
+  const secondRead = (): void => {
+    p = ctx.contracts.includes('insertion-stable') ? live('insertion-stable') : live('replay-window');
+    // The world gives an inserted row the kind `order` for an even target, `refund` for an odd one.
+    const target = filterAdmits(p.binding.filter, { kind: 'order' }) ? 0 : 1;
+    change({ before: { call: 'checkpoint', nth: 0 }, kind: 'insert', target, back: 0 });
+    fault({ call: 'checkpoint', nth: 0, kind: 'crash-after' });
+    if (p.source.contract.kind === 'insertion-stable') fault({ call: 'checkpoint', nth: 1, kind: 'crash-before' });
+    // In a replay window the row lands within it, so the second read settles nothing new and
+    // writes no checkpoint: it dies at the commit after the row's effect, the one after every
+    // eligible event's first, if nothing else made an effect first.
+    else fault({ call: 'commit', nth: 0, since: ctx.eligible.length, kind: 'crash-before' });
+  };
   const events = p.events.length;
   for (const item of cell) {
     switch (item) {
@@ -160,6 +184,10 @@ export function aim(plan: Plan, cell: Cell, draw: AimDraw, ctx: AimContext): Pla
         fault({ call: 'checkpoint', nth: draw.nth, kind: crash });
         break;
       case 'between-checkpoints':
+        if (p.source.order === 'newest-first') {
+          secondRead();
+          break;
+        }
         p = provable();
         // Past the first page, so that a checkpoint came before; the commit after that effect.
         fault({ call: 'commit', nth: 0, since: p.source.pageSize + (draw.depth % Math.max(1, events - p.source.pageSize)), kind: 'crash-before' });

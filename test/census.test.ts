@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ev, plan } from '../scenarios/named.js';
-import { CELLS, cellName, cellsFor } from '../scenarios/adversity.js';
+import { aim, CELLS, cellName, cellsFor } from '../scenarios/adversity.js';
 import { planArb, sizedWorlds } from '../scenarios/arbitraries.js';
 import { validatePlan } from '../scenarios/validate.js';
+import type { Plan } from '../scenarios/plan.js';
 import { census, medianFirst, reachedIn } from '../src/selftest/adversity-census.js';
 import { referenceConsumer } from '../src/selftest/reference.js';
 import { execute } from '../src/run/execute.js';
@@ -70,6 +71,45 @@ describe('directed search: worlds aim at the census cells, from their own draw',
     // Without aiming, the combinations came up after hundreds of worlds or never.
     const never = s.cells.filter((c) => c.firstWorld === null).map((c) => c.name);
     expect(never).toEqual([]);
+  });
+
+  it('every cell of the census is reached within 200 worlds for the newest-first reference consumer', async () => {
+    // It checkpoints once a read and claims right after, which ends the adversity phase: the
+    // cells with a crash between checkpoints need a second read, which the aim arranges.
+    const s = await census(referenceConsumer({ order: 'newest-first' }), 200, 20260401);
+    expect(s.cells.map((c) => c.name)).toEqual(cellsFor({ profile: { order: 'newest-first' }, contracts: ['snapshot', 'insertion-stable', 'replay-window', 'none'] }).map(cellName));
+    const never = s.cells.filter((c) => c.firstWorld === null).map((c) => c.name);
+    expect(never).toEqual([]);
+  });
+
+  describe('a newest-first world aimed between checkpoints crashes a second read, after the first read checkpointed', () => {
+    const newest = (contract: Plan['source']['contract'], kind = 'order') =>
+      plan(
+        Array.from({ length: 9 }, (_, i) => ev(i + 1, kind)),
+        [],
+        { source: { pageSize: 3, resumes: [], contract, order: 'newest-first' }, binding: { scope: 'orders', filter: { kind: 'equals', attr: 'kind', value: kind }, ordering: ['ts'], upTo: null } },
+      );
+    const draw = { event: 0, nth: 0, depth: 4, kind: 0 };
+    const all = ['snapshot', 'insertion-stable', 'replay-window', 'none'] as const;
+    it.each([
+      ['a snapshot, made insertion-stable', newest({ kind: 'snapshot' }), all, 'insertion-stable'],
+      ['a consumer of replay windows only', newest({ kind: 'insertion-stable' }), ['replay-window'] as const, 'replay-window'],
+      ['a binding of refunds, so the new row is one', newest({ kind: 'replay-window', window: 2 }, 'refund'), all, 'insertion-stable'],
+    ])('%s', async (_, base, contracts, contract) => {
+      const eligible = base.events.map((e) => e.id);
+      const aimed = aim(base, ['between-checkpoints'], draw, { eligible, contracts });
+      const run = await execute(aimed, referenceConsumer({ order: 'newest-first' }));
+      expect(run.result.verdict.status).toBe('pass');
+      const reached = reachedIn(run.history);
+      expect(reached.items.has('between-checkpoints')).toBe(true);
+      // A source that gains rows behind the watermark, among those the consumer reads.
+      expect(aimed.source.contract.kind).toBe(contract);
+      // The crash that reached it came from a later incarnation than the first read's.
+      const [first, second] = crashes(run.history);
+      expect(first?.actor.incarnation).toBe(1);
+      expect(second?.actor.incarnation).toBe(2);
+      expect(reached.depth).toBeGreaterThanOrEqual(1);
+    });
   });
 
   it('a newest-first consumer has cells of its own; an ascending one is never aimed at them', () => {
