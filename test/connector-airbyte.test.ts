@@ -1,8 +1,10 @@
 /**
  * An Airbyte source, unmodified, through `tidemark check --airbyte CMD --api FILE`: the plain
- * Node example (per-stream STATE once a read is complete, an exclusive `updated_after`, the
- * next page in a Link header) passes, and its buggy twin, which checkpoints after every page,
- * is caught with the right anomaly and replays to the same history.
+ * Node example (per-stream STATE once a read is complete, an exclusive `updated_after` asked
+ * from a second before the bookmark, the next page in a Link header) passes, and its buggy
+ * twin, which checkpoints each page before writing its records, is caught with the right
+ * anomaly and replays to the same history; and the same for a source built on a connector
+ * framework from the registry.
  */
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli.js';
@@ -19,13 +21,13 @@ describe('the example Airbyte source', () => {
     expect(r.out).toContain('pass     binding-change-same-store (R2)');
   });
 
-  it('its buggy twin, checkpointing after every page, is a premature watermark; the replay gives the same history', async () => {
+  it('its buggy twin, checkpointing each page before its records, is a premature watermark; the replay gives the same history', async () => {
     const buggy = 'node examples/airbyte/source-buggy.mjs';
     const r = await cli('check', '--airbyte', buggy, '--api', API, '--scenario', 'ties-across-page-boundary');
     expect(r.code, r.out + r.err).toBe(EXIT.fail);
     expect(r.out).toContain('FAIL  airbyte-source: premature-watermark');
-    // updated_after=42 would skip e42b, which the next page held: the state claimed it done.
-    expect(r.out).toContain('committed the watermark 42 (inclusive) while e42b at 42#e42b had no durable outcome');
+    // The first page's STATE, printed before its RECORDs, claimed e41 done before it was written.
+    expect(r.out).toContain('committed the watermark 42 (exclusive) while e41 at 41#e41 had no durable outcome');
     const replay = /Replay: (npx tidemark replay .*)$/m.exec(r.out)?.[1];
     expect(replay).toBe(`npx tidemark replay --airbyte '${buggy}' --api ${API} --scenario ties-across-page-boundary`);
     const again = await cli(...argvOf(replay as string));
@@ -39,5 +41,39 @@ describe('the example Airbyte source', () => {
     expect(r.code, r.out + r.err).toBe(EXIT.unknown);
     expect(r.err).toContain('the connector printed no Airbyte RECORD or STATE line: it exited with code 2, 5 times in a row');
     expect(r.err).toContain('stderr tail: usage: tap_events.py');
+  });
+});
+
+/**
+ * The same API read by a source built on a real connector framework from the registry,
+ * faros-airbyte-cdk (a devDependency): its framework writes gzipped state, several STATE
+ * messages of its own per sync and a wall-clock time into the state, and takes about a
+ * second to import, so these checks run one named world each.
+ */
+describe('an Airbyte source built on faros-airbyte-cdk', () => {
+  const FAROS_API = 'examples/airbyte/api-faros.json';
+  it('passes the world its twin fails, with the same history on every run although its state holds the clock', async () => {
+    const r = await cli('check', '--airbyte', 'node examples/airbyte/source-faros.mjs', '--api', FAROS_API, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.pass);
+    expect(r.out).toContain('pass     ties-across-page-boundary (R1 R6)');
+    // A replay runs the world three times and compares the histories: a different one is unknown.
+    const again = await cli('replay', '--airbyte', 'node examples/airbyte/source-faros.mjs', '--api', FAROS_API, '--scenario', 'ties-across-page-boundary');
+    expect(again.code, again.out + again.err).toBe(EXIT.pass);
+  });
+
+  it('its twin, a > cursor on a shared timestamp checkpointed mid-stream, is a premature watermark; the replay gives the same history', async () => {
+    const buggy = 'node examples/airbyte/source-faros-buggy.mjs';
+    const r = await cli('check', '--airbyte', buggy, '--api', FAROS_API, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.fail);
+    expect(r.out).toContain('FAIL  airbyte-source: premature-watermark');
+    // Killed after the checkpoint at e42a, the next sync asked updated_after=42 and never read e42b.
+    expect(r.out).toContain('committed the watermark 43 (exclusive) while e42b at 42#e42b had no durable outcome');
+    expect(r.out).toMatch(/commit \[watermark \{"key":\[42\],"inclusive":false\} .* -> CRASH after it took effect/);
+    const replay = /Replay: (npx tidemark replay .*)$/m.exec(r.out)?.[1];
+    expect(replay).toBe(`npx tidemark replay --airbyte '${buggy}' --api ${FAROS_API} --scenario ties-across-page-boundary`);
+    const again = await cli(...argvOf(replay as string));
+    expect(again.code, again.out + again.err).toBe(EXIT.fail);
+    expect(hashOf(again.out)).toBeDefined();
+    expect(hashOf(again.out)).toBe(hashOf(r.out));
   });
 });

@@ -4,11 +4,12 @@
  * protocols' messages and states as a platform reads them.
  */
 import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { API_FIELDS, apiProblem, apiProfile, readApi } from '../src/connector/api.js';
 import { bookmarkWatermark, EPOCH_SECONDS, readCursor, renderCursor } from '../src/connector/cursor.js';
 import { askedBy, errorResponse, pageResponse } from '../src/connector/http.js';
-import { persist, readMessage, syncArgs } from '../src/connector/messages.js';
+import { bookmarkIn, persist, readMessage, syncArgs } from '../src/connector/messages.js';
 import { connectorFlag, connectorOf } from '../src/connector/target.js';
 
 const singerApi = readApi('examples/singer/api.json');
@@ -28,6 +29,7 @@ describe('the API description', () => {
     [{ errors: { unavailable: 200 } }, 'errors.unavailable must be an HTTP error status (400 to 599), got 200'],
     [{ source: { contracts: ['eventually'] } }, 'source.contracts must list some of'],
     [{ state: { bookmark: '' , inclusive: false } }, 'state.bookmark must be a non-empty string, got ""'],
+    [{ state: { bookmark: 'b', inclusive: false, compression: 'gzip' } }, 'state.compression must be one of "none", "base64/gzip", got "gzip"'],
   ])('%j is refused, naming the field: %s', (change, problem) => {
     expect(apiProblem({ ...base, ...change })).toContain(problem);
   });
@@ -134,7 +136,7 @@ describe('the protocols as a platform reads them', () => {
   });
 
   it("persists Singer's state whole, and Airbyte's per stream, global or legacy, each with the stream's bookmark", () => {
-    const api = { ...singerApi, state: { bookmark: 'updated_at', inclusive: false } };
+    const api = { ...singerApi, state: { bookmark: 'updated_at', inclusive: false, compression: 'none' } } as const;
     expect(persist('singer', singerApi, null, { type: 'STATE', value: { bookmarks: { events: { updated_at: 'X' } } } })).toEqual({ state: { bookmarks: { events: { updated_at: 'X' } } }, bookmark: 'X' });
     const other = { type: 'STREAM', stream: { stream_descriptor: { name: 'users' }, stream_state: { updated_at: 'U' } } };
     const first = persist('airbyte', api, [other], { type: 'STREAM', stream: { stream_descriptor: { name: 'events' }, stream_state: { updated_at: 'A' } } });
@@ -144,6 +146,19 @@ describe('the protocols as a platform reads them', () => {
     const global = { type: 'GLOBAL', global: { shared_state: {}, stream_states: [{ stream_descriptor: { name: 'events' }, stream_state: { updated_at: 'G' } }] } };
     expect(persist('airbyte', api, null, global)).toEqual({ state: [global], bookmark: 'G' });
     expect(persist('airbyte', api, null, { data: { updated_at: 'L' } })).toEqual({ state: { updated_at: 'L' }, bookmark: 'L' });
+  });
+
+  it('reads the bookmark through gzipped state wherever it stands on the path, when the description says so', () => {
+    const packed = (v: unknown): unknown => ({ format: 'base64/gzip', data: gzipSync(JSON.stringify(v)).toString('base64') });
+    const api = { ...singerApi, state: { bookmark: 'events.updated_at', inclusive: false, compression: 'base64/gzip' } } as const;
+    // faros-airbyte-cdk's legacy state: the whole connector state, packed.
+    expect(persist('airbyte', api, null, { data: packed({ events: { updated_at: 7 } }) }).bookmark).toBe(7);
+    const stream = { ...api, state: { ...api.state, bookmark: 'updated_at' } };
+    expect(persist('airbyte', stream, null, { type: 'STREAM', stream: { stream_descriptor: { name: 'events' }, stream_state: packed({ updated_at: 9 }) } }).bookmark).toBe(9);
+    expect(bookmarkIn(api, { events: packed({ updated_at: 8 }) })).toBe(8);
+    expect(bookmarkIn(api, { format: 'base64/gzip', data: 'not gzip' })).toBeUndefined();
+    // Without the declaration a packed state is read as it is: no bookmark in it.
+    expect(bookmarkIn({ ...api, state: { ...api.state, compression: 'none' } }, packed({ events: { updated_at: 7 } }))).toBeUndefined();
   });
 
   it('runs a Singer tap with --config --catalog [--state], an Airbyte source with read first', () => {

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // source-buggy.mjs: source.mjs with one realistic bug, which tidemark catches. It checkpoints
-// a STATE after every page, "so that a failed sync resumes where it stopped". With an
-// exclusive `updated_after`, a page that ends among records sharing the newest timestamp
-// leaves the rest of them behind the bookmark: every later sync skips them. tidemark reports
-// a premature-watermark.
+// a STATE for every page as the page arrives, "so that a failed sync resumes where it
+// stopped", with the newest `updated_at` on the page: before the page's records are written.
+// That state claims records done that the destination never received; a sync killed right
+// after it resumes past them. tidemark reports a premature-watermark.
 //
 // What follows is source.mjs's own description.
 //
@@ -13,11 +13,14 @@
 //   GET {api_url}/events?updated_after=EPOCH_SECONDS&per_page=N
 //   -> {"events": [{"id", "updated_at", "kind", "payload"}, ...]}, next page in a Link header
 //
-// `updated_after` is exclusive (records after it, never at it), so a bookmark must only ever
-// be a timestamp whose every record was read: the source syncs incrementally from its
-// bookmark, follows the Link header to the end, and emits one STATE (per stream) at the end
-// of the read, with the newest `updated_at` it read. A failed sync persists nothing and is
-// read again from the previous bookmark.
+// Timestamps have a resolution of one second, so records share them, and a record can be
+// written after a sync in the same second as the newest one it read. `updated_after` is
+// exclusive (records after it, never at it), so the source asks for the records after one
+// second before its bookmark: it reads the newest second again (the destination dedupes by
+// id), and its bookmark claims only the records before it (`"inclusive": false` in
+// api.json). It follows the Link header to the end and emits one STATE (per stream) at the
+// end of the read, with the newest `updated_at` it read. A failed sync persists nothing and
+// is read again from the previous bookmark.
 //
 // Run as any Airbyte source:  node source.mjs read --config config.json --catalog catalog.json [--state state.json]
 // Check it with tidemark:     npx tidemark check --airbyte "node examples/airbyte/source-buggy.mjs" --api examples/airbyte/api.json
@@ -74,26 +77,28 @@ async function read(config, state) {
   let newest = bookmarkOf(state);
   const first = new URL('/events', config.api_url);
   first.searchParams.set('per_page', String(config.per_page ?? 100));
-  if (newest !== undefined) first.searchParams.set('updated_after', String(newest));
+  // One second back: more records may have the bookmark's timestamp than the last sync read.
+  if (newest !== undefined) first.searchParams.set('updated_after', String(newest - 1));
   log(`reading ${STREAM} after ${newest ?? 'the beginning'}`);
   let url = first.href;
   while (url !== null) {
     const response = await get(config, url);
     const body = await response.json();
+    onPage(newest, body.events);
     for (const data of body.events) {
       emit({ type: 'RECORD', record: { stream: STREAM, data, emitted_at: 0 } });
       if (newest === undefined || data.updated_at > newest) newest = data.updated_at;
     }
-    onPage(newest);
     url = nextLink(response);
   }
   if (newest !== undefined) stateAfterRead(newest);
 }
 
-/** After each page: a checkpoint. */
-function onPage(newest) {
-  // BUG: the next page may hold more records at `newest`; `updated_after=newest` skips them.
-  if (newest !== undefined) stateAfterRead(newest);
+/** When a page arrives: a checkpoint. */
+function onPage(newest, records) {
+  // BUG: the STATE comes before the page's RECORDs, which are not yet written.
+  const pageNewest = records.reduce((n, r) => (n === undefined || r.updated_at > n ? r.updated_at : n), newest);
+  if (pageNewest !== undefined) stateAfterRead(pageNewest);
 }
 
 const { command, flags } = args();

@@ -5,11 +5,14 @@
 //   GET {api_url}/events?updated_after=EPOCH_SECONDS&per_page=N
 //   -> {"events": [{"id", "updated_at", "kind", "payload"}, ...]}, next page in a Link header
 //
-// `updated_after` is exclusive (records after it, never at it), so a bookmark must only ever
-// be a timestamp whose every record was read: the source syncs incrementally from its
-// bookmark, follows the Link header to the end, and emits one STATE (per stream) at the end
-// of the read, with the newest `updated_at` it read. A failed sync persists nothing and is
-// read again from the previous bookmark.
+// Timestamps have a resolution of one second, so records share them, and a record can be
+// written after a sync in the same second as the newest one it read. `updated_after` is
+// exclusive (records after it, never at it), so the source asks for the records after one
+// second before its bookmark: it reads the newest second again (the destination dedupes by
+// id), and its bookmark claims only the records before it (`"inclusive": false` in
+// api.json). It follows the Link header to the end and emits one STATE (per stream) at the
+// end of the read, with the newest `updated_at` it read. A failed sync persists nothing and
+// is read again from the previous bookmark.
 //
 // Run as any Airbyte source:  node source.mjs read --config config.json --catalog catalog.json [--state state.json]
 // Check it with tidemark:     npx tidemark check --airbyte "node examples/airbyte/source.mjs" --api examples/airbyte/api.json
@@ -66,24 +69,25 @@ async function read(config, state) {
   let newest = bookmarkOf(state);
   const first = new URL('/events', config.api_url);
   first.searchParams.set('per_page', String(config.per_page ?? 100));
-  if (newest !== undefined) first.searchParams.set('updated_after', String(newest));
+  // One second back: more records may have the bookmark's timestamp than the last sync read.
+  if (newest !== undefined) first.searchParams.set('updated_after', String(newest - 1));
   log(`reading ${STREAM} after ${newest ?? 'the beginning'}`);
   let url = first.href;
   while (url !== null) {
     const response = await get(config, url);
     const body = await response.json();
+    onPage(newest, body.events);
     for (const data of body.events) {
       emit({ type: 'RECORD', record: { stream: STREAM, data, emitted_at: 0 } });
       if (newest === undefined || data.updated_at > newest) newest = data.updated_at;
     }
-    onPage(newest);
     url = nextLink(response);
   }
   if (newest !== undefined) stateAfterRead(newest);
 }
 
-/** After each page: nothing to persist, since `updated_after` would skip the newest timestamp's records not yet read. */
-function onPage(_newest) {}
+/** When a page arrives: nothing to persist, since its records are not yet written. */
+function onPage(_newest, _records) {}
 
 const { command, flags } = args();
 if (command !== 'read') {

@@ -63,6 +63,12 @@ export interface ApiDescription {
     readonly bookmark: string;
     /** Whether the bookmark claims every record at its value is done (`<=`), or only those before it (`<`). */
     readonly inclusive: boolean;
+    /**
+     * How the connector packs its state: `none` (plain JSON, the default), or `base64/gzip`, a
+     * `{ "format": "base64/gzip", "data": BASE64 }` object holding gzipped JSON (as
+     * faros-airbyte-cdk writes it), read through wherever it stands on the bookmark's path.
+     */
+    readonly compression: StateCompression;
   };
   readonly config: {
     /** The config key tidemark writes its server's base URL under. Default `base_url`. */
@@ -86,7 +92,7 @@ export const API_FIELDS = {
   response: { records: 'string', next: 'string', link: 'boolean', hasMore: 'string' },
   record: { id: 'string', cursor: 'string', payload: 'string' },
   errors: { unavailable: 'integer', rateLimited: 'integer', expiredToken: 'integer', badRequest: 'integer' },
-  state: { bookmark: 'string', inclusive: 'boolean' },
+  state: { bookmark: 'string', inclusive: 'boolean', compression: 'enum' },
   config: { baseUrl: 'string', values: 'object' },
   source: { contracts: 'array', mutable: 'boolean' },
   $schema: 'string',
@@ -102,6 +108,10 @@ const REQUIRED: Readonly<Record<string, readonly string[]>> = {
 };
 
 const CONTRACTS = ['snapshot', 'insertion-stable', 'replay-window', 'none'];
+
+/** How a connector's state may be packed (see ApiDescription.state.compression). */
+export const STATE_COMPRESSIONS = ['none', 'base64/gzip'] as const;
+export type StateCompression = (typeof STATE_COMPRESSIONS)[number];
 
 /** Reads and checks an API description file; any problem is a usage error naming the file and the field. */
 export function readApi(file: string): ApiDescription {
@@ -126,7 +136,7 @@ export function readApi(file: string): ApiDescription {
 export function apiProblem(value: unknown): string | null {
   const shape = walk(value, API_FIELDS, '');
   if (shape !== null) return shape;
-  const d = value as { request: { params: Record<string, string> }; response: Record<string, unknown>; cursor: Record<string, unknown>; errors?: Record<string, number>; source?: { contracts?: unknown[] } };
+  const d = value as { request: { params: Record<string, string> }; response: Record<string, unknown>; cursor: Record<string, unknown>; state: Record<string, unknown>; errors?: Record<string, number>; source?: { contracts?: unknown[] } };
   const params = d.request.params;
   if (!(d.request as unknown as { path: string }).path.startsWith('/')) return 'request.path must start with /';
   if (!['since', 'token', 'offset', 'page'].some((p) => params[p] !== undefined)) return 'request.params must name at least one of since, token, offset, page: a connector needs some way to resume';
@@ -136,6 +146,9 @@ export function apiProblem(value: unknown): string | null {
   const twice = names.find((n, i) => names.indexOf(n) !== i);
   if (twice !== undefined) return `request.params names the parameter "${twice}" twice`;
   if (!CURSOR_FORMATS.includes(d.cursor.format as CursorFormat)) return `cursor.format must be one of ${CURSOR_FORMATS.map((f) => `"${f}"`).join(', ')}, got ${JSON.stringify(d.cursor.format)}`;
+  if (d.state.compression !== undefined && !STATE_COMPRESSIONS.includes(d.state.compression as StateCompression)) {
+    return `state.compression must be one of ${STATE_COMPRESSIONS.map((c) => `"${c}"`).join(', ')}, got ${JSON.stringify(d.state.compression)}`;
+  }
   if (d.cursor.secondsPerKey !== undefined && !((d.cursor.secondsPerKey as number) > 0)) return `cursor.secondsPerKey must be a positive number, got ${JSON.stringify(d.cursor.secondsPerKey)}`;
   for (const [name, status] of Object.entries(d.errors ?? {})) if (!(status >= 400 && status <= 599)) return `errors.${name} must be an HTTP error status (400 to 599), got ${status}`;
   const contracts = d.source?.contracts;
@@ -182,7 +195,7 @@ function withDefaults(d: Record<string, never>): ApiDescription {
     response: { records: string; next?: string; link?: boolean; hasMore?: string };
     record: { id: string; cursor: string; payload?: string };
     errors?: Partial<ApiDescription['errors']>;
-    state: ApiDescription['state'];
+    state: { bookmark: string; inclusive: boolean; compression?: StateCompression };
     config?: { baseUrl?: string; values?: Record<string, unknown> };
     source?: { contracts?: Contract['kind'][]; mutable?: boolean };
   };
@@ -193,7 +206,7 @@ function withDefaults(d: Record<string, never>): ApiDescription {
     response: { records: raw.response.records, link: raw.response.link ?? false, ...(raw.response.next === undefined ? {} : { next: raw.response.next }), ...(raw.response.hasMore === undefined ? {} : { hasMore: raw.response.hasMore }) },
     record: { id: raw.record.id, cursor: raw.record.cursor, payload: raw.record.payload ?? 'payload' },
     errors: { unavailable: 503, rateLimited: 429, expiredToken: 410, badRequest: 400, ...raw.errors },
-    state: raw.state,
+    state: { bookmark: raw.state.bookmark, inclusive: raw.state.inclusive, compression: raw.state.compression ?? 'none' },
     config: { baseUrl: raw.config?.baseUrl ?? 'base_url', values: raw.config?.values ?? {} },
     source: { contracts: raw.source?.contracts ?? ['snapshot', 'insertion-stable'], mutable: raw.source?.mutable ?? true },
   };

@@ -24,8 +24,8 @@ import { ConnectorProcess, syncDirs } from './process.js';
  * What the connector prints on stdout is read as the platform reads it: a RECORD is the
  * event's effect (an emit to the sink, at least once); a STATE is persisted once every record
  * before it is durable, which it is, since lines are handled in order, each emit done before
- * the next line: a fenced commit of the bookmark, read as a watermark, and of the raw state,
- * kept as the anchor's token so the next attempt can write the state file. A clean exit
+ * the next line: a fenced commit of the bookmark, read as a watermark, and of a reference to
+ * the raw state (see Shared.states), from which the next attempt writes the state file. A clean exit
  * after the last page is the caught-up claim; an error exit is a failed attempt, and the
  * world starts the next one from the persisted state, as a platform retries.
  *
@@ -63,6 +63,15 @@ interface Shared {
   inARow: number;
   /** Each world's served events by id (a world's binding object is its own), to map records back to versions. */
   readonly served: WeakMap<Binding, Map<string, { readonly version: number; readonly cursor: string }[]>>;
+  /**
+   * Each world's persisted states (keyed by the world's source offer, one object per world),
+   * in the order they were offered for commit. The store holds an index into this list, not
+   * the state: a connector's state may hold the wall clock (faros-airbyte-cdk writes when a
+   * stream was last synced into it), and only what is the same in every run may go into the
+   * history. The index is taken before the commit, so a commit that took effect without the
+   * attempt learning it (a crash after it) still finds its state.
+   */
+  readonly states: WeakMap<object, unknown[]>;
 }
 
 const statsOf = new WeakMap<object, ConnectorStats>();
@@ -73,7 +82,7 @@ export function connectorStats(consumer: object): ConnectorStats | undefined {
 }
 
 export function connectorConsumer(kind: ConnectorKind, command: string, api: ApiDescription, options: ConnectorOptions = {}): Consumer {
-  const shared: Shared = { stats: { concurrent: 0, syncs: 0 }, spoke: false, inARow: 0, served: new WeakMap() };
+  const shared: Shared = { stats: { concurrent: 0, syncs: 0 }, spoke: false, inARow: 0, served: new WeakMap(), states: new WeakMap() };
   const consumer: Consumer = {
     name: kind === 'singer' ? 'singer-tap' : 'airbyte-source',
     capabilities: { delivery: 'at-least-once', contracts: [...api.source.contracts], profile: apiProfile(api) },
@@ -149,7 +158,7 @@ class Attempt {
     const anchor = state.anchor;
     this.stored = state.watermark?.binding === world.fingerprint ? state.watermark.value : null;
     // State is per binding: another binding's state is another connection's.
-    this.persisted = anchor?.binding === world.fingerprint && anchor.token !== null ? (JSON.parse(anchor.token) as unknown) : null;
+    this.persisted = anchor?.binding === world.fingerprint && anchor.token !== null ? this.statesHere()[(JSON.parse(anchor.token) as StateToken).state] : null;
     await this.start();
     this.shared.stats.syncs++;
     for (;;) {
@@ -277,11 +286,13 @@ class Attempt {
         const value = bookmarkWatermark(this.api.cursor, bookmark, this.api.state.inclusive);
         const binding = this.world.fingerprint;
         if (!(await this.renew())) return STOP;
+        const states = this.statesHere();
+        const token: StateToken = { bookmark: bookmark ?? null, state: states.push(state ?? null) - 1 };
         await this.call(() =>
           this.world.commit(
             [
               { op: 'watermark', binding, value, expect: this.stored },
-              { op: 'anchor', binding, token: JSON.stringify(state ?? null), watermark: value },
+              { op: 'anchor', binding, token: JSON.stringify(token), watermark: value },
             ],
             { fence: this.generation },
           ),
@@ -352,6 +363,12 @@ class Attempt {
     return served;
   }
 
+  private statesHere(): unknown[] {
+    let states = this.shared.states.get(this.world.source);
+    if (states === undefined) this.shared.states.set(this.world.source, (states = []));
+    return states;
+  }
+
   private keep(text: string): void {
     this.kept.push(text.slice(0, 300));
     if (this.kept.length > KEPT) this.kept.shift();
@@ -393,6 +410,12 @@ class Attempt {
     this.release?.();
     this.release = null;
   }
+}
+
+/** What the store's anchor holds for a persisted state: its bookmark, to read in a timeline, and its index among the world's states. */
+interface StateToken {
+  readonly bookmark: unknown;
+  readonly state: number;
 }
 
 /** By name, not instanceof: what the world rejects with. */

@@ -1,4 +1,5 @@
-import { getPath, type ApiDescription } from './api.js';
+import { gunzipSync } from 'node:zlib';
+import type { ApiDescription } from './api.js';
 
 /**
  * The two connector protocols, as a platform reads them: which stdout lines are records and
@@ -68,7 +69,7 @@ export function readMessage(kind: ConnectorKind, line: string): Message {
  * blob (LEGACY, or a state with only `data`).
  */
 export function persist(kind: ConnectorKind, api: ApiDescription, previous: unknown, message: Readonly<Record<string, unknown>>): { readonly state: unknown; readonly bookmark: unknown } {
-  if (kind === 'singer') return { state: message.value, bookmark: getPath(message.value, api.state.bookmark) };
+  if (kind === 'singer') return { state: message.value, bookmark: bookmarkIn(api, message.value) };
   const type = message.type ?? (message.stream !== undefined ? 'STREAM' : message.global !== undefined ? 'GLOBAL' : 'LEGACY');
   if (type === 'STREAM') {
     const stream = message.stream as { stream_descriptor?: { name?: unknown } } | undefined;
@@ -80,9 +81,9 @@ export function persist(kind: ConnectorKind, api: ApiDescription, previous: unkn
   if (type === 'GLOBAL') {
     const global = message.global as { stream_states?: { stream_descriptor?: { name?: unknown }; stream_state?: unknown }[] } | undefined;
     const mine = global?.stream_states?.find((s) => s.stream_descriptor?.name === api.stream);
-    return { state: [{ type: 'GLOBAL', global }], bookmark: getPath(mine?.stream_state, api.state.bookmark) };
+    return { state: [{ type: 'GLOBAL', global }], bookmark: bookmarkIn(api, mine?.stream_state) };
   }
-  return { state: message.data, bookmark: getPath(message.data, api.state.bookmark) };
+  return { state: message.data, bookmark: bookmarkIn(api, message.data) };
 }
 
 interface StreamState {
@@ -96,7 +97,32 @@ function isStreamList(value: unknown): value is StreamState[] {
 
 function streamBookmark(api: ApiDescription, states: readonly StreamState[]): unknown {
   const mine = states.find((s) => s.stream?.stream_descriptor?.name === api.stream);
-  return getPath(mine?.stream.stream_state, api.state.bookmark);
+  return bookmarkIn(api, mine?.stream.stream_state);
+}
+
+/**
+ * The value at the bookmark's path in a state, read through its compression: with
+ * `base64/gzip`, every `{ "format": "base64/gzip", "data": BASE64 }` on the way (the whole
+ * state, a stream's state) is the JSON it holds. What does not decompress holds no bookmark.
+ */
+export function bookmarkIn(api: ApiDescription, state: unknown): unknown {
+  let at = unpacked(api, state);
+  for (const part of api.state.bookmark.split('.')) {
+    if (typeof at !== 'object' || at === null) return undefined;
+    at = unpacked(api, (at as Record<string, unknown>)[part]);
+  }
+  return at;
+}
+
+function unpacked(api: ApiDescription, value: unknown): unknown {
+  if (api.state.compression !== 'base64/gzip') return value;
+  const v = value as { format?: unknown; data?: unknown } | null;
+  if (typeof v !== 'object' || v === null || v.format !== 'base64/gzip' || typeof v.data !== 'string') return value;
+  try {
+    return JSON.parse(gunzipSync(Buffer.from(v.data, 'base64')).toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The catalog of the one stream, as each protocol's connectors read it. */
