@@ -1,6 +1,7 @@
 import { fingerprint } from '../model/binding.js';
 import { positionOf, refOf, type SourceEvent } from '../model/event.js';
-import type { Actor, Call, CallResult, CallStep, History, Phase, Step } from '../model/history.js';
+import { HISTORY_VERSION, type Actor, type Call, type CallResult, type CallStep, type History, type Phase, type Step } from '../model/history.js';
+import type { PlannedMutation } from '../model/plan.js';
 import { ORDERS } from '../scenarios/named.js';
 
 /**
@@ -51,7 +52,14 @@ export function syntheticHistory(options: SyntheticOptions): History {
   // (src/world/world.ts), optional ones present as undefined: every step of a kind then shares
   // one hidden class, as a world's do. Spreading a step into a copy with its seq gave the
   // steps of one kind several shapes, and the checker timed here read them polymorphically.
+  // The plan's changes, each placed before the call that follows it, as a plan places them.
+  const mutations: PlannedMutation[] = [];
+  const calls = new Map<string, number>();
+  let unplaced = 0;
   const call = (actor: Actor, c: Call, result?: CallResult): void => {
+    const nth = calls.get(c.kind) ?? 0;
+    calls.set(c.kind, nth + 1);
+    for (; unplaced > 0; unplaced--) mutations.push({ before: { call: c.kind as PlannedMutation['before']['call'], nth }, kind: 'insert', target: 0, back: 0 });
     const step: CallStep = { kind: 'call', seq: steps.length, phase, actor, call: c, outcome: { kind: 'ok' }, applied: true, fault: undefined, result };
     steps.push(step);
   };
@@ -81,6 +89,7 @@ export function syntheticHistory(options: SyntheticOptions): History {
         const fresh = inserts[inserted++] as SourceEvent;
         head = fresh.key[0] as number;
         steps.push({ kind: 'mutation', seq: steps.length, phase, event: fresh, mutation: 'insert' });
+        unplaced++;
       }
     }
     const last = page.at(-1) as SourceEvent;
@@ -114,7 +123,19 @@ export function syntheticHistory(options: SyntheticOptions): History {
     // The page size and the lease's time to live, as every world's header carries them: the
     // checker then replays each page's slice and each lease grant, as it does for a real run.
     // A lease of one step lets the drain incarnation take over at once.
-    header: { initial, binding, contract: { kind: 'insertion-stable' }, delivery: 'at-least-once', poison: [], pageSize: PAGE_SIZE, leaseTtl: 1 },
+    header: {
+      version: HISTORY_VERSION,
+      initial,
+      binding,
+      contract: { kind: 'insertion-stable' },
+      delivery: 'at-least-once',
+      poison: [],
+      pageSize: PAGE_SIZE,
+      leaseTtl: 1,
+      resumes: ['after'],
+      faults: [],
+      mutations,
+    },
     steps,
   };
 }

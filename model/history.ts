@@ -1,7 +1,9 @@
 import type { Binding } from './binding.js';
-import type { Contract, Delivery, DeliveryOrder, DurableState, FetchRequest, Page, StoreOp } from './api.js';
+import type { Contract, Delivery, DeliveryOrder, DurableState, FetchRequest, Page, ResumeStyle, StoreOp } from './api.js';
 import type { EventRef, SourceEvent } from './event.js';
 import { kindsOf } from './kinds.js';
+import type { TokenKind } from './tokens.js';
+import type { PlannedFault, PlannedMutation } from './plan.js';
 
 export type { Contract, Delivery, DeliveryOrder, DurableState, FetchRequest, Page, Resume, ResumeStyle, StoreOp } from './api.js';
 
@@ -15,7 +17,17 @@ export interface History {
   readonly steps: readonly Step[];
 }
 
+/**
+ * The history format this tidemark writes and judges. 2: the header carries the plan (its
+ * faults and page quirks, its changes to the source, the resume forms offered), so that
+ * ground truth recomputes every call's ending instead of believing the world's labels.
+ * A history recorded before (no version) is refused naming `header.version`: its world can
+ * be recorded again from its seed and path.
+ */
+export const HISTORY_VERSION = 2;
+
 export interface HistoryHeader {
+  readonly version: typeof HISTORY_VERSION;
   /** The events the source held before the first step. */
   readonly initial: readonly SourceEvent[];
   readonly binding: Binding;
@@ -28,6 +40,12 @@ export interface HistoryHeader {
   readonly pageSize: number;
   /** The lease's time to live in world steps: ground truth replays every grant with it. */
   readonly leaseTtl: number;
+  /** The resume forms the source offers besides start and token: any other is refused (bad-request). */
+  readonly resumes: readonly ResumeStyle[];
+  /** The plan's faults and page quirks, by the call each is put at: ground truth replays where each fires. */
+  readonly faults: readonly PlannedFault[];
+  /** The plan's changes to the source: the world records each as a mutation step, and makes no more. */
+  readonly mutations: readonly PlannedMutation[];
   /**
    * What the consumer declared it does with a refused effect (its source profile). Absent:
    * it dead-letters, and a visible failure is judged as always. `fail-visibly`: it stops
@@ -41,6 +59,12 @@ export interface HistoryHeader {
    * from the newest event down.
    */
   readonly order?: DeliveryOrder;
+  /**
+   * What the source's page tokens are (model/tokens.ts). Absent: plain continuations, as
+   * every history before the field was written. `scroll` or `iterator`: ground truth
+   * replays every token by the rule of its kind.
+   */
+  readonly tokens?: TokenKind;
 }
 
 export const REFUSALS = ['dead-letter', 'fail-visibly'] as const;
@@ -76,6 +100,20 @@ export type CallFault = (typeof CALL_FAULTS)[number];
  */
 export const PAGE_QUIRKS = ['overlap', 'repeat', 'empty', 'stale', 'reorder', 'short'] as const;
 export type PageQuirk = (typeof PAGE_QUIRKS)[number];
+
+/**
+ * What each page quirk serves, exactly, and when it fires: ground truth (model/truth.ts)
+ * replays a page from these sentences, and a quirk with nothing to act on does not fire (the
+ * page is then the plain one, unlabelled). docs/design.md says the same.
+ */
+export const PAGE_QUIRK_MEANINGS: Readonly<Record<PageQuirk, string>> = {
+  overlap: 'the page begins with the two eligible events before where it resumes (fewer at the start of the stream), then the page; fires when the request does not resume at the start',
+  repeat: "the binding's previous page again, token and all; fires when that page had a token, the source has not changed since, and it does not start past where the request resumes",
+  empty: 'no events, and a token that resumes exactly where the request did; fires when eligible events remain there',
+  stale: 'the token is refused as expired (stale-token) and never accepted again; fires on a request that resumes by token',
+  reorder: "the page's events in reverse order; fires when the page holds two events or more",
+  short: 'one event although more were asked for; fires when more than one eligible event remains and the page could hold more than one',
+};
 
 /** What a call step's `fault` may say: a closed vocabulary, so that no label can switch a check off. */
 export const FAULT_LABELS = [...CALL_FAULTS, ...PAGE_QUIRKS] as const;

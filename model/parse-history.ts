@@ -1,7 +1,10 @@
 import { CONTRACT_KINDS, DELIVERIES, DELIVERY_ORDERS, RESUME_KINDS, STORE_OP_KINDS } from './api.js';
 import { FILTER_KINDS } from './binding.js';
 import {
+  CALL_FAULTS,
   CALL_KINDS,
+  HISTORY_VERSION,
+  PAGE_QUIRKS,
   CLAIM_KINDS,
   FAULT_LABELS,
   LIFE_EVENTS,
@@ -16,6 +19,8 @@ import {
   type History,
 } from './history.js';
 import { isPosition } from './order.js';
+import { FAULTABLE_CALLS, PLACEABLE_CALLS } from './plan.js';
+import { TOKEN_KINDS } from './tokens.js';
 
 /**
  * A history is validated before it is judged. The checker reads a history as the types of
@@ -26,8 +31,9 @@ import { isPosition } from './order.js';
  * would quietly switch a check off. So every field is checked, in one pass, and a problem
  * names its path: `steps[12].call.request.limit: an integer >= 1, got 1.5`.
  *
- * What is checked is the whole shape: the header (events, binding, contract, delivery,
- * poison, page size, lease time to live), every step kind, call kind, outcome kind, result
+ * What is checked is the whole shape: the header (its format version first, then events,
+ * binding, contract, delivery, poison, page size, lease time to live, and the plan: resume
+ * forms, faults, changes to the source), every step kind, call kind, outcome kind, result
  * kind, store operation and fault label, positions and keys, and integers where integers
  * are meant. The vocabularies are the lists model/ declares beside its types (STEP_KINDS,
  * CALL_KINDS, FAULT_LABELS, ...), never spelt out here again. Unknown extra fields are
@@ -164,6 +170,11 @@ const FILTERS = new Vocabulary(FILTER_KINDS);
 const DELIVERY = new Vocabulary(DELIVERIES);
 const REFUSAL = new Vocabulary(REFUSALS);
 const ORDER = new Vocabulary(DELIVERY_ORDERS);
+const TOKENS = new Vocabulary(TOKEN_KINDS);
+const STYLES = new Vocabulary(RESUME_KINDS.filter((k) => k !== 'start' && k !== 'token'));
+const FAULTABLE = new Vocabulary(FAULTABLE_CALLS);
+const PLACEABLE = new Vocabulary(PLACEABLE_CALLS);
+const QUIRKS = new Vocabulary(PAGE_QUIRKS);
 
 /** What each call returns when it records a result: a commit, an emit or a claim returns nothing to read. */
 const RESULT_OF: Readonly<Record<CallKind, CallResult['kind']>> = {
@@ -250,6 +261,16 @@ const ATTR = 'a string, a finite number or a boolean';
 function history(w: Walk, value: unknown): void {
   const h = record(w, null as unknown as Segment, value, 'an object { header, steps }');
   if (h === null) return;
+  // A history of another format is refused on that alone: its other fields mean other things.
+  const version = isRecord(h.header) ? h.header.version : HISTORY_VERSION;
+  if (version !== HISTORY_VERSION) {
+    w.problem(
+      'header.version',
+      `${HISTORY_VERSION}, the history format this tidemark judges (a history recorded before the header carried the plan has none: record it again by replaying its seed and path)`,
+      version,
+    );
+    return;
+  }
   const arity = header(w, h.header);
   const steps = list(w, 'steps', h.steps);
   if (steps === null) return;
@@ -286,10 +307,64 @@ function header(w: Walk, value: unknown): number | null {
   }
   integer(w, 'pageSize', o.pageSize, 1);
   integer(w, 'leaseTtl', o.leaseTtl, 1);
+  const resumes = list(w, 'resumes', o.resumes);
+  if (resumes !== null) {
+    w.in('resumes');
+    for (let i = 0; i < resumes.length; i++) member(w, i, resumes[i], STYLES);
+    w.out();
+  }
+  const faults = list(w, 'faults', o.faults);
+  if (faults !== null) {
+    w.in('faults');
+    for (let i = 0; i < faults.length; i++) plannedFault(w, i, faults[i]);
+    w.out();
+  }
+  const mutations = list(w, 'mutations', o.mutations);
+  if (mutations !== null) {
+    w.in('mutations');
+    for (let i = 0; i < mutations.length; i++) plannedMutation(w, i, mutations[i]);
+    w.out();
+  }
   if (o.refusals !== undefined) member(w, 'refusals', o.refusals, REFUSAL);
   if (o.order !== undefined) member(w, 'order', o.order, ORDER);
+  if (o.tokens !== undefined) member(w, 'tokens', o.tokens, TOKENS);
   w.out();
   return arity;
+}
+
+/** A call boundary of the plan: `{ call, nth, after?, since? }`. */
+function address(w: Walk, o: Json, calls: Vocabulary): void {
+  member(w, 'call', o.call, calls);
+  integer(w, 'nth', o.nth, 0);
+  if (o.after !== undefined) text(w, 'after', o.after);
+  if (o.since !== undefined) integer(w, 'since', o.since, 0);
+}
+
+/** One fault or page quirk of the plan; a page quirk is a fetch's. */
+function plannedFault(w: Walk, i: number, value: unknown): void {
+  const o = record(w, i, value, 'a fault { call, nth, kind }');
+  if (o === null) return;
+  w.in(i);
+  address(w, o, FAULTABLE);
+  if (member(w, 'kind', o.kind, FAULTS) && QUIRKS.has(o.kind) && o.call !== 'fetch') w.problem('kind', `a call fault (${CALL_FAULTS.join(', ')}): a page quirk is put at a fetch`, o.kind);
+  w.out();
+}
+
+/** One change the plan makes to the source. */
+function plannedMutation(w: Walk, i: number, value: unknown): void {
+  const o = record(w, i, value, 'a change { before, kind, target, back }');
+  if (o === null) return;
+  w.in(i);
+  const before = record(w, 'before', o.before, 'an address { call, nth }');
+  if (before !== null) {
+    w.in('before');
+    address(w, before, PLACEABLE);
+    w.out();
+  }
+  member(w, 'kind', o.kind, CHANGES);
+  integer(w, 'target', o.target, 0);
+  integer(w, 'back', o.back, 0);
+  w.out();
 }
 
 /** Checks a binding; returns its number of ordering fields, or null when it has none to count. */

@@ -1,7 +1,9 @@
 import { canonicalJson, fingerprint, isEligible, type Binding } from './binding.js';
 import { formatRef, positionOf, refKey, type EventRef, type SourceEvent } from './event.js';
-import { CALL_FAULTS, type Actor, type CallStep, type DurableState, type FaultLabel, type HistoryHeader, type Page, type Resume, type Step, type StoreOp } from './history.js';
+import { FaultAddresses } from './addresses.js';
+import { PAGE_QUIRKS, type Actor, type CallStep, type DurableState, type FaultLabel, type HistoryHeader, type Outcome, type Page, type PageQuirk, type Resume, type Step, type StoreOp } from './history.js';
 import { covers, type Cut } from './cut.js';
+import { TokenReplay } from './tokens.js';
 import { compareKeys, comparePositions, formatPosition, isPosition, type Position } from './order.js';
 
 /**
@@ -10,6 +12,11 @@ import { compareKeys, comparePositions, formatPosition, isPosition, type Positio
  * current version, the eligible stream in the stable order, the head), the store (every
  * commit's guards decided again: fence, compare-and-set, unless-completed, poison), the
  * lease (holder, generation, expiry), and which event versions have a durable outcome.
+ *
+ * The header carries the plan (model/plan.ts): every call is replayed against it, so that
+ * which fault or page quirk fired there, how the call ended, whether it took effect and what
+ * its page held are decided here; the world's outcome, `applied`, label and result are claims
+ * compared with that (`settle`), and a call's label never decides what is checked.
  *
  * The checkers read their facts from here, never from what the world says about itself.
  * Where the record and the replay disagree (a page serving an event the source does not hold,
@@ -99,7 +106,73 @@ function blank(): Version {
   return { delivered: 0, parked: false, outcome: false, completed: false, servedUnder: undefined, payloads: undefined, handoff: undefined };
 }
 
-const CALL_FAULT: ReadonlySet<string> = new Set(CALL_FAULTS);
+const PAGE_QUIRK: ReadonlySet<string> = new Set(PAGE_QUIRKS);
+
+/** How many eligible events before where a request resumes an overlapping page repeats. */
+const OVERLAP = 2;
+
+/** How a failure message names a page a quirk made. */
+const QUIRK_PAGE: Readonly<Record<PageQuirk, string>> = { overlap: 'overlapping', repeat: 'repeated', empty: 'empty', stale: 'stale', reorder: 'reordered', short: 'short' };
+
+/** How a call must have ended: its outcome, whether it took effect, and the label of what fired there. */
+interface Ending {
+  readonly outcome: Outcome;
+  readonly applied: boolean;
+  readonly label: FaultLabel | undefined;
+}
+
+/**
+ * The ending of a call that ran: refused with `code` (it did not take effect) or done (null);
+ * a crash after it or a timeout changes what the caller heard, not whether it took effect.
+ * The label is the call fault when one fired, else the page quirk that fired.
+ */
+function ended(code: string | null, after: 'crash-after' | 'timeout' | undefined, quirk: PageQuirk | undefined): Ending {
+  const label = after ?? quirk;
+  if (code !== null) return { outcome: { kind: 'error', code }, applied: false, label };
+  const outcome: Outcome = after === 'crash-after' ? { kind: 'crash-after' } : after === 'timeout' ? { kind: 'indefinite', code: 'timeout' } : { kind: 'ok' };
+  return { outcome, applied: true, label };
+}
+
+function codeOf(o: Outcome): string | null {
+  return o.kind === 'error' || o.kind === 'indefinite' ? o.code : null;
+}
+
+function describeOutcome(o: Outcome): string {
+  return o.kind === 'error' || o.kind === 'indefinite' ? `${o.kind} ${o.code}` : o.kind;
+}
+
+function expectation(e: Ending): string {
+  switch (e.outcome.kind) {
+    case 'ok':
+      return 'succeeded';
+    case 'error':
+      return `failed with ${e.outcome.code}`;
+    case 'crash-before':
+      return 'crashed its caller before it ran (crash-before)';
+    case 'crash-after':
+      return 'taken effect, its caller crashing before it heard (crash-after)';
+    case 'indefinite':
+      return `taken effect, its caller hearing only ${e.outcome.code} (indefinite)`;
+  }
+}
+
+/**
+ * What the source does with one page request: refused with a code (and the quirk that made
+ * it refuse, a stale token), or a page: the events it holds, whether it ends the stream, the
+ * quirk that fired, the previous page itself for a repeat, and where its token resumes.
+ */
+type Serving =
+  | { readonly refused: 'bad-request' | 'stale-token'; readonly fired?: 'stale' }
+  | {
+      readonly events: readonly SourceEvent[];
+      readonly ends: boolean;
+      readonly fired: PageQuirk | undefined;
+      readonly repeat?: Page;
+      /** Where the page's token resumes: after `at` (newest first: below it; null: from the top); null when it carries none. */
+      readonly mint: { readonly at: Position | null } | null;
+      /** How far the stream had got, for a message about an end claimed or missed. */
+      readonly left: string;
+    };
 
 const NONE: Facts = { applied: false, effects: [], watermarks: [], foreign: null, outcomes: [] };
 /** A call that took effect and produced nothing the checkers read: shared, as most steps are. */
@@ -133,9 +206,12 @@ export class Truth {
   generation = 0;
   private readonly generations = new Map<string, number>();
 
-  /** What each page token means: resume after this position (null: from the start), under this binding. */
-  private readonly tokens = new Map<string, { readonly after: Position | null; readonly bound: string }>();
+  /** What each page token means: resume after this position (null: from the start), under this binding, by the rule of its kind. */
+  private readonly tokens: TokenReplay;
   private readonly lastPage = new Map<string, Page>();
+  /** How many changes the source had taken when each binding's last page was served: a repeat never crosses a change. */
+  private readonly lastPageChanges = new Map<string, number>();
+  private changes = 0;
   /** On a newest-first source, what each token means: continue below this position (null: from the newest). */
   private readonly below = new Map<string, { readonly before: Position | null; readonly bound: string }>();
   private readonly newestFirst: boolean;
@@ -144,14 +220,20 @@ export class Truth {
   private readonly poison: ReadonlySet<string>;
   private readonly leaseTtl: number;
   private readonly pageSize: number;
+  private readonly resumes: ReadonlySet<string>;
+  /** Where the plan put its faults and page quirks. */
+  private readonly addresses: FaultAddresses;
 
   constructor(readonly header: HistoryHeader) {
+    this.resumes = new Set(header.resumes);
+    this.addresses = new FaultAddresses(header.faults);
     this.binding = header.binding;
     this.bound = fingerprint(header.binding);
     this.poison = new Set(header.poison);
     this.leaseTtl = header.leaseTtl;
     this.pageSize = header.pageSize;
     this.newestFirst = header.order === 'newest-first';
+    this.tokens = new TokenReplay(header.tokens);
     for (const e of header.initial) {
       // One version per id: a second initial event with the id would silently replace the first.
       if (this.entries.get(e.id)?.current !== undefined) this.problem(0, `the source's initial events hold ${e.id} twice`);
@@ -240,6 +322,7 @@ export class Truth {
   advance(step: Step): Facts {
     switch (step.kind) {
       case 'mutation':
+        if (++this.changes > this.header.mutations.length) this.problem(step.seq, `the source changed ${this.changes} times, but the plan makes ${this.header.mutations.length} changes`);
         this.mutate(step.seq, step.event, step.mutation);
         return NONE;
       case 'rebind':
@@ -332,121 +415,131 @@ export class Truth {
   // -------------------------------------------------------------------------------------------
   // Calls
 
+  /**
+   * Replays one call against the plan: which fault or page quirk the plan put there (the
+   * addresses of the header's faults), then what the call did (the source, the store, the
+   * lease replayed), and from both how it must have ended. What the world recorded (the
+   * outcome, `applied`, the label, the result) is compared with that, never believed.
+   */
   private call(step: CallStep): Facts {
-    const { call, outcome } = step;
-    // Asked with `in` first: most calls carry no label, and reading an absent field costs more.
-    if ('fault' in step && step.fault !== undefined) this.label(step, step.fault);
-    // A crash before the call, or an injected unavailability, means the service never ran it;
-    // an indefinite outcome may go either way, and the record says which.
-    const ran = outcome.kind !== 'crash-before' && !(outcome.kind === 'error' && outcome.code === 'unavailable') && !(outcome.kind === 'indefinite' && !step.applied);
-    if (!ran) {
-      if (step.applied) this.problem(step.seq, `call ${step.seq} (${call.kind}) is recorded as applied, though it never ran (${outcome.kind})`);
+    const { call } = step;
+    const planned = call.kind === 'claim' || call.kind === 'malformed' ? undefined : this.addresses.at(call)?.kind;
+    // Page quirks are the source's behaviour and fire in both phases; call faults (crashes,
+    // errors, timeouts) fire in the adversity phase only.
+    const fault = planned !== undefined && (step.phase === 'adversity' || PAGE_QUIRK.has(planned)) ? planned : undefined;
+    if (fault === 'crash-before') {
+      this.settle(step, planned, { outcome: { kind: 'crash-before' }, applied: false, label: fault });
       return NONE;
     }
+    if (fault === 'error') {
+      this.settle(step, planned, { outcome: { kind: 'error', code: 'unavailable' }, applied: false, label: fault });
+      return NONE;
+    }
+    // A crash after the call or a timeout changes only what the caller learns: the call runs.
+    const after = fault === 'crash-after' || fault === 'timeout' ? fault : undefined;
+    const done = (code: string | null, quirk?: PageQuirk): void => this.settle(step, planned, ended(code, after, quirk));
     switch (call.kind) {
       case 'fetch':
-        return this.fetch(step, call.request.resume, call.request.limit);
+        return this.fetch(step, planned, after, fault !== undefined && PAGE_QUIRK.has(fault) ? (fault as PageQuirk) : undefined);
       case 'load': {
         const state: DurableState = { watermark: this.slot && { binding: this.slot.binding, value: this.slot.value }, anchor: this.anchor, outbox: [...this.outbox.values()] };
-        this.expect(step, null);
-        if (step.result?.kind === 'state' && !sameJson(step.result.state, state)) {
+        done(null);
+        if (step.result?.kind !== 'state') this.problem(step.seq, `load at step ${step.seq} took effect but recorded no state`);
+        else if (!sameJson(step.result.state, state)) {
           this.problem(step.seq, `load at step ${step.seq} returned ${canonicalJson(step.result.state).slice(0, 160)}, but the store holds ${canonicalJson(state).slice(0, 160)}`);
         }
         const slot = this.slot;
         return { ...NONE, applied: true, foreign: slot !== null && slot.writer !== this.bound && slot.value !== null ? { value: slot.value } : null };
       }
       case 'completed': {
-        this.expect(step, null);
+        done(null);
         const said = step.result?.kind === 'flags' ? step.result.flags : null;
-        if (said !== null && (said.length !== call.events.length || call.events.some((e, i) => said[i] !== (this.known(e)?.completed === true)))) {
+        if (said === null) this.problem(step.seq, `completed at step ${step.seq} took effect but recorded no answer`);
+        else if (said.length !== call.events.length || call.events.some((e, i) => said[i] !== (this.known(e)?.completed === true))) {
           const flags = call.events.map((e) => this.known(e)?.completed === true);
           this.problem(step.seq, `completed at step ${step.seq} answered ${JSON.stringify(said)}, but the store's completion records say ${JSON.stringify(flags)}`);
         }
         return APPLIED;
       }
-      case 'commit':
-        return this.commit(step, call.ops, call.fence);
+      case 'commit': {
+        const refusal = this.guards(call.ops, call.fence);
+        done(refusal);
+        return refusal === null ? this.commit(call.ops) : NONE;
+      }
       case 'emit': {
         if (this.poison.has(call.event.id)) {
-          this.expect(step, 'rejected');
+          done('rejected');
           return NONE;
         }
-        this.expect(step, null);
+        done(null);
         const fact = this.effect(call.event, call.payload, this.bound);
         return { ...NONE, applied: true, effects: [fact], outcomes: [fact.ref] };
       }
       case 'lease':
-        return this.lease(step);
+        return this.lease(step, done);
       case 'claim':
-        this.expect(step, null);
+        done(null);
         return APPLIED;
       case 'malformed':
-        this.expect(step, 'bad-request');
+        done('bad-request');
         return NONE;
     }
   }
 
   /**
-   * A fault label must fit what happened at the call: a call fault fires in the adversity
-   * phase only and ends the call its own way (a crash-after or a timeout may meet an error the
-   * call ran into first); a page quirk is a fetch's, answered (a stale token, refused).
+   * Compares how the world recorded a call with how the replay says it ended: the outcome (and
+   * its code), whether it took effect, and the label of the fault or quirk that fired there.
    */
-  private label(step: CallStep, fault: FaultLabel): void {
+  private settle(step: CallStep, planned: FaultLabel | undefined, want: Ending): void {
     const { outcome } = step;
-    let fits: boolean;
-    switch (fault) {
-      case 'crash-before':
-        fits = outcome.kind === 'crash-before';
-        break;
-      case 'crash-after':
-        fits = outcome.kind === 'crash-after' || outcome.kind === 'error';
-        break;
-      case 'timeout':
-        fits = outcome.kind === 'indefinite' || outcome.kind === 'error';
-        break;
-      case 'error':
-        fits = outcome.kind === 'error' && outcome.code === 'unavailable';
-        break;
-      case 'stale':
-        fits = step.call.kind === 'fetch' && outcome.kind === 'error' && outcome.code === 'stale-token';
-        break;
-      default:
-        fits = step.call.kind === 'fetch' && outcome.kind === 'ok';
+    const same = outcome.kind === want.outcome.kind && codeOf(outcome) === codeOf(want.outcome);
+    if (!same || step.applied !== want.applied) {
+      const recorded = same ? `it as ${step.applied ? 'applied' : 'not applied'}` : `${describeOutcome(outcome)}${step.applied ? ', applied' : ''}`;
+      this.problem(step.seq, `call ${step.seq} (${step.call.kind}) must have ${expectation(want)}, but the world recorded ${recorded}`);
     }
-    if (!fits) {
-      const ended = outcome.kind === 'error' || outcome.kind === 'indefinite' ? `${outcome.kind} ${outcome.code}` : outcome.kind;
-      this.problem(step.seq, `call ${step.seq} (${step.call.kind}) is labelled ${fault}, but it ended ${ended}`);
-    } else if (step.phase !== 'adversity' && CALL_FAULT.has(fault)) {
-      this.problem(step.seq, `call ${step.seq} (${step.call.kind}) is labelled ${fault}, but a call fault never fires in the ${step.phase} phase`);
-    }
+    const label = 'fault' in step ? step.fault : undefined;
+    if (label === want.label) return;
+    const why =
+      want.label !== undefined
+        ? `the plan's ${want.label} fired there`
+        : planned === undefined
+          ? 'the plan puts no fault there'
+          : PAGE_QUIRK.has(planned)
+            ? `the plan's ${planned} had nothing to act on there`
+            : `the plan's ${planned} does not fire in the ${step.phase} phase: call faults fire in the adversity phase only`;
+    this.problem(step.seq, `call ${step.seq} (${step.call.kind}) is ${label === undefined ? 'unlabelled' : `labelled ${label}`}, but ${why}`);
   }
 
-  /** Checks the record against the replay: `code` is the error the call must have ended with, null for success. */
-  private expect(step: CallStep, code: string | null): void {
-    const { outcome } = step;
-    if (code === null) {
-      if (!step.applied || outcome.kind === 'error') this.problem(step.seq, `call ${step.seq} (${step.call.kind}) must have succeeded, but the world recorded ${outcome.kind === 'error' ? `error ${outcome.code}` : 'it as not applied'}`);
-      return;
-    }
-    if (step.applied || outcome.kind !== 'error' || outcome.code !== code) {
-      this.problem(step.seq, `call ${step.seq} (${step.call.kind}) must have failed with ${code}, but the world recorded ${outcome.kind === 'error' ? `error ${outcome.code}` : `${outcome.kind}${step.applied ? ', applied' : ''}`}`);
-    }
-  }
-
-  private fetch(step: CallStep, resume: Resume, limit: number): Facts {
-    if (step.outcome.kind === 'error') {
-      // The request was refused (a stale or foreign token, a resume form not offered, a bad
-      // limit); nothing was served, so there is nothing to hold against the stream.
-      if (step.applied) this.problem(step.seq, `fetch ${step.seq} failed with ${step.outcome.code}, yet is recorded as applied`);
+  /**
+   * A page request replayed: the source decides from the request, the plan's quirk and the
+   * eligible stream whether it refuses and what page it serves (`serve`); the recorded page
+   * must be exactly that, each event as the source holds it.
+   */
+  private fetch(step: CallStep, planned: FaultLabel | undefined, after: 'crash-after' | 'timeout' | undefined, quirk: PageQuirk | undefined): Facts {
+    if (step.call.kind !== 'fetch') return NONE;
+    const { resume, limit } = step.call.request;
+    const serving = this.serve(resume, limit, quirk);
+    if ('refused' in serving) {
+      this.settle(step, planned, ended(serving.refused, after, serving.fired));
+      if (serving.fired === 'stale' && resume.kind === 'token') {
+        // An expired token is never accepted again.
+        this.tokens.delete(resume.token);
+        this.below.delete(resume.token);
+      }
+      if (step.result !== undefined) this.problem(step.seq, `fetch ${step.seq} failed with ${serving.refused}, yet recorded a page`);
       return NONE;
     }
+    const want = ended(null, after, serving.fired);
+    this.settle(step, planned, want);
+    const served = serving.repeat?.events ?? serving.events;
+    this.addresses.delivered(served.map((e) => e.id));
     const page = step.result?.kind === 'page' ? step.result.page : null;
     if (page === null) {
       this.problem(step.seq, `fetch ${step.seq} took effect but recorded no page`);
       return NONE;
     }
     // Served means the caller saw it: a page lost to a crash or a timeout taught it nothing.
-    const seen = step.outcome.kind === 'ok';
+    const seen = want.outcome.kind === 'ok';
     for (const e of page.events) {
       const entry = this.entry(e.id);
       const now = entry.current;
@@ -461,205 +554,150 @@ export class Truth {
       v.payloads = withOne(v.payloads, e.payload);
     }
     if (page.head !== this.head) this.problem(step.seq, `fetch ${step.seq} reported head ${String(page.head)}, but the source's head is ${String(this.head)}`);
-    if (this.newestFirst) return this.newestFirstFetch(step, resume, page, limit);
-    const start = this.startOf(resume);
-    if (start === null) {
-      // Every form but a token is placed by the request itself (the parser held it to its
-      // shape); a token ground truth never saw a page of this binding carry cannot be served.
-      this.problem(step.seq, `fetch ${step.seq} served a page for a token no page under this binding carried`);
+    const what = `fetch ${step.seq}${serving.fired === undefined ? '' : ` (${serving.fired})`}`;
+    if (serving.repeat !== undefined) {
+      if (canonicalJson(serving.repeat) !== canonicalJson(page)) this.problem(step.seq, `${what} ${servedText(page)}, but a repeat serves the previous page ${listed(serving.repeat.events)} again`);
       return APPLIED;
     }
-    const wrong = this.pageProblem(step.fault, page, start, limit);
-    if (wrong !== null) this.problem(step.seq, `fetch ${step.seq}${step.fault === undefined ? '' : ` (${step.fault})`} ${wrong}`);
-    if (page.next !== null && !this.tokens.has(page.next)) {
-      // A token resumes after the page's last event; an empty page's, where its request began.
-      const last = page.events.reduce<SourceEvent | null>((m, e) => (m === null || comparePositions(e, m) > 0 ? e : m), null);
-      const before = start === 0 ? null : positionOf(this.eligibleStream[start - 1] as SourceEvent);
-      this.tokens.set(page.next, { after: last === null ? before : positionOf(last), bound: this.bound });
+    if (!sameVersions(page.events, serving.events)) {
+      const rule = serving.fired === undefined ? `from there${this.newestFirst ? ', newest first,' : ''} the eligible stream holds` : `${/^[aeiou]/.test(QUIRK_PAGE[serving.fired]) ? 'an' : 'a'} ${QUIRK_PAGE[serving.fired]} page from there holds`;
+      this.problem(step.seq, `${what} ${servedText(page)}, but ${rule} ${listed(serving.events)}`);
+    } else if ((page.next === null) !== serving.ends) {
+      this.problem(step.seq, `${what} ${page.next === null ? 'ended the stream' : 'continued the stream'} ${serving.left}`);
     }
-    // A repeat serves the previous page that carried events (an empty page is not repeated).
-    if (step.fault !== 'empty') this.lastPage.set(this.bound, page);
+    if (page.next !== null && serving.mint !== null) {
+      if (this.newestFirst) {
+        if (!this.below.has(page.next)) this.below.set(page.next, { before: serving.mint.at, bound: this.bound });
+      }
+    }
+    // What the token means, and what a re-sent one must serve, by its kind (model/tokens.ts).
+    const wrong = this.newestFirst ? null : this.tokens.served({ resume, bound: this.bound, page, mint: serving.mint, fired: serving.fired });
+    if (wrong !== null) this.problem(step.seq, `${what} ${wrong}`);
+    if (!this.newestFirst && serving.fired !== 'empty') {
+      // A repeat serves the previous page that carried events, and only one served since the
+      // source last changed.
+      this.lastPage.set(this.bound, page);
+      this.lastPageChanges.set(this.bound, this.changes);
+    }
     return APPLIED;
   }
 
   /**
-   * A page of a newest-first source, replayed from the rule: resumed at a point (the start:
-   * above every event; a token: below the oldest event of the page that carried it, or, for
-   * an empty page, where that page's request resumed), it holds the eligible events just
-   * below that point, the newest first, as many as the page size and the limit allow; it ends
-   * the stream exactly when no eligible event is left below its oldest one.
+   * What the source does with a page request, from the rules of design.md ("The world"):
+   * a limit that is not a positive integer, a resume form the source does not offer, or a
+   * token it never minted under this binding (or one that expired) is refused; otherwise the
+   * page is the next slice of the eligible stream from where the request resumes, at most the
+   * page size and the limit, unless the plan put a page quirk here that has something to act
+   * on, in which case the page is what that quirk makes of it (PAGE_QUIRK_MEANINGS).
    */
-  private newestFirstFetch(step: CallStep, resume: Resume, page: Page, limit: number): Facts {
-    let before: Position | null = null;
+  private serve(resume: Resume, limit: number, quirk: PageQuirk | undefined): Serving {
+    if (!Number.isInteger(limit) || limit < 1) return { refused: 'bad-request' };
+    if (quirk === 'stale' && resume.kind === 'token') return { refused: 'stale-token', fired: 'stale' };
+    if (this.newestFirst) return this.serveNewestFirst(resume, limit, quirk);
+    if (resume.kind !== 'start' && resume.kind !== 'token' && !this.resumes.has(resume.kind)) return { refused: 'bad-request' };
+    const start = this.startOf(resume);
+    if (typeof start === 'string') return { refused: start };
+    if (this.tokens.stuck(resume)) return { events: [], ends: false, fired: undefined, mint: null, left: 'on an iterator token whose batch came back empty' };
+    const stream = this.eligibleStream;
+    const total = stream.length;
+    if (quirk === 'repeat') {
+      const previous = this.lastPage.get(this.bound);
+      const first = previous?.events[0];
+      const from = stream[start];
+      // Never a page that ends the stream, one from before a change, or one that starts past where this request does.
+      if (previous !== undefined && previous.next !== null && this.lastPageChanges.get(this.bound) === this.changes && (first === undefined || from === undefined || comparePositions(first, from) <= 0)) {
+        return { events: previous.events, ends: false, fired: 'repeat', repeat: previous, mint: null, left: '' };
+      }
+    }
+    const before = start === 0 ? null : stream[start - 1];
+    if (quirk === 'empty' && start < total) return { events: [], ends: false, fired: 'empty', mint: { at: before === null || before === undefined ? null : positionOf(before) }, left: `at ${start} of ${total} eligible events` };
+    let size = Math.min(limit, this.pageSize);
+    let fired: PageQuirk | undefined;
+    if (quirk === 'short' && start + 1 < total && size > 1) {
+      size = 1;
+      fired = 'short';
+    }
+    const slice = stream.slice(start, start + size);
+    const last = slice.at(-1);
+    const upTo = start + slice.length;
+    const ends = !(upTo < total && last !== undefined);
+    let events: readonly SourceEvent[] = slice;
+    if (quirk === 'overlap' && start > 0) {
+      events = [...stream.slice(Math.max(0, start - OVERLAP), start), ...slice];
+      fired = 'overlap';
+    }
+    if (quirk === 'reorder' && slice.length > 1) {
+      events = [...slice].reverse();
+      fired = 'reorder';
+    }
+    return { events, ends, fired, mint: ends || last === undefined ? null : { at: positionOf(last) }, left: `at ${Math.max(start, upTo)} of ${total} eligible events` };
+  }
+
+  /**
+   * A page of a newest-first source (design.md: "`start` gives the newest page and each token
+   * the next older one"): resumed at a point (the start: above every event; a token: below
+   * the oldest event of the page that carried it, or, for an empty page, where that page's
+   * request resumed), it holds the eligible events just below that point, the newest first,
+   * as many as the page size and the limit allow; it ends the stream exactly when no eligible
+   * event is left below its oldest one. Of the quirks only `empty`, `short` and `stale` mean
+   * anything read downwards; the others never fire.
+   */
+  private serveNewestFirst(resume: Resume, limit: number, quirk: PageQuirk | undefined): Serving {
+    let from: Position | null = null;
     if (resume.kind === 'token') {
       const meaning = this.below.get(resume.token);
-      if (meaning === undefined || meaning.bound !== this.bound) {
-        this.problem(step.seq, `fetch ${step.seq} served a page for a token no page under this binding carried`);
-        return APPLIED;
-      }
-      before = meaning.before;
-    } else if (resume.kind !== 'start') {
-      this.problem(step.seq, `fetch ${step.seq} served a page resumed by ${resume.kind}, but a newest-first source resumes only from the start or by token`);
-      return APPLIED;
-    }
-    const at = before;
+      if (meaning === undefined || meaning.bound !== this.bound) return { refused: 'stale-token' };
+      from = meaning.before;
+    } else if (resume.kind !== 'start') return { refused: 'bad-request' };
+    const at = from;
+    const stream = this.eligibleStream;
     // How many eligible events lie below the resume point: the page serves the newest of them.
-    const below = at === null ? this.eligibleStream.length : this.firstIndex((p) => comparePositions(p, at) >= 0);
-    const wrong = this.newestFirstProblem(step.fault, page, below, limit);
-    if (wrong !== null) this.problem(step.seq, `fetch ${step.seq}${step.fault === undefined ? '' : ` (${step.fault})`} ${wrong}`);
-    if (page.next !== null && !this.below.has(page.next)) {
-      const oldest = page.events.reduce<SourceEvent | null>((m, e) => (m === null || comparePositions(e, m) < 0 ? e : m), null);
-      this.below.set(page.next, { before: oldest === null ? at : positionOf(oldest), bound: this.bound });
+    const end = at === null ? stream.length : this.firstIndex((p) => comparePositions(p, at) >= 0);
+    if (quirk === 'empty' && end > 0) return { events: [], ends: false, fired: 'empty', mint: { at }, left: `with ${end} older eligible events left` };
+    let size = Math.min(limit, this.pageSize);
+    let fired: PageQuirk | undefined;
+    if (quirk === 'short' && end > 1 && size > 1) {
+      size = 1;
+      fired = 'short';
     }
-    return APPLIED;
+    const begin = Math.max(0, end - size);
+    const oldest = stream[begin];
+    const ends = begin === 0;
+    return { events: stream.slice(begin, end).reverse(), ends, fired, mint: ends || oldest === undefined ? null : { at: positionOf(oldest) }, left: `with ${begin} older eligible events left` };
   }
 
-  /** What is wrong with a newest-first page resumed above the `below` oldest eligible events; null when nothing is. */
-  private newestFirstProblem(label: FaultLabel | undefined, page: Page, below: number, limit: number): string | null {
-    const { events } = page;
-    const full = Math.min(limit, this.pageSize, below);
-    const holds = (k: number): boolean => events.length === k && events.every((e, i) => sameVersion(e, this.eligibleStream[below - 1 - i]));
-    const ends = (k: number): string | null =>
-      (page.next === null) === (k === below) ? null : `${page.next === null ? 'ended the stream' : 'continued the stream'} with ${below - k} older eligible events left`;
-    switch (label) {
-      case 'stale':
-        return 'served a page, yet the label says its token was rejected as stale';
-      case 'empty':
-        if (events.length > 0) return `${served(page)}, yet the label says the page was empty`;
-        if (below === 0) return 'is recorded as an empty page, but the stream had nothing left to serve';
-        return ends(0);
-      case 'short':
-        if (events.length === 0 || events.length >= full || !holds(events.length)) return `${served(page)}, but a short page from there holds the first of ${this.downward(below, full)} and not all of them`;
-        return ends(events.length);
-      case 'overlap':
-      case 'repeat':
-      case 'reorder':
-        return `is labelled ${label}, a page a newest-first source never serves`;
-      default:
-        if (!holds(full)) return `${served(page)}, but from there, newest first, the eligible stream holds ${this.downward(below, full)}`;
-        return ends(full);
-    }
-  }
-
-  /** The `count` eligible events just below index `below`, newest first: `[c b a]`. */
-  private downward(below: number, count: number): string {
-    return `[${this.eligibleStream.slice(below - count, below).reverse().map(formatRef).join(' ')}]`;
-  }
-
-  /**
-   * What is wrong with a page served from `start`, judged from the eligible stream and the
-   * label the step carries; null when nothing is. With no quirk (a crash or a timeout at the
-   * call changes what the caller learns, not what the source served) the page is exactly
-   * the next slice of the stream. A quirk says what the source did instead, and the page
-   * must be exactly that. Whatever the label, a page that ends the stream while eligible
-   * events remain past it, or skips one, is the world's contradiction, never the consumer's.
-   */
-  private pageProblem(label: FaultLabel | undefined, page: Page, start: number, limit: number): string | null {
-    const stream = this.eligibleStream;
-    const events = page.events;
-    // Past the end (an offset beyond it), there is nothing to serve.
-    const end = Math.max(start, Math.min(start + Math.min(limit, this.pageSize), stream.length));
-    switch (label) {
-      case 'stale':
-        return 'served a page, yet the label says its token was rejected as stale';
-      case 'repeat': {
-        const previous = this.lastPage.get(this.bound);
-        if (previous === undefined || canonicalJson(previous) !== canonicalJson(page)) return 'is recorded as a repeated page, but it is not the previous page';
-        // Served again, it must still be true: from where this request starts up to the
-        // page's own last event the stream holds nothing the page lacks, and an end it
-        // claims is still the end.
-        let last = -1;
-        let within = 0;
-        for (const e of events) {
-          const i = this.indexOf(e);
-          if (i >= start) within++;
-          if (i > last) last = i;
-        }
-        if (last >= start && within !== last - start + 1) return `${served(page)} again, but from there the eligible stream now holds ${this.slice(start, last + 1)}`;
-        return page.next === null ? this.endProblem(page, Math.max(start, last + 1)) : null;
-      }
-      case 'empty':
-        if (events.length > 0) return `${served(page)}, yet the label says the page was empty`;
-        if (start >= stream.length) return 'is recorded as an empty page, but the stream had nothing left to serve';
-        return page.next === null ? this.endProblem(page, start) : null;
-      case 'short': {
-        const k = events.length;
-        if (k === 0 || k >= end - start || !this.holdsSlice(events, start, start + k)) return `${served(page)}, but a short page from there holds the first of ${this.slice(start, end)} and not all of them`;
-        return this.endProblem(page, start + k);
-      }
-      case 'overlap': {
-        const m = events.length - (end - start);
-        if (m < 1 || m > start || !this.holdsSlice(events, start - m, end)) return `${served(page)}, but an overlapping page from there repeats the end of ${this.slice(0, start)} before ${this.slice(start, end)}`;
-        return this.endProblem(page, end);
-      }
-      case 'reorder': {
-        const sorted = [...events].sort(comparePositions);
-        if (events.length < 2 || sorted.length !== end - start || !this.holdsSlice(sorted, start, end) || this.holdsSlice(events, start, end)) {
-          return `${served(page)}, but a reordered page from there holds ${this.slice(start, end)} out of order`;
-        }
-        return this.endProblem(page, end);
-      }
-      default:
-        if (events.length !== end - start || !this.holdsSlice(events, start, end)) return `${served(page)}, but from there the eligible stream holds ${this.slice(start, end)}`;
-        return this.endProblem(page, end);
-    }
-  }
-
-  /** Whether a page ends the stream exactly when nothing eligible remains from `upTo` on. */
-  private endProblem(page: Page, upTo: number): string | null {
-    const total = this.eligibleStream.length;
-    if ((page.next === null) === upTo >= total) return null;
-    return `${page.next === null ? 'ended the stream' : 'continued the stream'} at ${upTo} of ${total} eligible events`;
-  }
-
-  /** A slice of the eligible stream as a reader sees it: `[a b c]`. */
-  private slice(from: number, to: number): string {
-    return `[${this.eligibleStream.slice(from, to).map(formatRef).join(' ')}]`;
-  }
-
-  /** Whether `events` begin with the eligible stream's versions `from` to `to`, in order. */
-  private holdsSlice(events: readonly SourceEvent[], from: number, to: number): boolean {
-    if (events.length < to - from) return false;
-    const stream = this.eligibleStream;
-    for (let i = from; i < to; i++) {
-      const want = stream[i] as SourceEvent;
-      const got = events[i - from] as SourceEvent;
-      if (want.id !== got.id || want.version !== got.version) return false;
-    }
-    return true;
-  }
-
-  /** Where an event version stands in the eligible stream; -1 when it is not there. */
-  private indexOf(e: SourceEvent): number {
-    const i = this.firstIndex((p) => comparePositions(p, e) >= 0);
-    const found = this.eligibleStream[i];
-    return found !== undefined && found.id === e.id && found.version === e.version ? i : -1;
-  }
-
-  /** Where a request resumes in the eligible stream, or null when the replay cannot tell (a token it never saw minted). */
-  private startOf(resume: Resume): number | null {
+  /** Where a request resumes in the eligible stream, or the error the source refuses it with. */
+  private startOf(resume: Resume): number | 'bad-request' | 'stale-token' {
     switch (resume.kind) {
       case 'start':
         return 0;
       case 'token': {
         const meaning = this.tokens.get(resume.token);
-        if (meaning === undefined || meaning.bound !== this.bound) return null;
+        // A token minted under another binding is as good as unknown (R2).
+        if (meaning === undefined || meaning.bound !== this.bound) return 'stale-token';
         const after = meaning.after;
         return after === null ? 0 : this.firstIndex((p) => comparePositions(p, after) > 0);
       }
       case 'after':
-        return isPosition(resume.position) ? this.firstIndex((p) => comparePositions(p, resume.position as Position) > 0) : null;
+        return isPosition(resume.position) ? this.firstIndex((p) => comparePositions(p, resume.position as Position) > 0) : 'bad-request';
       case 'key-gt':
-        return Array.isArray(resume.key) ? this.firstIndex((p) => compareKeys(p.key, resume.key) > 0) : null;
+        return this.firstIndex((p) => compareKeys(p.key, resume.key) > 0);
       case 'key-gte':
-        return Array.isArray(resume.key) ? this.firstIndex((p) => compareKeys(p.key, resume.key) >= 0) : null;
+        return this.firstIndex((p) => compareKeys(p.key, resume.key) >= 0);
       case 'offset':
-        return Number.isInteger(resume.offset) && resume.offset >= 0 ? resume.offset : null;
+        return Number.isInteger(resume.offset) && resume.offset >= 0 ? resume.offset : 'bad-request';
     }
   }
 
-  private commit(step: CallStep, ops: readonly StoreOp[], fence: number | null): Facts {
-    const refused = ops.some((op) => (op.op === 'effect' || op.op === 'outbox') && this.poison.has(op.event.id));
+  /**
+   * The store's guards, decided before anything is written (design.md: "A commit applies whole
+   * or not at all"): an effect or handoff for a poison event is refused; a fence that is not the
+   * newest lease generation, an `unless-completed` for an event with a completion record, or a
+   * compare-and-set whose `expect` is not the watermark stored under its binding is a conflict.
+   * Null when every guard holds.
+   */
+  private guards(ops: readonly StoreOp[], fence: number | null): 'rejected' | 'conflict' | null {
+    if (ops.some((op) => (op.op === 'effect' || op.op === 'outbox') && this.poison.has(op.event.id))) return 'rejected';
     const conflict =
       (fence !== null && fence !== this.generation) ||
       ops.some((op) => op.op === 'unless-completed' && this.known(op.event)?.completed === true) ||
@@ -668,11 +706,11 @@ export class Truth {
         const current = this.slot?.binding === op.binding ? this.slot.value : null;
         return !sameJson(current ?? null, op.expect ?? null);
       });
-    if (refused || conflict) {
-      this.expect(step, refused ? 'rejected' : 'conflict');
-      return NONE;
-    }
-    this.expect(step, null);
+    return conflict ? 'conflict' : null;
+  }
+
+  /** A commit whose guards held, applied whole. */
+  private commit(ops: readonly StoreOp[]): Facts {
     // A transaction applies all at once: its outcomes count before its watermark. Most
     // commits (a completion record alone) produce no facts: they share APPLIED, and the
     // lists are made only when something goes in.
@@ -723,17 +761,22 @@ export class Truth {
     return { applied: true, effects: effects ?? [], watermarks: watermarks ?? [], foreign: null, outcomes: outcomes ?? [] };
   }
 
-  private lease(step: CallStep): Facts {
+  /**
+   * A lease request (design.md: "A lease expires after a number of world calls without
+   * renewal; renewing keeps the generation, taking it over starts a new one"): refused while
+   * another worker holds it unexpired; granted otherwise, with the generation that follows.
+   */
+  private lease(step: CallStep, done: (code: string | null) => void): Facts {
     const who = actorKey(step.actor);
     // Time is the world's step count: the call's own sequence number.
     if (this.holder !== null && this.holder !== who && this.expiresAt > step.seq) {
-      this.expect(step, 'conflict');
+      done('conflict');
       return NONE;
     }
     if (this.holder !== who) this.generation++;
     this.holder = who;
     this.expiresAt = step.seq + this.leaseTtl;
-    this.expect(step, null);
+    done(null);
     if (step.result?.kind !== 'generation' || step.result.generation !== this.generation) {
       this.problem(step.seq, `lease at step ${step.seq} granted generation ${step.result?.kind === 'generation' ? step.result.generation : 'none'}, but the replay grants ${this.generation}`);
     }
@@ -758,13 +801,23 @@ export class Truth {
 }
 
 /** What a page served, as a reader sees it: `served [a b c]`. */
-function served(page: Page): string {
-  return `served [${page.events.map(formatRef).join(' ')}]`;
+function servedText(page: Page): string {
+  return `served ${listed(page.events)}`;
 }
 
-/** Whether a served event is that version of the stream's event. */
-function sameVersion(got: SourceEvent, want: SourceEvent | undefined): boolean {
-  return want !== undefined && got.id === want.id && got.version === want.version;
+function listed(events: readonly SourceEvent[]): string {
+  return `[${events.map(formatRef).join(' ')}]`;
+}
+
+/** Whether two lists hold the same event versions in the same order. */
+function sameVersions(got: readonly SourceEvent[], want: readonly SourceEvent[]): boolean {
+  if (got.length !== want.length) return false;
+  for (let i = 0; i < got.length; i++) {
+    const a = got[i] as SourceEvent;
+    const b = want[i] as SourceEvent;
+    if (a.id !== b.id || a.version !== b.version) return false;
+  }
+  return true;
 }
 
 /** Whether two event versions are the same in every field: cheaper than comparing canonical JSON. */

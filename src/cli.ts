@@ -18,7 +18,7 @@ import type { AnyConsumer } from './adapter/consumer.js';
 import type { Io } from './cli/io.js';
 import { guardReport, Outputs, prepareOutput, prepareOutputs, withOutputs } from './cli/outputs.js';
 import { Progress } from './cli/progress.js';
-import { entriesById, isBuiltIn, ofTarget, pruneRegressions, shortId, readRegressions, recordRegressions, RegressionFileError, TIDEMARK_VERSION, versionWarning, type RegressionEntry } from './run/regressions.js';
+import { comparableHash, entriesById, isBuiltIn, ofTarget, pruneRegressions, shortId, readRegressions, recordRegressions, RegressionFileError, TIDEMARK_VERSION, versionWarning, type RegressionEntry } from './run/regressions.js';
 import { renderJUnit } from './report/junit.js';
 import { renderPicture } from './report/picture.js';
 import { newRegressions, replayedRegressions, runSuite, UnknownScenarioError, type RegressionOutcome, type SuiteResult } from './run/suite.js';
@@ -591,7 +591,8 @@ async function replay(f: Flags, io: Io): Promise<number> {
     e.hash !== undefined &&
     (world === null ? e.kind === 'scenario' && e.scenario === scenarioName : e.kind === 'world' && e.seed === world.seed && samePath(e.path, world.path) && worldSize(e.events) === world.events),
   );
-  const recorded = entry?.hash === undefined ? undefined : { hash: entry.hash, digest: entry.digest, current: t.digest ?? targetDigest(t.id) };
+  const hash = entry === undefined ? undefined : comparableHash(entry);
+  const recorded = hash === undefined ? undefined : { hash, digest: entry?.digest, current: t.digest ?? targetDigest(t.id) };
   let execution: Execution;
   let replayed: string;
   // Each replay runs the world twice and compares (src/run/replay.ts): a consumer that is not

@@ -90,6 +90,16 @@ describe('tidemark judge', () => {
     expect(bare.err).toContain('is not a valid history: header.initial[0].version: an integer >= 1, got "1"');
   });
 
+  it('a history of another format ("version": "1", or none, as before the header carried the plan) exits 3 naming header.version', async () => {
+    const r = await replayed('reference', 'failed-event-holds-watermark');
+    const { version: _version, ...header } = r.json.history.header;
+    for (const older of [header, { ...header, version: '1' }]) {
+      const j = await cli('judge', write({ header: older, steps: r.json.history.steps }));
+      expect(j.code).toBe(EXIT.usage);
+      expect(j.err).toMatch(/is not a valid history: header\.version: 2, the history format this tidemark judges \(.*record it again by replaying its seed and path\), (missing|got "1")/);
+    }
+  });
+
   it.each([
     ['no file', [], 'judge takes one FILE'],
     ['two files', ['a.json', 'b.json'], 'judge takes one FILE'],

@@ -83,6 +83,29 @@ describe('a consumer that agrees with itself but not with its recorded failure',
   });
 });
 
+describe('an entry recorded in an older history format', () => {
+  it('is replayed from its seed and path and judged, but never held to its hash: no false verdict of nondeterminism', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tidemark-format-'));
+    const file = join(dir, 'regressions.json');
+    const buggy = 'examples/ledger-consumer-buggy.ts';
+    const recorded = await cli('check', '--adapter', buggy, '--scenario', 'failed-event-holds-watermark', '--regressions', file);
+    expect(recorded.code).toBe(EXIT.fail);
+    const json = JSON.parse(readFileSync(file, 'utf8')) as { entries: { hash: string; format?: number }[] };
+    expect(json.entries[0]!.format).toBe(2);
+    // The hash of the same world as an older format recorded it, whose header lacked the plan.
+    const older = { ...json, entries: json.entries.map(({ format: _format, ...e }) => ({ ...e, hash: '0'.repeat(64) })) };
+    writeFileSync(file, JSON.stringify(older));
+    const replayed = await cli('replay', '--adapter', buggy, '--scenario', 'failed-event-holds-watermark', '--regressions', file);
+    expect(replayed.code, replayed.out).toBe(EXIT.fail);
+    expect(replayed.out).not.toContain('not deterministic');
+    // The same hash in this format is held to: unchanged code that replays to another history is not deterministic.
+    writeFileSync(file, JSON.stringify({ ...older, entries: older.entries.map((e) => ({ ...e, format: 2 })) }));
+    const held = await cli('replay', '--adapter', buggy, '--scenario', 'failed-event-holds-watermark', '--regressions', file);
+    expect(held.code).toBe(EXIT.unknown);
+    expect(held.out).toContain('not deterministic');
+  });
+});
+
 describe('the regression file is data: nothing it names is run', () => {
   it('--prune needs a target, replays only its entries, and leaves a foreign command entry untouched and unrun', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tidemark-foreign-'));

@@ -8,6 +8,7 @@ import { killOne } from '../src/selftest/kill-one.js';
 import { REPORT_SEED, rowsOf } from '../src/report/report-md.js';
 import { buildReport, reportTasks } from '../src/selftest/report.js';
 import { runId, type RunIdentity } from '../src/run/run-identity.js';
+import { hashHistory } from '../src/run/execute.js';
 import { cli } from './support.js';
 
 /**
@@ -195,6 +196,16 @@ describe('--shard I/N and tidemark merge', () => {
     const cut = await cli('merge', file('fail-1.json'), file('cut-2.json'));
     expect(cut.code).toBe(EXIT.usage);
     expect(cut.err).toContain('is not the one its hash names');
+    // A shard written before the history header carried the plan: its failure's history is
+    // whole (its hash names it), but of an older format, and is refused naming the field.
+    const older = readJson(file('fail-2.json'));
+    const { version: _version, faults: _faults, mutations: _mutations, resumes: _resumes, ...header } = older.worlds.failure.history.header;
+    older.worlds.failure.history.header = header;
+    older.worlds.failure.hash = hashHistory(older.worlds.failure.history);
+    writeFileSync(file('older-2.json'), JSON.stringify(older));
+    const old = await cli('merge', file('fail-1.json'), file('older-2.json'));
+    expect(old.code).toBe(EXIT.usage);
+    expect(old.err).toContain('cannot be judged: not a valid history: header.version: 2, the history format this tidemark judges');
   });
 
   it('merge refuses shards of one adapter path whose code changed between them: no pass from a stale cache', async () => {

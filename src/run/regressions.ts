@@ -1,6 +1,7 @@
 import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { MAX_RUNS } from './options.js';
+import { HISTORY_VERSION } from '../../model/history.js';
 import { basename, dirname, join, resolve } from 'node:path';
 
 /**
@@ -36,6 +37,12 @@ interface Common {
    * says so, and one that differs from itself is a consumer that is not deterministic.
    */
   readonly hash?: string;
+  /**
+   * The history format `hash` is of (model/history.ts HISTORY_VERSION). Absent in entries
+   * recorded before the history header carried the plan: their hash is of another format, so
+   * the world their seed and path name is replayed and judged, but never held to that hash.
+   */
+  readonly format?: number;
   /** The run that found it (src/run/run-identity.ts). */
   readonly run?: string;
   /**
@@ -82,7 +89,12 @@ export function readRegressions(path: string): RegressionFile {
   return file as RegressionFile;
 }
 
-export const ENTRY_SHAPE = "must be { adapter, kind: 'world', seed, path } or { adapter, kind: 'scenario', scenario }, with optional string fields anomaly, tidemark, hash, run and digest, and options of string values";
+export const ENTRY_SHAPE = "must be { adapter, kind: 'world', seed, path } or { adapter, kind: 'scenario', scenario }, with optional string fields anomaly, tidemark, hash, run and digest, an integer format, and options of string values";
+
+/** The recorded history's hash, when it is of the history format this tidemark records: only then can a replay be held to it. */
+export function comparableHash(entry: RegressionEntry): string | undefined {
+  return entry.format === HISTORY_VERSION ? entry.hash : undefined;
+}
 
 /**
  * A short name for an entry, printed with each failure a check records, so that
@@ -119,6 +131,7 @@ export function isRegressionEntry(value: unknown): value is RegressionEntry {
     e !== null &&
     typeof e.adapter === 'string' &&
     ['anomaly', 'tidemark', 'hash', 'run', 'digest', 'id'].every(optional) &&
+    (e.format === undefined || Number.isSafeInteger(e.format)) &&
     (e.options === undefined || (typeof e.options === 'object' && e.options !== null && !Array.isArray(e.options) && Object.values(e.options).every((v) => typeof v === 'string'))) &&
     ((e.kind === 'world' && Number.isSafeInteger(e.seed) && typeof e.path === 'string' && /^\d+(:\d+)*$/.test(e.path) && Number(e.path.split(':')[0]) < MAX_RUNS && (e.events === undefined || (Number.isSafeInteger(e.events) && (e.events as number) >= 1))) ||
       (e.kind === 'scenario' && typeof e.scenario === 'string'))
@@ -177,7 +190,7 @@ export function recordRegressions(path: string, found: readonly RegressionEntry[
     const added: RegressionEntry[] = [];
     for (const entry of fresh) {
       if (now.some((x) => sameEntry(x, entry)) || added.some((x) => sameEntry(x, entry))) continue;
-      added.push({ ...entry, id: shortId(entry), tidemark: TIDEMARK_VERSION });
+      added.push({ ...entry, id: shortId(entry), tidemark: TIDEMARK_VERSION, ...(entry.hash === undefined ? {} : { format: HISTORY_VERSION }) });
     }
     if (added.length > 0) writeAtomically(path, render([...now, ...added]));
     return added;

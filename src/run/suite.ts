@@ -3,7 +3,7 @@ import { CheckTally, checkProperty, checkScenarios, owns, scenarioPlan, TALLY_PH
 import type { AnomalyKind } from '../../model/anomalies.js';
 import type { AnyConsumer } from '../adapter/consumer.js';
 import type { Execution } from './execute.js';
-import { ofTarget, type RegressionEntry } from './regressions.js';
+import { comparableHash, ofTarget, type RegressionEntry } from './regressions.js';
 import { sizedWorlds } from '../../scenarios/arbitraries.js';
 import { replayWorld } from './replay.js';
 import { CensusTally, type CensusSummary } from '../selftest/adversity-census.js';
@@ -96,7 +96,8 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     const scenario = entry.kind === 'scenario' ? findScenario(entry.scenario) : undefined;
     // Each entry is replayed twice and compared: a consumer that is not deterministic is
     // unknown, never a pass that `--prune` would delete.
-    const recorded = entry.hash === undefined ? undefined : { hash: entry.hash, digest: entry.digest, current: options.digest ?? null };
+    const hash = comparableHash(entry);
+    const recorded = hash === undefined ? undefined : { hash, digest: entry.digest, current: options.digest ?? null };
     const address = scenario ? { plan: scenarioPlan(consumer, scenario) } : entry.kind === 'world' ? { seed: entry.seed, path: entry.path, events: entry.events } : null;
     if (address === null) throw new UnknownScenarioError(`no scenario named '${(entry as { scenario: string }).scenario}'`);
     const replayed = await replayWorld(consumer, address, { recorded, ...(options.replayTimes === undefined ? {} : { times: options.replayTimes }) });
@@ -107,7 +108,7 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     }
     const { execution } = replayed;
     tally.add(execution.result, [TALLY_PHASE.regression, j]);
-    const changed = replayed.nondeterministic === null && entry.hash !== undefined && entry.hash !== execution.hash;
+    const changed = replayed.nondeterministic === null && hash !== undefined && hash !== execution.hash;
     regressions.push({
       entry,
       status: execution.result.verdict.status,

@@ -1,6 +1,6 @@
 import type { Binding } from '../../model/binding.js';
 import type { EventRef, SourceEvent } from '../../model/event.js';
-import type { Actor, Call, CallResult, CallStep, History, LifeStep, Outcome, Page, Phase, Step, StoreOp } from '../../model/history.js';
+import { HISTORY_VERSION, type Actor, type Call, type CallResult, type CallStep, type History, type LifeStep, type Outcome, type Page, type Phase, type Step, type StoreOp } from '../../model/history.js';
 import { isPageQuirk, type Plan } from '../../scenarios/plan.js';
 import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../adapter/consumer.js';
 import { isKey, jsonProblem, shown } from './arguments.js';
@@ -101,6 +101,7 @@ export class World {
   history(): History {
     return {
       header: {
+        version: HISTORY_VERSION,
         initial: this.plan.events,
         binding: this.plan.binding,
         contract: this.plan.source.contract,
@@ -108,6 +109,10 @@ export class World {
         poison: this.plan.poison,
         pageSize: this.plan.source.pageSize,
         leaseTtl: this.plan.leaseTtl,
+        // The plan, so that ground truth recomputes where each fault and quirk fired.
+        resumes: this.plan.source.resumes,
+        faults: this.plan.faults,
+        mutations: this.plan.mutations,
         // Only when declared, so that the histories of every other consumer stay as they were.
         ...(this.consumer.capabilities.profile?.refusals === 'fail-visibly' ? { refusals: 'fail-visibly' as const } : {}),
         ...(this.plan.source.order === 'newest-first' ? { order: 'newest-first' as const } : {}),

@@ -19,26 +19,28 @@
  */
 import { fingerprint, type Binding } from '../../model/binding.js';
 import type { AttrValue, EventRef, SourceEvent } from '../../model/event.js';
-import type {
-  Actor,
-  Call,
-  CallResult,
-  CallStep,
-  Contract,
-  Delivery,
-  DurableState,
-  FaultLabel,
-  History,
-  HistoryHeader,
-  LifeStep,
-  MutationStep,
-  Outcome,
-  Phase,
-  Resume,
-  Step,
-  StoreOp,
+import {
+  HISTORY_VERSION,
+  type Actor,
+  type Call,
+  type CallResult,
+  type CallStep,
+  type Contract,
+  type Delivery,
+  type DurableState,
+  type FaultLabel,
+  type History,
+  type HistoryHeader,
+  type LifeStep,
+  type MutationStep,
+  type Outcome,
+  type Phase,
+  type Resume,
+  type Step,
+  type StoreOp,
 } from '../../model/history.js';
 import type { Position } from '../../model/order.js';
+import type { PlannedFault, PlannedMutation } from '../../model/plan.js';
 
 // ---------------------------------------------------------------------------------------------
 // Events and positions
@@ -120,12 +122,18 @@ export type OutcomeSpec = Outcome['kind'] | Outcome;
 export interface CallOptions {
   readonly outcome?: OutcomeSpec;
   /**
-   * Ground truth: whether the call took effect. Defaults from the outcome (ok and crash-after
-   * took effect; error and crash-before did not); an indefinite outcome must say.
+   * Ground truth: whether the call took effect. Defaults from the outcome (ok, crash-after and
+   * indefinite took effect; error and crash-before did not).
    */
   readonly applied?: boolean;
-  /** The fault or page quirk the world records as fired at this call. */
+  /**
+   * The fault or page quirk the plan put at this call, which the world records as fired. By
+   * default, the call fault the outcome implies (crash-before, crash-after, `error`
+   * unavailable, a timeout for an indefinite outcome). The header's plan is built from these.
+   */
   readonly fault?: FaultLabel;
+  /** The label the world records, when it is not the planned fault (null: none): a world's lie. */
+  readonly label?: FaultLabel | null;
 }
 
 function outcomeOf(spec: OutcomeSpec): Outcome {
@@ -149,12 +157,26 @@ function appliedOf(outcome: Outcome, applied: boolean | undefined): boolean {
   switch (outcome.kind) {
     case 'ok':
     case 'crash-after':
+    case 'indefinite':
       return true;
     case 'error':
     case 'crash-before':
       return false;
+  }
+}
+
+/** The call fault a world would have put at a call to make it end so: none for an ordinary ending. */
+function faultOf(outcome: Outcome): FaultLabel | undefined {
+  switch (outcome.kind) {
+    case 'crash-before':
+    case 'crash-after':
+      return outcome.kind;
     case 'indefinite':
-      throw new Error('an indefinite outcome must say whether the call was applied');
+      return 'timeout';
+    case 'error':
+      return outcome.code === 'unavailable' ? 'error' : undefined;
+    case 'ok':
+      return undefined;
   }
 }
 
@@ -217,8 +239,18 @@ export class Timeline {
   private readonly lives = new Map<string, { actor: Actor; alive: boolean }>();
   private head: number | null = null;
 
+  /** The plan the header carries, written as the steps are: each fault at its call, each change before the next call. */
+  private readonly faults: PlannedFault[] = [];
+  private readonly mutations: PlannedMutation[] = [];
+  private readonly calls = new Map<string, number>();
+  private unplaced = 0;
+
   constructor(spec: TimelineSpec) {
     this.header = {
+      version: HISTORY_VERSION,
+      resumes: ['after', 'key-gt', 'key-gte', 'offset'],
+      faults: this.faults,
+      mutations: this.mutations,
       initial: spec.initial ?? [],
       binding: spec.binding ?? ALL,
       contract: spec.contract ?? { kind: 'insertion-stable' },
@@ -377,10 +409,20 @@ export class Timeline {
     const actor = this.live();
     const outcome = outcomeOf(options.outcome ?? 'ok');
     const applied = appliedOf(outcome, options.applied);
-    const step: CallStep = { kind: 'call', seq: this.steps.length, phase: this.phase, actor, call, outcome, applied, ...(options.fault === undefined ? {} : { fault: options.fault }) };
+    const fault = options.fault ?? faultOf(outcome);
+    if (call.kind !== 'claim' && call.kind !== 'malformed') {
+      // Counted as a plan's address counts calls: per kind, claims and malformed calls never.
+      const nth = this.calls.get(call.kind) ?? 0;
+      this.calls.set(call.kind, nth + 1);
+      if (fault !== undefined) this.faults.push({ call: call.kind, nth, kind: fault });
+    }
+    const countedNth = this.calls.get(call.kind) ?? 0;
+    for (; this.unplaced > 0; this.unplaced--) this.mutations.push({ before: { call: call.kind === 'malformed' ? 'claim' : call.kind, nth: countedNth }, kind: 'insert', target: 0, back: 0 });
+    const label = options.label === undefined ? fault : (options.label ?? undefined);
+    const step: CallStep = { kind: 'call', seq: this.steps.length, phase: this.phase, actor, call, outcome, applied, ...(label === undefined ? {} : { fault: label }) };
     // As the world does: a call that took effect records what it returned, even when the
     // caller crashed before hearing it (crash-after).
-    const answered = outcome.kind === 'ok' || outcome.kind === 'crash-after';
+    const answered = outcome.kind === 'ok' || outcome.kind === 'crash-after' || outcome.kind === 'indefinite';
     const seq = this.push(answered && reply !== undefined ? { ...step, result: reply } : step);
     if (outcome.kind === 'crash-before' || outcome.kind === 'crash-after') this.kill();
     return seq;
@@ -388,6 +430,7 @@ export class Timeline {
 
   private mutate(event: SourceEvent, mutation: MutationStep['mutation']): number {
     this.grow(event);
+    this.unplaced++;
     return this.push({ kind: 'mutation', seq: this.steps.length, phase: this.phase, event, mutation });
   }
 

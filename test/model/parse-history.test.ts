@@ -159,6 +159,29 @@ describe('the defects that reached the checker', () => {
     }
   });
 
+  it('a history of another format is refused on its version alone, naming header.version', () => {
+    const before = valid();
+    delete before.header.version;
+    for (const header of [before.header, { ...before.header, version: '1' }, { ...before.header, version: 1 }]) {
+      const error = rejected({ ...before, header });
+      expect(error.problems.map((p) => p.path)).toEqual(['header.version']);
+      expect(error.message).toMatch(/^not a valid history: header\.version: 2, the history format this tidemark judges \(a history recorded before the header carried the plan has none: record it again by replaying its seed and path\), (missing|got "1"|got 1)$/);
+    }
+  });
+
+  it('the plan is required and held to its vocabulary: a page quirk is a fetch\'s', () => {
+    for (const field of ['faults', 'mutations', 'resumes']) {
+      const h = valid();
+      delete h.header[field];
+      expect(rejected(h).problems.map((p) => p.path)).toEqual([`header.${field}`]);
+    }
+    const h = valid();
+    h.header.faults = [{ call: 'commit', nth: 0, kind: 'short' }, { call: 'sleep', nth: -1, kind: 'crash-after' }];
+    h.header.mutations = [{ before: { call: 'fetch', nth: 0 }, kind: 'teleport', target: 0, back: 0 }];
+    h.header.resumes = ['token'];
+    expect(rejected(h).problems.map((p) => p.path)).toEqual(['header.resumes[0]', 'header.faults[0].kind', 'header.faults[1].call', 'header.faults[1].nth', 'header.mutations[0].kind']);
+  });
+
   it('a fault label is a closed vocabulary', () => {
     const h = valid();
     h.steps[1].fault = 'gremlin';

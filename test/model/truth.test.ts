@@ -137,34 +137,67 @@ describe('pages: no label and no missing field turns the check off', () => {
     for (const [label, history] of cases) expect(problems(history), label).toEqual([]);
   });
 
-  it('a quirk that did not happen as labelled is the world contradicting itself', () => {
-    expect(problems(readsPages([[[a, b, c], { limit: 3, fault: 'short' }]]))).toEqual(['fetch 1 (short) served [a b c], but a short page from there holds the first of [a b c] and not all of them']);
-    expect(problems(readsPages([[[a, b, c], { limit: 3, fault: 'reorder' }]]))).toEqual(['fetch 1 (reorder) served [a b c], but a reordered page from there holds [a b c] out of order']);
+  it('a quirk that did not happen as the plan and the source make it is the world contradicting itself', () => {
+    expect(problems(readsPages([[[a, b, c], { limit: 3, fault: 'short' }]]))).toEqual(['fetch 1 (short) served [a b c], but a short page from there holds [a]']);
+    expect(problems(readsPages([[[a, b, c], { limit: 3, fault: 'reorder' }]]))).toEqual(['fetch 1 (reorder) served [a b c], but a reordered page from there holds [c b a]']);
+    // At the start of the stream there is nothing to overlap with: the plan's overlap does not fire.
     expect(problems(readsPages([[[a], { limit: 1, next: 't1', fault: 'overlap' }], [[b, c], fromT1]]))).toEqual([
-      'fetch 1 (overlap) served [a], but an overlapping page from there repeats the end of [] before [a]',
+      "call 1 (fetch) is labelled overlap, but the plan's overlap had nothing to act on there",
     ]);
-    expect(problems(readsPages([[[a], { limit: 3, next: 't1', fault: 'empty' }], [[b, c], fromT1]]))).toEqual(['fetch 1 (empty) served [a], yet the label says the page was empty']);
+    expect(problems(readsPages([[[a], { limit: 3, next: 't1', fault: 'empty' }], [[b, c], fromT1]]))).toEqual([
+      'fetch 1 (empty) served [a], but an empty page from there holds []',
+      // The token of an empty page resumes where its request did: from the start.
+      'fetch 3 served [b c], but from there the eligible stream holds [a b c]',
+    ]);
     expect(problems(readsPages([first(), [[b], { ...fromT1, limit: 1, next: 't2', fault: 'repeat' }], [[c], { resume: { kind: 'token', token: 't2' } }]]))).toEqual([
-      'fetch 3 (repeat) is recorded as a repeated page, but it is not the previous page',
+      'fetch 3 (repeat) served [b], but a repeat serves the previous page [a] again',
+      // A repeat carries the previous page's token: t2 was never minted.
+      'call 5 (fetch) must have failed with stale-token, but the world recorded ok, applied',
+      'fetch 5 failed with stale-token, yet recorded a page',
     ]);
   });
 
-  it('a repeated page that hides an event inserted since is a contradiction, not an omission', () => {
-    const t = timeline({ initial: [a, c], pageSize: 3, contract: { kind: 'none' } });
+  it('an overlap repeats exactly the two eligible events before where the page resumes', () => {
+    const d = ev('d', 4);
+    const overlapped = (events: readonly ReturnType<typeof ev>[]): History => {
+      const t = timeline({ initial: [a, b, c, d], pageSize: 2 });
+      t.start();
+      t.fetch([a, b], { next: 't1' });
+      t.fetch(events, { resume: { kind: 'token', token: 't1' }, limit: 2, fault: 'overlap' });
+      return finish(t);
+    };
+    expect(problems(overlapped([a, b, c, d]))).toEqual([]);
+    // One of the repeated events left out: still an overlap by its shape, but not the one the source serves.
+    expect(problems(overlapped([b, c, d]))).toEqual(['fetch 2 (overlap) served [b c d], but an overlapping page from there holds [a b c d]']);
+  });
+
+  it('a repeat never crosses a change to the source: a repeated page that hides an event inserted since is a contradiction, not an omission', () => {
+    const t = timeline({ initial: [a, c], pageSize: 2, contract: { kind: 'none' } });
     t.start();
     t.fetch([a, c], { limit: 2, next: 't1' });
     t.insert(b);
     t.fetch([a, c], { limit: 2, next: 't1', fault: 'repeat', head: 3 });
-    expect(problems(finish(t))).toContainEqual('fetch 3 (repeat) served [a c] again, but from there the eligible stream now holds [a b c]');
+    expect(problems(finish(t))).toEqual([
+      'fetch 1 continued the stream at 2 of 2 eligible events',
+      "call 3 (fetch) is labelled repeat, but the plan's repeat had nothing to act on there",
+      'fetch 3 served [a c], but from there the eligible stream holds [a b]',
+    ]);
   });
 
-  it('a label must fit how the call ended, and a call fault fires in the adversity phase only', () => {
+  it('a label must be what the plan put there and what fired, and a call fault fires in the adversity phase only', () => {
     const ok = timeline({ initial: [a] });
     ok.start();
     ok.fetch([a]);
-    ok.commit([effect(a), complete(a)], { fault: 'crash-before' });
-    ok.commit([effect(a), complete(a)], { fault: 'overlap' });
-    expect(problems(finish(ok))).toEqual(['call 2 (commit) is labelled crash-before, but it ended ok', 'call 3 (commit) is labelled overlap, but it ended ok']);
+    ok.commit([effect(a), complete(a)], { fault: 'crash-before', outcome: 'ok' });
+    expect(problems(finish(ok))).toEqual(['call 2 (commit) must have crashed its caller before it ran (crash-before), but the world recorded ok, applied']);
+
+    // A label the plan never put there, and a fault the plan put there that the record leaves out.
+    const forged = timeline({ initial: [a] });
+    forged.start();
+    forged.fetch([a], { label: 'short' });
+    forged.commit([effect(a), complete(a)], { outcome: 'crash-after', label: null });
+    forged.start();
+    expect(problems(finish(forged))).toEqual(['call 1 (fetch) is labelled short, but the plan puts no fault there', "call 2 (commit) is unlabelled, but the plan's crash-after fired there"]);
 
     const drained = timeline({ initial: [a] });
     drained.start();
@@ -173,18 +206,61 @@ describe('pages: no label and no missing field turns the check off', () => {
     drained.start();
     drained.fetch([a], { outcome: 'error', fault: 'error' });
     drained.caughtUp();
-    expect(problems(drained.build())).toEqual(['call 3 (fetch) is labelled error, but a call fault never fires in the drain phase']);
+    expect(problems(drained.build())).toEqual([
+      'call 3 (fetch) must have succeeded, but the world recorded error unavailable',
+      "call 3 (fetch) is labelled error, but the plan's error does not fire in the drain phase: call faults fire in the adversity phase only",
+      'fetch 3 took effect but recorded no page',
+    ]);
   });
 
-  it('a page served for a token no page carried, or with a stale label', () => {
+  it('an indefinite call took effect, and so did a crash-after: the record cannot say otherwise', () => {
+    for (const outcome of ['indefinite', 'crash-after'] as const) {
+      const t = timeline({ initial: [a] });
+      t.start();
+      t.fetch([a], { outcome, applied: false });
+      if (outcome === 'crash-after') t.start();
+      expect(problems(finish(t)), outcome).toEqual([
+        outcome === 'indefinite'
+          ? 'call 1 (fetch) must have taken effect, its caller hearing only timeout (indefinite), but the world recorded it as not applied'
+          : 'call 1 (fetch) must have taken effect, its caller crashing before it heard (crash-after), but the world recorded it as not applied',
+      ]);
+    }
+  });
+
+  it('a page served for a token no page carried, or after the plan made it stale', () => {
     const forged = timeline({ initial: [a] });
     forged.start();
     forged.fetch([a], { resume: { kind: 'token', token: 'forged' } });
-    expect(problems(finish(forged))).toEqual(['fetch 1 served a page for a token no page under this binding carried']);
+    expect(problems(finish(forged))).toEqual(['call 1 (fetch) must have failed with stale-token, but the world recorded ok, applied', 'fetch 1 failed with stale-token, yet recorded a page']);
     expect(problems(readsPages([first(), [[b, c], { ...fromT1, fault: 'stale' }]]))).toEqual([
-      'call 3 (fetch) is labelled stale, but it ended ok',
-      'fetch 3 (stale) served a page, yet the label says its token was rejected as stale',
+      'call 3 (fetch) must have failed with stale-token, but the world recorded ok, applied',
+      'fetch 3 failed with stale-token, yet recorded a page',
     ]);
+    // An expired token is never accepted again.
+    const t = timeline({ initial: [a, b], pageSize: 1 });
+    t.start();
+    t.fetch([a], { next: 't1' });
+    t.fetch([], { resume: { kind: 'token', token: 't1' }, outcome: { kind: 'error', code: 'stale-token' }, fault: 'stale' });
+    t.fetch([b], { resume: { kind: 'token', token: 't1' } });
+    expect(problems(finish(t))).toEqual(['call 3 (fetch) must have failed with stale-token, but the world recorded ok, applied', 'fetch 3 failed with stale-token, yet recorded a page']);
+  });
+
+  it('a resume form the source does not offer is refused', () => {
+    const t = timeline({ initial: [a] });
+    t.start();
+    t.fetch([a], { resume: { kind: 'offset', offset: 0 } });
+    const h = finish(t);
+    expect(problems(h)).toEqual([]);
+    expect(problems({ ...h, header: { ...h.header, resumes: ['after'] } })).toEqual(['call 1 (fetch) must have failed with bad-request, but the world recorded ok, applied', 'fetch 1 failed with bad-request, yet recorded a page']);
+  });
+
+  it('a change the plan does not make is the world contradicting itself', () => {
+    const t = timeline({ initial: [a, b, c] });
+    t.start();
+    t.insert(ev('d', 4));
+    const h = finish(t);
+    expect(problems(h)).toEqual([]);
+    expect(problems({ ...h, header: { ...h.header, mutations: [] } })).toEqual(['the source changed 1 times, but the plan makes 0 changes']);
   });
 });
 
@@ -230,7 +306,7 @@ describe('the store: every guard decided again', () => {
     const lied = edit(h, 2, (s) => s);
     expect(problems(lied)).toEqual(['call 2 (emit) must have failed with rejected, but the world recorded ok, applied']);
     const ran = edit(h, 1, (s) => (s.kind === 'call' ? { ...s, outcome: { kind: 'crash-before' } } : s));
-    expect(problems(ran)).toContainEqual('call 1 (fetch) is recorded as applied, though it never ran (crash-before)');
+    expect(problems(ran)).toContainEqual('call 1 (fetch) must have succeeded, but the world recorded crash-before, applied');
   });
 });
 

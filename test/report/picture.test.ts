@@ -182,7 +182,7 @@ describe('the picture of one executed world', () => {
         ...end,
       ];
       const history: History = {
-        header: { initial: [a, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: [], pageSize: 3, leaseTtl: 10 },
+        header: { initial: [a, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: [], pageSize: 3, leaseTtl: 10, version: 2, resumes: [], faults: [], mutations: [{ before: { call: 'commit', nth: 1 }, kind: 'insert', target: 0, back: 3 }] },
         steps,
       };
       const execution: Execution = { plan: findScenario('failed-event-holds-watermark')!.plan, history, hash: hashHistory(history), result: check(history) };
@@ -261,10 +261,10 @@ describe('the picture of one executed world', () => {
     const ok = { kind: 'ok' } as const;
     const steps: Step[] = [
       { kind: 'life', seq: 0, phase: 'adversity', actor: w1, event: { kind: 'start' } },
-      { kind: 'call', seq: 1, phase: 'adversity', actor: w1, call: { kind: 'fetch', request: { resume: { kind: 'start' }, limit: 3 } }, outcome: ok, applied: true, fault: 'reorder', result: { kind: 'page', page: { events: [b, a, c], next: null, head: 3 } } },
+      { kind: 'call', seq: 1, phase: 'adversity', actor: w1, call: { kind: 'fetch', request: { resume: { kind: 'start' }, limit: 3 } }, outcome: ok, applied: true, fault: 'reorder', result: { kind: 'page', page: { events: [c, b, a], next: null, head: 3 } } },
       { kind: 'call', seq: 2, phase: 'adversity', actor: w1, call: { kind: 'commit', ops: [{ op: 'outbox', event: a, payload: a.payload }, { op: 'watermark', binding: 'orders', value: { key: [1], id: 'a' } }], fence: null }, outcome: ok, applied: true },
       { kind: 'call', seq: 3, phase: 'adversity', actor: w1, call: { kind: 'commit', ops: [{ op: 'dead-letter', event: c, reason: 'refused <poison>' }], fence: null }, outcome: ok, applied: true },
-      { kind: 'call', seq: 4, phase: 'adversity', actor: w1, call: { kind: 'emit', event: b, payload: b.payload }, outcome: { kind: 'indefinite', code: 'timeout' }, applied: true },
+      { kind: 'call', seq: 4, phase: 'adversity', actor: w1, call: { kind: 'emit', event: b, payload: b.payload }, outcome: { kind: 'indefinite', code: 'timeout' }, applied: true, fault: 'timeout' },
       { kind: 'mutation', seq: 5, phase: 'adversity', event: event('b', 5, 2), mutation: 'move' },
       { kind: 'call', seq: 6, phase: 'adversity', actor: w1, call: { kind: 'malformed', method: 'fetch', problem: 'limit <= 0' }, outcome: { kind: 'error', code: 'bad-request' }, applied: false },
       { kind: 'life', seq: 7, phase: 'adversity', actor: w1, event: { kind: 'threw', message: 'boom <&>' } },
@@ -275,7 +275,15 @@ describe('the picture of one executed world', () => {
       { kind: 'life', seq: 12, phase: 'drain', actor: w2, event: { kind: 'hung' } },
     ];
     const history: History = {
-      header: { initial: [a, b, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: ['c'], pageSize: 3, leaseTtl: 10 },
+      header: { initial: [a, b, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: ['c'], pageSize: 3, leaseTtl: 10, version: 2,
+        resumes: [],
+        // The plan: the page quirk and the timeout the steps record, and the move.
+        faults: [
+          { call: 'fetch', nth: 0, kind: 'reorder' },
+          { call: 'emit', nth: 0, kind: 'timeout' },
+        ],
+        mutations: [{ before: { call: 'claim', nth: 0 }, kind: 'move', target: 1, back: 0 }],
+      },
       steps,
     };
     const execution: Execution = { plan: findScenario('failed-event-holds-watermark')!.plan, history, hash: hashHistory(history), result: check(history) };
@@ -286,7 +294,7 @@ describe('the picture of one executed world', () => {
     expect(html).toContain('the run could not be judged: incarnation w2#1 stopped calling the world');
     expect([...html.matchAll(/<g class="lane" data-lane="([^"]+)">/g)].map((m) => m[1])).toEqual(['source', 'w1#1', 'w1#2', 'w2#1']);
     expect(markLine(html, 1)).toContain('data-fault="reorder"');
-    expect(html).toContain('>[b a c] end</text>');
+    expect(html).toContain('>[c b a] end</text>');
     expect(markLine(html, 4)).toContain('<g class="fault-indefinite">');
     expect(html).toContain('>timeout (applied)</text>');
     expect(markLine(html, 6)).toContain('data-call="malformed"');

@@ -1,0 +1,121 @@
+import type { Call } from './history.js';
+import { isPosition } from './order.js';
+import type { PlaceableCall, PlannedFault } from './plan.js';
+
+/**
+ * Which planned fault, if any, names each call: the addressing rule of a plan (model/plan.ts,
+ * `Address`) replayed over the recorded calls, so that ground truth knows where the plan put
+ * every fault and page quirk without reading the world's labels.
+ *
+ * The rule: an address names the `nth` (from 0) call of its kind. A call may go by several
+ * names: its own kind, `effect` when it makes an event's effect durable, `checkpoint` when it
+ * is a commit that writes the watermark. With `after`, a call that is about events (an emit,
+ * a completion check, a commit, by the events it names, a watermark position's included)
+ * counts only among the calls about that event; any other call counts from the first fetch
+ * that returned the event. With `since`, calls count from the one after the `since`-th effect
+ * call. Among the faults that name a call, the plan's first wins.
+ *
+ * Claims and malformed calls are never counted: no fault can be put at them.
+ */
+export class FaultAddresses {
+  /** Calls so far, by name. */
+  private readonly total = new Map<PlaceableCall, number>();
+  /** For each event, calls so far about it, by name. */
+  private readonly about = new Map<string, Map<PlaceableCall, number>>();
+  /** The totals as they stood when a fetch first returned each event. */
+  private readonly firstDelivered = new Map<string, ReadonlyMap<PlaceableCall, number>>();
+  /** The totals just after each effect call a `since` address counts from. */
+  private readonly afterEffect = new Map<number, ReadonlyMap<PlaceableCall, number>>();
+  private readonly sinces: ReadonlySet<number>;
+
+  constructor(private readonly faults: readonly PlannedFault[]) {
+    this.sinces = new Set(faults.flatMap((f) => (f.since === undefined ? [] : [f.since])));
+  }
+
+  /** Counts one call (not a claim, not a malformed call) and returns the fault the plan put at it. */
+  at(call: Call): PlannedFault | undefined {
+    // A plan without faults names no call: nothing to count, which keeps a calm history's replay cheap.
+    if (this.faults.length === 0) return undefined;
+    const names: Named[] = [this.name(call.kind as PlaceableCall, about(call))];
+    const effects = effectIds(call);
+    if (effects.length > 0) names.push(this.name('effect', effects));
+    if (call.kind === 'commit' && call.ops.some((op) => op.op === 'watermark')) names.push(this.name('checkpoint', about(call)));
+    if (effects.length > 0 && this.sinces.size > 0) {
+      const index = (this.total.get('effect') ?? 0) - 1;
+      if (this.sinces.has(index)) this.afterEffect.set(index, new Map(this.total));
+    }
+    return this.faults.find((f) => {
+      const named = names.find((n) => n.name === f.call);
+      if (named === undefined) return false;
+      if (f.since !== undefined) return countedFrom(this.afterEffect.get(f.since), named, f.nth);
+      if (f.after === undefined) return f.nth === named.nth;
+      if (named.about !== null) return named.about.get(f.after) === f.nth;
+      return countedFrom(this.firstDelivered.get(f.after), named, f.nth);
+    });
+  }
+
+  /** A fetch that ran returned these events: calls from here on count towards addresses tied to them. */
+  delivered(ids: readonly string[]): void {
+    if (this.faults.length === 0) return;
+    for (const id of ids) if (!this.firstDelivered.has(id)) this.firstDelivered.set(id, new Map(this.total));
+  }
+
+  /** Counts the call under one name: its place among all calls so named, and among those about each event it names. */
+  private name(name: PlaceableCall, ids: readonly string[] | null): Named {
+    const nth = this.total.get(name) ?? 0;
+    this.total.set(name, nth + 1);
+    if (ids === null) return { name, nth, about: null };
+    const nths = new Map<string, number>();
+    for (const id of ids) {
+      if (nths.has(id)) continue;
+      let counts = this.about.get(id);
+      if (counts === undefined) this.about.set(id, (counts = new Map()));
+      const n = counts.get(name) ?? 0;
+      nths.set(id, n);
+      counts.set(name, n + 1);
+    }
+    return { name, nth, about: nths };
+  }
+}
+
+interface Named {
+  readonly name: PlaceableCall;
+  /** The call's place among all calls of this name. */
+  readonly nth: number;
+  /** Its place among the calls of this name about each event it names; null for a call about no event. */
+  readonly about: ReadonlyMap<string, number> | null;
+}
+
+/** Whether the call is the `nth` of its name counted from `base` (the totals at some earlier moment). */
+function countedFrom(base: ReadonlyMap<PlaceableCall, number> | undefined, named: Named, nth: number): boolean {
+  return base !== undefined && nth === named.nth - (base.get(named.name) ?? 0);
+}
+
+/** The events a call is about, or null for a call that is about none (a fetch, a load, a lease). */
+function about(call: Call): readonly string[] | null {
+  switch (call.kind) {
+    case 'emit':
+      return [call.event.id];
+    case 'completed':
+      return call.events.map((e) => e.id);
+    case 'commit': {
+      const ids: string[] = [];
+      for (const op of call.ops) {
+        if ('event' in op) ids.push(op.event.id);
+        else if (op.op === 'watermark' && isPosition(op.value)) ids.push(op.value.id);
+      }
+      return ids;
+    }
+    default:
+      return null;
+  }
+}
+
+/** The events whose effect a call makes durable: an emit's, a commit's effects and outbox handoffs. */
+function effectIds(call: Call): readonly string[] {
+  if (call.kind === 'emit') return [call.event.id];
+  if (call.kind !== 'commit') return [];
+  const ids: string[] = [];
+  for (const op of call.ops) if (op.op === 'effect' || op.op === 'outbox') ids.push(op.event.id);
+  return ids;
+}
