@@ -107,8 +107,9 @@ def run(client, start):
 
 
 def main():
-    # Everything run() keeps lives in its own frames, so a session crash drops all of it.
-    Client("python-ledger", {"delivery": "at-least-once"}, sessions=True).serve(run)
+    # Everything run() keeps lives in its own frames, so a session crash drops all of it; and
+    # importing this file opens nothing, so the children of a fork server share nothing live.
+    Client("python-ledger", {"delivery": "at-least-once"}, sessions=True, forks=True).serve(run)
 
 
 if __name__ == "__main__":

@@ -71,7 +71,7 @@ class State:
 
 
 def main():
-    client = Client("python-singer-tap", {"delivery": "exactly-once"}, kind="blackbox", inspect=lambda start: inspect(start))
+    client = Client("python-singer-tap", {"delivery": "exactly-once"}, kind="blackbox", inspect=lambda start: inspect(start), forks=True)
     start = client.start()
     stream = start["fingerprint"]
     source = start["source"]

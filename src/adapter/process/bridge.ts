@@ -4,9 +4,11 @@ import { join } from 'node:path';
 import type { AnyConsumer, BlackboxConsumer, Consumer, Inspection, WorkerWorld } from '../consumer.js';
 import { AdapterLoadError, validateConsumer } from '../load.js';
 import { AdapterError, ConsumerUnrunnableError } from '../errors.js';
-import { ConsumerProcess, PROTOCOL, running, type Hello, type Method } from './consumer-process.js';
+import { ConsumerProcess, PROTOCOL, running, SpawnedProcess, type Hello, type Method } from './consumer-process.js';
+import { ForkServer } from './fork-server.js';
 import { killAll, Pool, type Kills, type LoopState } from './pool.js';
-import { validateOptions } from '../../run/options.js';
+import { shimWarning } from './shim.js';
+import { UsageError, validateOptions } from '../../run/options.js';
 
 export { PROTOCOL, type Hello } from './consumer-process.js';
 export { REAL_KILL_EVERY, type Kills } from './pool.js';
@@ -14,7 +16,8 @@ export { REAL_KILL_EVERY, type Kills } from './pool.js';
 /**
  * The process bridge: the same world, offered over newline-delimited JSON on stdin and
  * stdout (docs/protocol.md, schema/protocol.schema.json), so a consumer in any language can
- * be tested. Every incarnation is its own process (started ahead of need, see pool.ts), and
+ * be tested. Every incarnation is its own process (started ahead of need, see pool.ts; forked
+ * from one fork server of the command when its hello offers forks, see fork-server.ts), and
  * a crash is a real SIGKILL of its process group, at the call boundary the plan chose:
  * before the world applies the call, or after it applied it and before the reply is
  * written. A consumer whose hello offers sessions may instead, when asked for sampled kills,
@@ -58,6 +61,14 @@ export interface ProcessOptions {
   readonly sessionIncarnations?: number;
   /** With sessions: a session process past this much resident memory, in megabytes, is replaced. Default 1,024. */
   readonly sessionMemoryMb?: number;
+  /**
+   * When the hello offers forks: true (the default) starts the command once as a fork server
+   * and forks every process an incarnation needs from it; false starts the command for each.
+   * The histories are the same either way (docs/protocol.md, Fork servers).
+   */
+  readonly forkServer?: boolean;
+  /** Where a warning about the command goes (a version manager's shim): by default to stderr, as `tidemark: warning: ...`. */
+  readonly warn?: (message: string) => void;
 }
 
 /** The options of processConsumer, under the name the documentation uses. */
@@ -118,14 +129,20 @@ export interface ProcessStats {
   readonly sessionWorlds: number;
   /** Session processes replaced for their age or memory (see SESSION_INCARNATIONS). */
   readonly recycled: number;
+  /** Of the processes, those forked by a fork server, and the fork servers started. */
+  readonly forked: number;
+  readonly forkServers: number;
 }
+
+const forkServers = new WeakMap<Pool, ForkServer>();
 
 const pools = new WeakMap<object, Pool>();
 
 /** How a consumer made by processConsumer has used its processes so far; undefined for any other consumer. */
 export function processStats(consumer: AnyConsumer): ProcessStats | undefined {
   const pool = pools.get(consumer);
-  return pool ? { ...pool.stats } : undefined;
+  const forks = pool ? forkServers.get(pool) : undefined;
+  return pool ? { ...pool.stats, forked: forks?.stats.forks ?? 0, forkServers: forks?.stats.servers ?? 0 } : undefined;
 }
 
 /**
@@ -138,6 +155,7 @@ export function processStats(consumer: AnyConsumer): ProcessStats | undefined {
 export async function processConsumer(command: string, options: ProcessOptions = {}): Promise<AnyConsumer> {
   // By the bounds --stall-ms, --hello-ms and --kills have on the command line.
   validateOptions(options, 'processConsumer: ');
+  if (options.forkServer !== undefined && typeof options.forkServer !== 'boolean') throw new UsageError(`processConsumer: forkServer must be true or false, got ${JSON.stringify(options.forkServer)}`);
   const spawnOptions = { cwd: options.cwd };
   let hello: Hello;
   try {
@@ -149,7 +167,14 @@ export async function processConsumer(command: string, options: ProcessOptions =
   const base = { name: hello.name, capabilities: hello.capabilities, stallMs: options.stallMs ?? 10_000 };
   // One count for the whole consumer: a crash loop spans worlds as well as incarnations.
   const loop = new CrashLoop(command);
-  const pool = new Pool(command, spawnOptions, options, hello.sessions === true, loop);
+  const forks = hello.forks === true && options.forkServer !== false ? new ForkServer(command, spawnOptions) : null;
+  const shim = shimWarning(command, options.cwd);
+  if (shim !== null) {
+    const warning = forks ? `${shim} With the fork server, only its own start pays for it.` : shim;
+    (options.warn ?? ((m: string) => process.stderr.write(`tidemark: warning: ${m}\n`)))(warning);
+  }
+  const pool = new Pool(command, spawnOptions, options, hello.sessions === true, loop, forks);
+  if (forks) forkServers.set(pool, forks);
   const incarnation = (): Incarnation => new Incarnation(pool, loop, options.helloMs ?? 10_000);
   let consumer: AnyConsumer;
   if (hello.kind === 'blackbox') {
@@ -181,7 +206,7 @@ export async function processConsumer(command: string, options: ProcessOptions =
 
 /** Runs the command once for its hello, then kills it. The probe never gets a start. */
 function probe(command: string, spawnOptions: { cwd?: string | undefined }, limit: number): Promise<Hello> {
-  const proc = new ConsumerProcess(command, spawnOptions);
+  const proc = new SpawnedProcess(command, spawnOptions);
   return new Promise<Hello>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no hello within ${limit} ms${proc.tail()}`)), limit);
     const settle =

@@ -11,7 +11,7 @@ export const PROTOCOL = 1;
  * arrive within milliseconds; a pipe still open after this is held by a process it left
  * behind outside its group (a `setsid` grandchild), and is dropped rather than waited on.
  */
-const EXIT_GRACE_MS = 200;
+export const EXIT_GRACE_MS = 200;
 
 /** How much of a process's stderr a failure quotes. */
 const TAIL = 2000;
@@ -25,6 +25,8 @@ export interface Hello {
   readonly kind?: 'whitebox' | 'blackbox';
   /** It can serve successive incarnations: it answers `crash` by dropping all in-memory state. */
   readonly sessions?: boolean;
+  /** It can run as a fork server: each incarnation a child forked from it (docs/protocol.md, Fork servers). */
+  readonly forks?: boolean;
 }
 
 export type Method = 'fetch' | 'load' | 'completed' | 'commit' | 'emit' | 'lease' | 'caughtUp' | 'fail';
@@ -52,21 +54,21 @@ export interface Listener {
 export const running = new Set<ConsumerProcess>();
 
 /**
- * One consumer process, from spawn to exit or SIGKILL. It is started in a process group of
- * its own, so a kill reaches everything it started. It serves one incarnation (the default,
- * and always under real kills), or, when its hello offers sessions and the harness asks for
- * them, several in a row: between two, the harness sends `crash`, and ignores whatever the
- * process says until it answers `crashed`, its in-memory state dropped.
+ * One consumer process, from its start to its exit or SIGKILL, as the pool and incarnations
+ * see it, however it was started: spawned by the command (SpawnedProcess, below) or forked by
+ * a fork server (fork-server.ts). Either way it is in a process group of its own, so a kill
+ * reaches everything it started. It serves one incarnation (the default, and always under
+ * real kills), or, when its hello offers sessions and the harness asks for them, several in a
+ * row: between two, the harness sends `crash`, and ignores whatever the process says until it
+ * answers `crashed`, its in-memory state dropped.
+ *
+ * This class reads the protocol; a subclass moves the lines and signals the process.
  */
-export class ConsumerProcess {
-  private readonly child: ChildProcess;
-  private lines: Interface | null = null;
+export abstract class ConsumerProcess {
   private stderr = '';
-  /** The process group was signalled, or found empty: it is never signalled again. */
-  private groupDone = false;
   private listener: Listener | null = null;
-  /** Its hello, once it said it. */
-  private said: Hello | null = null;
+  /** Its hello, once it said it (or, for a forked process, once it is connected: its server said it). */
+  protected said: Hello | null = null;
   /** Its exit, once its pipes are read: kept for the incarnation that takes it later. */
   private ended: { readonly code: number | null; readonly signal: NodeJS.Signals | null } | null = null;
   /** The first failure while nobody listened. */
@@ -80,48 +82,27 @@ export class ConsumerProcess {
   /** Killed with every other process (a signal handler's clean-up): not even as a dead spare. */
   abandoned = false;
 
-  constructor(
-    private readonly command: string,
-    options: SpawnOptions,
-  ) {
-    const child = spawn(command, { shell: true, detached: true, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, TIDEMARK_PROTOCOL: String(PROTOCOL) } });
-    this.child = child;
+  constructor() {
     running.add(this);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      this.stderr = (this.stderr + chunk.toString()).slice(-TAIL);
-    });
-    child.on('error', (error) => {
-      this.drop();
-      this.fail(new Error(`cannot run \`${this.command}\`: ${error.message}`));
-    });
-    child.on('exit', (code, signal) => {
-      // What the process left running in its group dies with it, as after a crash.
-      this.killGroup();
-      // Its last lines and stderr are read until its pipes close, which is at once unless
-      // a process outside its group (a `setsid` grandchild) holds them: then they are
-      // dropped after a short grace, so that process cannot keep the harness waiting.
-      let done = false;
-      const finish = (): void => {
-        if (done) return;
-        done = true;
-        clearTimeout(grace);
-        this.drop();
-        this.ended = { code, signal };
-        this.listener?.exit(code, signal);
-      };
-      const grace = setTimeout(finish, EXIT_GRACE_MS);
-      child.once('close', finish);
-    });
-    child.stdin?.on('error', () => {});
-    const lines = createInterface({ input: child.stdout! });
-    this.lines = lines;
-    lines.on('line', (line) => this.receive(line));
   }
 
-  /** The running process's pid, which is also its process group (it is started detached). */
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
+  /** The process's pid, which is also its process group; undefined while it is not known. */
+  abstract get pid(): number | undefined;
+
+  /**
+   * SIGKILL to the process's whole group: it and everything it started die together.
+   * Returns whether a running process was signalled (or will be, as soon as its pid is known).
+   */
+  abstract kill(): boolean;
+
+  /** Stops reading its output and forgets it: what is left of it can no longer keep the harness alive. */
+  abstract drop(): void;
+
+  /** Writes one line to the process's input, if it can still be written. */
+  protected abstract write(line: string): void;
+
+  /** The process has not exited yet, as far as the harness knows. */
+  protected abstract get alive(): boolean;
 
   /** Its hello, if it said one. */
   get hello(): Hello | null {
@@ -130,7 +111,7 @@ export class ConsumerProcess {
 
   /** Neither ended, failed nor killed: it can still serve an incarnation. */
   get usable(): boolean {
-    return !this.killed && this.ended === null && this.failure === null && this.child.exitCode === null && this.child.signalCode === null;
+    return !this.killed && this.ended === null && this.failure === null && this.alive;
   }
 
   /**
@@ -161,34 +142,8 @@ export class ConsumerProcess {
     this.send({ type: 'crash' });
   }
 
-  /**
-   * SIGKILL to the process's whole group: the shell and everything it started die
-   * together. Returns whether a running process was signalled.
-   */
-  kill(): boolean {
-    this.killed = true;
-    const child = this.child;
-    const alive = child.exitCode === null && child.signalCode === null;
-    this.killGroup();
-    if (alive) {
-      // A group that could not be signalled: at least the process itself.
-      child.kill('SIGKILL');
-    }
-    return alive;
-  }
-
-  /** Stops reading its pipes and forgets it: what is left of it can no longer keep the harness alive. */
-  drop(): void {
-    this.lines?.close();
-    this.child.stdin?.destroy();
-    this.child.stdout?.destroy();
-    this.child.stderr?.destroy();
-    running.delete(this);
-  }
-
   send(message: unknown): void {
-    const stdin = this.child.stdin;
-    if (stdin && !stdin.destroyed) stdin.write(`${JSON.stringify(message)}\n`);
+    this.write(`${JSON.stringify(message)}\n`);
   }
 
   /** The last of its stderr, for an error message; empty when it wrote none. */
@@ -202,23 +157,30 @@ export class ConsumerProcess {
     return this.unacked > 0;
   }
 
-  /**
-   * Signals the group once. After the process has exited, the group's id stays reserved
-   * only while a member lives, so the group is signalled right when the exit is seen, and
-   * never later: a later signal could reach an unrelated group that reused the id.
-   */
-  private killGroup(): void {
-    const pid = this.child.pid;
-    if (this.groupDone || pid === undefined) return;
-    this.groupDone = true;
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // The group is empty: nothing left to kill.
-    }
+  /** It is no longer among the running processes. */
+  protected forget(): void {
+    running.delete(this);
   }
 
-  private fail(error: Error): void {
+  /** Some of what it wrote to stderr. */
+  protected stderrData(chunk: string): void {
+    this.stderr = (this.stderr + chunk).slice(-TAIL);
+  }
+
+  /** Its hello arrived (said by it, or by the fork server for a forked process). */
+  protected greeted(hello: Hello): void {
+    this.said = hello;
+    this.listener?.hello(hello);
+  }
+
+  /** It exited and its output was read to the end (or given up on). */
+  protected exited(code: number | null, signal: NodeJS.Signals | null): void {
+    this.drop();
+    this.ended = { code, signal };
+    this.listener?.exit(code, signal);
+  }
+
+  protected fail(error: Error): void {
     if (this.listener) return this.listener.fail(error);
     // Nobody to tell yet: kept for the incarnation that takes this process, and the process,
     // useless now, is killed, as it would have been with a listener.
@@ -226,7 +188,8 @@ export class ConsumerProcess {
     this.kill();
   }
 
-  private receive(line: string): void {
+  /** One line the process wrote on its protocol channel (its stdout). */
+  protected receive(line: string): void {
     if (line.trim() === '') return;
     let message: Record<string, unknown>;
     try {
@@ -252,8 +215,7 @@ export class ConsumerProcess {
       case 'hello':
         // Said once per process: a second one would restart what the harness waits for.
         if (this.said) return this.fail(new Error(`protocol error: a second hello; a process says hello once${this.tail()}`));
-        this.said = message as unknown as Hello;
-        return this.listener?.hello(this.said);
+        return this.greeted(message as unknown as Hello);
       case 'call':
         if (!this.listener) return this.fail(new Error('called the world before it was started'));
         return this.listener.call(message.id as number | string, message.method as Method, message.args as unknown[]);
@@ -262,6 +224,111 @@ export class ConsumerProcess {
       default:
         if (!this.listener) return this.fail(new Error(`protocol error: an inspection answers unknown id ${JSON.stringify(message.id)}${this.tail()}`));
         return this.listener.inspection(message.id, message);
+    }
+  }
+}
+
+/**
+ * A process of the command, spawned through `sh -c` in a process group of its own (it is
+ * started detached, so its pid is its group's id).
+ */
+export class SpawnedProcess extends ConsumerProcess {
+  private readonly child: ChildProcess;
+  private lines: Interface | null = null;
+  /** The process group was signalled, or found empty: it is never signalled again. */
+  private groupDone = false;
+
+  /**
+   * `control`, when given, takes every line the process writes after its hello instead of
+   * the protocol: a fork server's own messages (fork-server.ts).
+   */
+  constructor(
+    private readonly command: string,
+    options: SpawnOptions,
+    private readonly control?: (line: string) => void,
+  ) {
+    super();
+    const child = spawn(command, { shell: true, detached: true, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, TIDEMARK_PROTOCOL: String(PROTOCOL) } });
+    this.child = child;
+    child.stderr?.on('data', (chunk: Buffer) => this.stderrData(chunk.toString()));
+    child.on('error', (error) => {
+      this.drop();
+      this.fail(new Error(`cannot run \`${this.command}\`: ${error.message}`));
+    });
+    child.on('exit', (code, signal) => {
+      // What the process left running in its group dies with it, as after a crash.
+      this.killGroup();
+      // Its last lines and stderr are read until its pipes close, which is at once unless
+      // a process outside its group (a `setsid` grandchild) holds them: then they are
+      // dropped after a short grace, so that process cannot keep the harness waiting.
+      let done = false;
+      const finish = (): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(grace);
+        this.exited(code, signal);
+      };
+      const grace = setTimeout(finish, EXIT_GRACE_MS);
+      child.once('close', finish);
+    });
+    child.stdin?.on('error', () => {});
+    const lines = createInterface({ input: child.stdout! });
+    this.lines = lines;
+    lines.on('line', (line) => (this.control && this.said ? this.control(line) : this.receive(line)));
+  }
+
+  /** The running process's pid, which is also its process group (it is started detached). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  protected get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** It no longer keeps the harness running by itself (a fork server waiting for its next fork); the exit still kills it. */
+  unref(): void {
+    this.child.unref();
+    for (const pipe of [this.child.stdin, this.child.stdout, this.child.stderr]) (pipe as { unref?: () => void } | null)?.unref?.();
+  }
+
+  kill(): boolean {
+    this.killed = true;
+    const alive = this.alive;
+    this.killGroup();
+    if (alive) {
+      // A group that could not be signalled: at least the process itself.
+      this.child.kill('SIGKILL');
+    }
+    return alive;
+  }
+
+  drop(): void {
+    this.lines?.close();
+    this.child.stdin?.destroy();
+    this.child.stdout?.destroy();
+    this.child.stderr?.destroy();
+    this.forget();
+  }
+
+  protected write(line: string): void {
+    const stdin = this.child.stdin;
+    if (stdin && !stdin.destroyed) stdin.write(line);
+  }
+
+  /**
+   * Signals the group once. After the process has exited, the group's id stays reserved
+   * only while a member lives, so the group is signalled right when the exit is seen, and
+   * never later: a later signal could reach an unrelated group that reused the id.
+   */
+  private killGroup(): void {
+    const pid = this.child.pid;
+    if (this.groupDone || pid === undefined) return;
+    this.groupDone = true;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // The group is empty: nothing left to kill.
     }
   }
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { WorkerWorld } from '../consumer.js';
-import { ConsumerProcess, running, type SpawnOptions } from './consumer-process.js';
+import { ConsumerProcess, running, SpawnedProcess, type SpawnOptions } from './consumer-process.js';
+import type { ForkServer } from './fork-server.js';
 
 /**
  * How incarnations of a process consumer end. `real`: each is its own process, killed with
@@ -80,8 +81,10 @@ export interface LoopState {
  *
  * Nothing here outlives the worlds that use it: once no incarnation of the consumer is alive
  * at the end of a macrotask turn (its world is over, and no next world began at once), the
- * spare and the idle sessions are killed. Every process is in the bridge's registry while it
- * runs, so a signal handler kills them too.
+ * spare and the idle sessions are killed. A fork server (fork-server.ts), when the hello
+ * offers one, is kept a little longer, FORK_SERVER_IDLE_MS, for the next world or the
+ * incarnation after one that ended on its own, and never keeps the harness running. Every
+ * process is in the bridge's registry while it runs, so a signal handler kills them too.
  */
 export class Pool {
   private spare: ConsumerProcess | null = null;
@@ -107,6 +110,8 @@ export class Pool {
     /** The hello offered sessions. */
     private readonly sessions: boolean,
     private readonly loop: LoopState,
+    /** Where new processes come from when the hello offers forks: children of one fork server, not starts of the command. */
+    private readonly forks: ForkServer | null = null,
   ) {
     this.warm = options.warm ?? true;
     this.kills = options.kills ?? 'real';
@@ -181,16 +186,17 @@ export class Pool {
     }
   }
 
-  /** Kills the spare and the idle sessions. */
+  /** Kills the spare and the idle sessions; the fork server is stopped if it stays idle (FORK_SERVER_IDLE_MS). */
   sweep(): void {
     this.spare?.kill();
     this.spare = null;
     for (const proc of this.idle.splice(0)) proc.kill();
+    this.forks?.idle();
   }
 
   private spawn(): ConsumerProcess {
     this.stats.spawned++;
-    return new ConsumerProcess(this.command, this.spawnOptions);
+    return this.forks ? this.forks.fork() : new SpawnedProcess(this.command, this.spawnOptions);
   }
 
   /**

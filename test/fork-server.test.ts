@@ -1,0 +1,331 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { planArb } from '../scenarios/arbitraries.js';
+import { findScenario } from '../scenarios/named.js';
+import { worldOptions } from '../scenarios/profiles.js';
+import type { AnyConsumer } from '../src/adapter/consumer.js';
+import { CrashLoopError, processConsumer, processStats, type ProcessOptions } from '../src/adapter/process/bridge.js';
+import type { Listener } from '../src/adapter/process/consumer-process.js';
+import { ForkServer, ForkServerError, forkedChild, type ForkedProcess } from '../src/adapter/process/fork-server.js';
+import { programOf, shimWarning } from '../src/adapter/process/shim.js';
+import { execute } from '../src/run/execute.js';
+import { HANG_MS } from './support.js';
+
+/**
+ * docs/protocol.md, Fork servers: a consumer whose hello offers forks is started once, and
+ * every incarnation is a child forked from it, killed by the harness itself with SIGKILL to
+ * the child's own process group. What the world sees does not change: the same seed gives
+ * the same history, byte for byte, as with a process started for each incarnation. The
+ * server holds none of the consumer's state; its death, a child's death and a SIGINT to the
+ * harness are each seen, and leave no process behind (looked up by pid).
+ */
+const FIXTURES = 'test/fixtures/fork';
+const LEDGER = 'python3 examples/python/ledger_consumer.py';
+const BUGGY = 'python3 examples/python/ledger_consumer_buggy.py';
+const TAP = 'python3 examples/python/singer_tap.py';
+const scratch = mkdtempSync(join(tmpdir(), 'tidemark-fork-test-'));
+let files = 0;
+const pidFile = (): string => join(scratch, `pids-${files++}`);
+
+/** The shim warning goes to the test, not its output: this machine's python3 may be a shim. */
+const quiet = (options: ProcessOptions = {}): ProcessOptions => ({ warn: () => {}, ...options });
+
+/** Whether the process runs: a zombie (ended, not yet reaped by whoever adopted it) does not. */
+function runs(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    if (existsSync('/proc/self/stat')) return false;
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The processes among these still running once all have had time to end (30 s at most); they are killed. */
+async function leftOver(pids: readonly number[]): Promise<number[]> {
+  for (let i = 0; i < 600 && pids.some(runs); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  const left = pids.filter(runs);
+  for (const pid of left) process.kill(pid, 'SIGKILL');
+  return left;
+}
+
+/** The lines of a fixture's pid file: `import PID` and `child PID PPID PGID`. */
+function noted(file: string): { imports: number[]; children: { pid: number; ppid: number; pgid: number }[] } {
+  const lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n') : [];
+  const imports = lines.filter((l) => l.startsWith('import ')).map((l) => Number(l.split(' ')[1]));
+  const children = lines.filter((l) => l.startsWith('child ')).map((l) => {
+    const [, pid, ppid, pgid] = l.split(' ').map(Number);
+    return { pid: pid!, ppid: ppid!, pgid: pgid! };
+  });
+  return { imports, children };
+}
+
+const everyPid = (file: string): number[] => {
+  const { imports, children } = noted(file);
+  return [...imports, ...children.map((c) => c.pid)];
+};
+
+/** Resolves when a condition holds, checked every 20 ms; fails after HANG_MS. */
+async function until(what: string, condition: () => boolean): Promise<void> {
+  for (let waited = 0; !condition(); waited += 20) {
+    if (waited > HANG_MS) throw new Error(`waited ${HANG_MS} ms for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const strays: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of strays) child.kill('SIGKILL');
+});
+
+const scenario = (name: string) => findScenario(name)!.plan;
+
+describe('a fork server gives the histories of a process per incarnation', () => {
+  it.each([
+    ['the Python example', LEDGER, 'pass'],
+    ['its buggy twin', BUGGY, 'fail'],
+    ['the blackbox Singer-style tap', TAP, 'pass'],
+  ])('%s: the same history, byte for byte, for 3 scenarios and 10 generated worlds; every process forked from one server', async (_, command, some) => {
+    const forked = await processConsumer(command, quiet({ kills: 'real' }));
+    const started = await processConsumer(command, quiet({ kills: 'real', forkServer: false }));
+    const plans = [
+      ...['crash-between-effect-and-completion', 'failed-event-holds-watermark', 'binding-change-same-store'].map(scenario),
+      ...fc.sample(planArb(worldOptions(forked.capabilities)), { seed: 20261201, numRuns: 10 }),
+    ];
+    const verdicts = new Set<string>();
+    for (const plan of plans) {
+      const a = await execute(plan, forked);
+      const b = await execute(plan, started);
+      expect(JSON.stringify(a.history)).toBe(JSON.stringify(b.history));
+      expect(a.hash).toBe(b.hash);
+      verdicts.add(a.result.verdict.status);
+    }
+    expect(verdicts).toContain(some);
+    const f = processStats(forked)!;
+    const s = processStats(started)!;
+    // Every process an incarnation had was forked; one server (a new one only after a world
+    // in which no incarnation was left alive a whole turn) served them all.
+    expect(f.forked).toBe(f.spawned);
+    expect(f.spawned).toBeGreaterThan(plans.length);
+    expect(f.forkServers).toBeGreaterThanOrEqual(1);
+    expect(f.forkServers).toBeLessThanOrEqual(plans.length);
+    expect(s.forked).toBe(0);
+    expect(s.forkServers).toBe(0);
+    expect(s.spawned).toBe(f.spawned);
+  });
+});
+
+describe('the children of a fork server', () => {
+  /** A listener that records what a process says and how it ends. */
+  function listen(proc: ForkedProcess): { hello: Promise<void>; exit: Promise<{ code: number | null; signal: string | null }> } {
+    let greeted = (): void => {};
+    let ended = (_: { code: number | null; signal: string | null }): void => {};
+    const hello = new Promise<void>((resolve) => (greeted = resolve));
+    const exit = new Promise<{ code: number | null; signal: string | null }>((resolve) => (ended = resolve));
+    const listener: Listener = {
+      hello: () => greeted(),
+      call: () => {},
+      inspection: () => {},
+      exit: (code, signal) => ended({ code, signal }),
+      fail: (error) => {
+        throw error;
+      },
+    };
+    proc.attach(listener);
+    return { hello, exit };
+  }
+
+  it('each leads a process group of its own under the server, and the harness kills it with SIGKILL; the server reaps it and forks the next', async () => {
+    const server = new ForkServer(LEDGER, {});
+    const first = server.fork();
+    const one = listen(first);
+    await one.hello;
+    const serverPid = server.pid!;
+    const pid = first.pid!;
+    expect(pid).not.toBe(serverPid);
+    // Its own group (the harness signals -pid), its parent in the server's group.
+    expect(forkedChild(pid, serverPid)).toBe('its-child');
+    expect(first.kill()).toBe(true);
+    // The server saw the death: it reaped the child and reported how it ended.
+    expect(await one.exit).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(runs(pid)).toBe(false);
+    expect(runs(serverPid)).toBe(true);
+    const second = server.fork();
+    const two = listen(second);
+    await two.hello;
+    expect(second.pid).not.toBe(pid);
+    expect(forkedChild(second.pid!, serverPid)).toBe('its-child');
+    second.kill();
+    await two.exit;
+    server.stop();
+    expect(await leftOver([serverPid, pid, second.pid!])).toEqual([]);
+  });
+
+  it('one that exits on its own is seen to, with its code and its stderr, exactly as a process started for it', async () => {
+    const ends = async (mode: string): Promise<string> => {
+      const file = pidFile();
+      const consumer = await processConsumer(`python3 ${FIXTURES}/pids.py ${file} ${mode} exit3`, quiet({ kills: 'real' }));
+      const error = await execute(scenario('failed-event-holds-watermark'), consumer).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CrashLoopError);
+      expect(await leftOver(everyPid(file))).toEqual([]);
+      // Forked, every incarnation is a child of the one server (the second process to import it).
+      const { imports, children } = noted(file);
+      if (mode === 'forks') expect(new Set(children.map((c) => c.ppid))).toEqual(new Set([imports[1]]));
+      return (error as Error).message.replace(`${file} ${mode}`, 'FILE MODE');
+    };
+    const forked = await ends('forks');
+    expect(forked).toContain('The last one: the consumer process exited with code 3 before its first world call; stderr tail: pids.py: giving up in w1#5');
+    expect(forked).toBe(await ends('plain'));
+  });
+
+  it('hold none of the state of the incarnations before them: a memory that counts its incarnations sees one in every child, as in a new process', async () => {
+    const FAILED = 'already served';
+    const plans = ['crash-between-effect-and-completion', 'stale-generation-cannot-advance', 'failed-event-holds-watermark'].map(scenario);
+    const histories = async (options: ProcessOptions): Promise<string[]> => {
+      const consumer = await processConsumer(`python3 ${FIXTURES}/memory.py`, quiet(options));
+      // Under sampled kills the first world kills for real; those after it use sessions.
+      const out: string[] = [];
+      for (const plan of [plans[0]!, ...plans]) out.push(JSON.stringify((await execute(plan, consumer)).history));
+      return out;
+    };
+    const forked = await histories({ kills: 'real' });
+    expect(forked.some((h) => h.includes(FAILED))).toBe(false);
+    expect(forked).toEqual(await histories({ kills: 'real', forkServer: false }));
+    // The fixture can tell: a session process keeps its memory across incarnations, and gives up.
+    const sessions = await histories({ kills: 'sampled', forkServer: false });
+    expect(sessions.some((h) => h.includes(FAILED))).toBe(true);
+  });
+});
+
+describe('when the fork server fails', () => {
+  it('a server that dies is seen at once: the live incarnation and every later one stop the run with the reason, and no process is left', async () => {
+    const file = pidFile();
+    const consumer = await processConsumer(`python3 ${FIXTURES}/pids.py ${file} forks slow`, quiet({ kills: 'real' }));
+    const world = execute(scenario('crash-between-effect-and-completion'), consumer).catch((e: unknown) => e);
+    // The probe imported it first, the server second; a child is sleeping in its first incarnation.
+    await until('a forked child', () => noted(file).children.length > 0);
+    const server = noted(file).imports[1]!;
+    process.kill(server, 'SIGKILL');
+    const error = await world;
+    expect(error).toBeInstanceOf(ForkServerError);
+    expect((error as Error).message).toMatch(/^the fork server of `python3 test\/fixtures\/fork\/pids\.py .* forks slow` exited with (SIGKILL|code 137)/);
+    // It stays broken: the next world stops at once with the same error, forking nothing.
+    const before = noted(file).children.length;
+    await expect(execute(scenario('failed-event-holds-watermark'), consumer)).rejects.toBe(error);
+    expect(noted(file).children.length).toBe(before);
+    expect(await leftOver(everyPid(file))).toEqual([]);
+  });
+
+  it('a pid the server did not fork into a group of its own is refused, and never signalled', async () => {
+    // A process of this test, in a group of its own, as a broken server might name.
+    const victim = spawn('sleep', ['600'], { detached: true, stdio: 'ignore' });
+    strays.push(victim);
+    const pid = victim.pid!;
+    const consumer = await processConsumer(`python3 ${FIXTURES}/false-pid.py ${pid}`, quiet({ kills: 'real' }));
+    const error = await execute(scenario('failed-event-holds-watermark'), consumer).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ForkServerError);
+    expect((error as Error).message).toContain(`said it forked pid ${pid}, which is not its child leading a process group of its own`);
+    expect(runs(pid)).toBe(true);
+  });
+});
+
+describe('an interrupted check with a fork server', () => {
+  it('SIGINT kills the server and every child, found by pid, and exits 130', async () => {
+    const file = pidFile();
+    // From the ninth incarnation on, each sleeps ten minutes (the stall limit is longer), deaf
+    // to the harness going away: only the harness's kill of its group ends it.
+    const cli = spawn(
+      process.execPath,
+      [
+        ...['--import', 'tsx', 'src/cli.ts', 'check', '--command', `python3 ${FIXTURES}/pids.py ${file} forks linger`],
+        ...['--kills', 'real', '--stall-ms', '900000', '--runs', '1000', '--seed', '3', '--regressions', join(scratch, 'sigint.json')],
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    strays.push(cli);
+    let out = '';
+    cli.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    cli.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => cli.on('exit', (code) => resolve(code)));
+    // Interrupted while the ninth child sleeps: it, the server and perhaps a spare are alive.
+    await until('nine forked children', () => noted(file).children.length >= 9);
+    cli.kill('SIGINT');
+    const code = await exited;
+    const { imports, children } = noted(file);
+    expect(await leftOver([...imports, ...children.map((c) => c.pid)])).toEqual([]);
+    expect(code, out).toBe(130);
+    // They were forked: one server is the parent of every child.
+    expect(new Set(children.map((c) => c.ppid)).size).toBe(1);
+    expect(children.every((c) => c.pgid === c.pid)).toBe(true);
+  });
+});
+
+describe('runtimes without fork', () => {
+  it('the Node client offers no fork server: each incarnation is a process started for it', async () => {
+    const consumer = await processConsumer('node examples/node/consumer.mjs', quiet({ kills: 'real' }));
+    await execute(scenario('crash-between-effect-and-completion'), consumer);
+    const stats = processStats(consumer)!;
+    expect(stats.spawned).toBeGreaterThan(1);
+    expect(stats.forked).toBe(0);
+  });
+});
+
+describe('a command through a version manager shim', () => {
+  const bin = mkdtempSync(join(tmpdir(), 'tidemark-shims-'));
+  const script = (path: string, body: string): string => {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, body);
+    chmodSync(path, 0o755);
+    return path;
+  };
+  const python = script(join(bin, '.pyenv', 'shims', 'python3'), '#!/usr/bin/env bash\nset -e\nexec "$PYENV_ROOT/libexec/pyenv" exec "${0##*/}" "$@"\n');
+  script(join(bin, '.asdf', 'shims', 'ruby'), '#!/usr/bin/env bash\nexec asdf exec "ruby" "$@"\n');
+  script(join(bin, '.volta', 'bin', 'volta-shim'), '\x7fELF not really\n');
+  symlinkSync(join(bin, '.volta', 'bin', 'volta-shim'), join(bin, '.volta', 'bin', 'node'));
+  script(join(bin, 'nvm', 'nvm-exec'), '#!/usr/bin/env bash\nDIR="$(command cd "$(dirname "$0")" && pwd)"\n\\. "$DIR/nvm.sh" --no-use\nexec "$@"\n');
+  script(join(bin, 'plain', 'python3'), '#!/bin/sh\nexec /usr/bin/env python3 "$@"\n');
+
+  it('reads the program a command line runs', () => {
+    expect(programOf('python3 consumer.py')).toBe('python3');
+    expect(programOf('FOO=1 exec env -i python3 -u consumer.py')).toBe('python3');
+    expect(programOf('"/opt/my python/bin/python3" consumer.py')).toBe('/opt/my python/bin/python3');
+    expect(programOf('  ')).toBeNull();
+  });
+
+  it('names the shim of pyenv, asdf, volta and nvm on the PATH, and how to find the real interpreter; not a plain script or an interpreter', () => {
+    const path = [join(bin, '.pyenv', 'shims'), join(bin, '.asdf', 'shims'), join(bin, '.volta', 'bin'), join(bin, 'nvm')].join(':');
+    expect(shimWarning('python3 consumer.py', scratch, path)).toBe(
+      `\`python3\` in the command is ${python}, a shim of pyenv: every process started runs pyenv before the interpreter, which about doubles each start-up. Give the interpreter's own path in the command instead (\`pyenv which python3\` prints it; docs/protocol.md, Making it fast).`,
+    );
+    expect(shimWarning('ruby consumer.rb', scratch, path)).toContain('a shim of asdf');
+    expect(shimWarning('node consumer.mjs', scratch, path)).toContain('a shim of volta');
+    expect(shimWarning('nvm-exec node consumer.mjs', scratch, path)).toContain('a shim of nvm');
+    expect(shimWarning(`${python} consumer.py`, '/', '')).toContain('a shim of pyenv');
+    expect(shimWarning('python3 consumer.py', scratch, join(bin, 'plain'))).toBeNull();
+    expect(shimWarning(`${process.execPath} consumer.mjs`, scratch, path)).toBeNull();
+    expect(shimWarning('no-such-program x', scratch, path)).toBeNull();
+  });
+
+  it('processConsumer warns once, and says that a fork server pays for it only once', async () => {
+    const warnings: string[] = [];
+    // A shim that is a plain hand-over to the interpreter: it runs, and it is in a shims/ directory.
+    const shim = script(join(bin, 'pyenv-like', '.pyenv', 'shims', 'python3'), '#!/bin/sh\nexec python3 "$@"\n');
+    const consumer: AnyConsumer = await processConsumer(`${shim} examples/python/ledger_consumer.py`, { warn: (m) => warnings.push(m) });
+    expect(consumer.name).toBe('python-ledger');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`is ${shim}, a shim of pyenv`);
+    expect(warnings[0]).toContain('With the fork server, only its own start pays for it.');
+    const without: string[] = [];
+    await processConsumer(`${shim} examples/python/ledger_consumer.py`, { forkServer: false, warn: (m) => without.push(m) });
+    expect(without[0]).not.toContain('fork server');
+  });
+});
