@@ -190,7 +190,7 @@ async function target(o: TargetSpec, processOptions: ProcessOptions = {}): Promi
   if (connector !== null) {
     const command = (o.singer ?? o.airbyte) as string;
     testing(`${connector} connector \`${command}\``, false);
-    const c = connectorTarget(connector, command, o.api as string, options);
+    const c = connectorTarget(connector, command, o.api as string, options, processOptions.stallMs === undefined ? {} : { stallMs: processOptions.stallMs });
     return { consumer: watched(c.consumer), flag: c.flag, id: c.id, options, digest: c.digest, note: c.note };
   }
   if (o.adapter !== undefined) {
@@ -237,8 +237,24 @@ function optionsText(options: Readonly<Record<string, string>>): string | null {
   return Object.keys(options).length === 0 ? null : JSON.stringify(options);
 }
 
-/** --hello-ms and --stall-ms, which only a --command consumer has; and check's --kills. */
+/**
+ * The process flags that mean nothing for a connector, and why (docs/connectors.md, Flags).
+ * --stall-ms it honours: a connector may work that long between two HTTP requests or lines.
+ */
+const NOT_FOR_CONNECTORS: readonly (readonly [string, string])[] = [
+  ['hello-ms', 'a connector says no hello; the time from its start to its first request or line counts against --stall-ms'],
+  ['kills', 'every sync attempt is its own process, killed with SIGKILL: a connector has no session to crash'],
+  ['session-incarnations', 'a connector process serves one sync attempt, so there is no session process to replace'],
+  ['session-memory', 'a connector process serves one sync attempt, so there is no session process to replace'],
+];
+
+/** --hello-ms and --stall-ms, which only a --command consumer has (a connector, --stall-ms alone); and check's --kills. */
 function processOptions(f: Flags, check = false): ProcessOptions {
+  const connector = f.has('singer') ? 'singer' : f.has('airbyte') ? 'airbyte' : null;
+  if (connector !== null && !f.has('command')) {
+    for (const [name, why] of NOT_FOR_CONNECTORS) if (f.has(name)) throw new UsageError(`--${name} means nothing for a --${connector} connector: ${why}`);
+    return { stallMs: f.number('stall-ms') as number };
+  }
   if (!f.has('command')) {
     for (const name of ['hello-ms', 'stall-ms', ...(check ? ['kills', 'session-incarnations', 'session-memory'] : [])]) if (f.has(name)) throw new UsageError(`--${name} applies only to a --command consumer`);
     return {};

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli.js';
+import { watchdogMs } from '../src/cli/supervisor.js';
 import { argvOf, cli, HANG_MS } from './support.js';
 
 const API = 'examples/singer/api.json';
@@ -77,6 +78,26 @@ describe('what cannot be judged, or run', () => {
     const tidemark = await cli('check', '--singer', 'python3 examples/python/ledger_consumer.py', '--api', API, '--scenario', 'ties-across-page-boundary');
     expect(tidemark.code, tidemark.out + tidemark.err).toBe(EXIT.unknown);
     expect(tidemark.err).toContain('a tidemark protocol message (check it with --command)');
+  });
+});
+
+describe('the process flags, for a connector', () => {
+  it('--stall-ms is honoured: a tap silent for longer is stalled, unknown; the watchdog waits longer than it', async () => {
+    const silent = 'python3 -c "import time; time.sleep(3)"';
+    const r = await cli('check', '--singer', silent, '--api', API, '--scenario', 'ties-across-page-boundary', '--stall-ms', '300');
+    expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+    expect(r.out).toContain('w1#1 sent no call for 0.3 s');
+    expect(watchdogMs(['check', '--airbyte', 'node s.mjs', '--stall-ms', '90000'], {})).toBe(100_000);
+  });
+
+  it.each([
+    ['--hello-ms', '300', '--hello-ms means nothing for a --singer connector: a connector says no hello'],
+    ['--kills', 'sampled', '--kills means nothing for a --singer connector: every sync attempt is its own process, killed with SIGKILL'],
+    ['--session-memory', '100', '--session-memory means nothing for a --singer connector'],
+  ])('%s is refused with exit 3, naming it', async (flag, value, message) => {
+    const r = await cli('check', '--singer', TAP, '--api', API, '--scenario', 'ties-across-page-boundary', flag, value);
+    expect(r.code, r.out + r.err).toBe(EXIT.usage);
+    expect(r.err).toContain(message);
   });
 });
 

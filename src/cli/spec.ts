@@ -92,7 +92,7 @@ export const PROCESS_LIMIT_MS = 10_000;
 
 const PROCESS: readonly Flag[] = [
   { name: 'hello-ms', value: 'MS', description: 'with --command: how long a process may take to say hello', default: PROCESS_LIMIT_MS, ...BOUNDS['hello-ms'] },
-  { name: 'stall-ms', value: 'MS', description: 'with --command: how long a process may work between world calls before it is declared stalled', default: PROCESS_LIMIT_MS, ...BOUNDS['stall-ms'] },
+  { name: 'stall-ms', value: 'MS', description: 'with --command, --singer or --airbyte: how long a process may work between world calls (a connector: between HTTP requests and lines) before it is declared stalled', default: PROCESS_LIMIT_MS, ...BOUNDS['stall-ms'] },
 ];
 
 const WATCHDOG: Flag = {

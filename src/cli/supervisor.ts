@@ -69,8 +69,11 @@ export function watchdogMs(argv: readonly string[], env: NodeJS.ProcessEnv): num
   if (seconds === 0) return 0;
   // A process consumer may legitimately be silent for its hello limit while it starts, then
   // for its stall limit before its first call: the watchdog waits longer than both together.
-  if (!argv.some((a) => a === '--command' || a.startsWith('--command='))) return seconds * 1000;
-  const floor = (flag('stall-ms') ?? PROCESS_LIMIT_MS) + (flag('hello-ms') ?? PROCESS_LIMIT_MS) + WATCHDOG_MARGIN_MS;
+  // A connector has no hello: only its stall limit.
+  const given = (name: string): boolean => argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  const command = given('command');
+  if (!command && !given('singer') && !given('airbyte')) return seconds * 1000;
+  const floor = (flag('stall-ms') ?? PROCESS_LIMIT_MS) + (command ? (flag('hello-ms') ?? PROCESS_LIMIT_MS) : 0) + WATCHDOG_MARGIN_MS;
   return Math.max(seconds * 1000, floor);
 }
 
