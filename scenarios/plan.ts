@@ -1,5 +1,6 @@
 import type { Binding } from '../model/binding.js';
 import type { SourceEvent } from '../model/event.js';
+import type { TokenKind } from '../model/tokens.js';
 import { CALL_FAULTS, FAULT_LABELS, PAGE_QUIRKS, type CallFault, type CallKind, type Contract, type DeliveryOrder, type FaultLabel, type PageQuirk, type ResumeStyle } from '../model/history.js';
 
 export { CALL_FAULTS, PAGE_QUIRKS, type CallFault, type PageQuirk };
@@ -92,6 +93,12 @@ export interface SourceSpec {
    * newest event down (see NEWEST_FIRST_QUIRKS for what such a source can do besides).
    */
   readonly order?: DeliveryOrder;
+  /**
+   * What a page token is (model/tokens.ts). Absent: `continuation`, a token sent again serves
+   * the same page again. `scroll`: the server moves a scroll on whenever it serves a page.
+   * `iterator`: a token whose batch came back empty serves it again; only its `next` moves on.
+   */
+  readonly tokens?: TokenKind;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Binding, Filter } from '../model/binding.js';
+import { TOKEN_KINDS } from '../model/tokens.js';
 import { FAULT_KINDS, FAULTABLE_CALLS, isPageQuirk, NEWEST_FIRST_QUIRKS, PLACEABLE_CALLS, type Placement, type Plan } from './plan.js';
 
 /** A plan or binding that cannot be run; `field` names the offending part, e.g. `events[3].key`. */
@@ -49,6 +50,8 @@ export function validatePlan(plan: Plan): Plan {
   const newestFirst = source.order === 'newest-first';
   // Read from the top down to a bookmark, such an API has no resume form but start and token.
   need(!newestFirst || source.resumes.length === 0, 'source.resumes', 'must be [] for a newest-first source: it resumes only from the start or by token');
+  need(source.tokens === undefined || (TOKEN_KINDS as readonly string[]).includes(source.tokens), 'source.tokens', `must be one of ${TOKEN_KINDS.join(', ')}`);
+  need(!newestFirst || source.tokens === undefined || source.tokens === 'continuation', 'source.tokens', "must be 'continuation' for a newest-first source");
   need(Array.isArray(plan.faults), 'faults', 'must be an array');
   plan.faults.forEach((f, i) => {
     need([...FAULTABLE_CALLS, 'effect', 'checkpoint'].includes(f.call), `faults[${i}].call`, `must be one of ${[...FAULTABLE_CALLS, 'effect', 'checkpoint'].join(', ')}`);

@@ -1,6 +1,7 @@
 import type { Binding } from '../../model/binding.js';
 import type { EventRef } from '../../model/event.js';
 import type { Contract, Delivery, DeliveryOrder, DurableState, FetchRequest, Page, ResumeStyle, StoreOp } from '../../model/api.js';
+import type { TokenKind } from '../../model/tokens.js';
 import type { SourceProfile } from '../../scenarios/profiles.js';
 
 /**
@@ -16,9 +17,10 @@ export interface WorkerWorld {
   readonly fingerprint: string;
   /**
    * What the source offers: page size, resume styles, stability contract, and `order:
-   * 'newest-first'` when it lists the newest events first (absent: ascending).
+   * 'newest-first'` when it lists the newest events first (absent: ascending), and `tokens`
+   * when a page token is not a plain continuation (`scroll` or `iterator`: see model/tokens.ts).
    */
-  readonly source: { readonly pageSize: number; readonly resumes: readonly ResumeStyle[]; readonly contract: Contract; readonly order?: DeliveryOrder };
+  readonly source: { readonly pageSize: number; readonly resumes: readonly ResumeStyle[]; readonly contract: Contract; readonly order?: DeliveryOrder; readonly tokens?: TokenKind };
   readonly worker: string;
   readonly incarnation: number;
   /**

@@ -15,6 +15,18 @@ import { TokenMint } from './tokens.js';
 interface TokenMeaning {
   readonly after: Position | null;
   readonly binding: string;
+  /** On a scroll source, the scroll the token belongs to: it resumes where the scroll is, not at `after`. */
+  readonly scroll?: Scroll;
+}
+
+/**
+ * A scroll the server keeps (a source whose tokens are `scroll`): every token of it resumes
+ * after `after`, which moves on each time the scroll serves a page, whether or not the
+ * caller heard the answer. A stale token ends the whole scroll.
+ */
+interface Scroll {
+  after: Position | null;
+  open: boolean;
 }
 
 /**
@@ -52,6 +64,11 @@ export class Source {
   private readonly lastPageChanges = new Map<string, number>();
   private changes = 0;
   private inserted = 0;
+  /**
+   * On an iterator chain (tokens `iterator`): each token whose batch came back empty, with
+   * that batch's token. Sent again, such a token serves the same empty batch, forever.
+   */
+  private readonly emptyBatches = new Map<string, string>();
 
   constructor(
     initial: readonly SourceEvent[],
@@ -79,13 +96,26 @@ export class Source {
     }
     const { fingerprint: bound, events: stream } = this.streamOf(binding);
     if (quirk === 'stale' && request.resume.kind === 'token') {
-      // The token expired: it will never be accepted again, so a consumer must fall back.
+      // The token expired: it will never be accepted again, so a consumer must fall back. A
+      // scroll expires whole, with every token of it.
+      const scroll = this.tokens.read(request.resume.token)?.scroll;
+      if (scroll) scroll.open = false;
       this.tokens.forget(request.resume.token);
       this.quirked = true;
       throw new WorldError('stale-token', true, 'the page token expired');
     }
     if (this.spec.order === 'newest-first') return this.newestFirst(stream, bound, request, quirk);
     const start = this.startIndex(stream, bound, request);
+    const again = request.resume.kind === 'token' ? this.emptyBatches.get(request.resume.token) : undefined;
+    if (again !== undefined) {
+      // An iterator whose batch came back empty serves that empty batch again: only its token moves on.
+      const page: Page = freezeOwn({ events: [], next: again, head: this.clock });
+      this.lastPage.set(bound, page);
+      this.lastPageChanges.set(bound, this.changes);
+      return page;
+    }
+    // On a scroll source, the scroll this request continues, or the one it opens where it starts.
+    const scroll = this.spec.tokens === 'scroll' ? this.scrollOf(request, stream[start - 1] ?? null) : undefined;
     if (quirk === 'repeat') {
       // A repeat serves the previous page again, as a cache would: never one that continues
       // nowhere (it would claim an end of the stream that no longer holds), one from before a
@@ -105,7 +135,9 @@ export class Source {
       // No events, yet a token that resumes exactly where this request did.
       const before = stream[start - 1];
       this.quirked = true;
-      return freezeOwn({ events: [], next: this.tokens.mint({ after: before ?? null, binding: bound }), head: this.clock });
+      const next = this.tokens.mint({ after: before ?? null, binding: bound, ...(scroll ? { scroll } : {}) });
+      if (this.spec.tokens === 'iterator' && request.resume.kind === 'token') this.emptyBatches.set(request.resume.token, next);
+      return freezeOwn({ events: [], next, head: this.clock });
     }
     let size = Math.min(request.limit, this.spec.pageSize);
     if (quirk === 'short' && start + 1 < stream.length && size > 1) {
@@ -114,7 +146,9 @@ export class Source {
     }
     const served = stream.slice(start, start + size);
     const last = served.at(-1);
-    const next = start + served.length < stream.length && last ? this.tokens.mint({ after: last, binding: bound }) : null;
+    // Served is read: the scroll moves on now, even if the answer never reaches its caller.
+    if (scroll && last) scroll.after = last;
+    const next = start + served.length < stream.length && last ? this.tokens.mint({ after: last, binding: bound, ...(scroll ? { scroll } : {}) }) : null;
     let events = served;
     if (quirk === 'overlap' && start > 0) {
       events = [...stream.slice(Math.max(0, start - 2), start), ...served];
@@ -167,6 +201,12 @@ export class Source {
     const oldest = stream[begin];
     const next = begin > 0 && oldest ? this.tokens.mint({ after: oldest, binding: bound }) : null;
     return freezeOwn({ events: stream.slice(begin, end).reverse(), next, head: this.clock });
+  }
+
+  /** The scroll a request continues (its token's), or a new one opened just after `from`, where the request starts. */
+  private scrollOf(request: FetchRequest, from: Position | null): Scroll {
+    const continued = request.resume.kind === 'token' ? this.tokens.read(request.resume.token)?.scroll : undefined;
+    return continued ?? { after: from, open: true };
   }
 
   /**
@@ -273,9 +313,9 @@ export class Source {
         return 0;
       case 'token': {
         const meaning = this.tokens.read(resume.token);
-        // A token minted for another binding is as good as unknown (R2).
-        if (!meaning || meaning.binding !== bound) throw new WorldError('stale-token', true);
-        const after = meaning.after;
+        // A token minted for another binding is as good as unknown (R2); so is one of an expired scroll.
+        if (!meaning || meaning.binding !== bound || meaning.scroll?.open === false) throw new WorldError('stale-token', true);
+        const after = meaning.scroll ? meaning.scroll.after : meaning.after;
         return after === null ? 0 : firstWhere(stream, (e) => comparePositions(e, after) > 0);
       }
       case 'after': {

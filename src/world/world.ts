@@ -91,9 +91,10 @@ export class World {
     this.faults = new FaultPlan(plan.faults);
     this.lease = new Lease(plan.leaseTtl);
     this.binding = frozenCopy(plan.binding);
-    const { pageSize, resumes, contract, order } = plan.source;
-    // The order only when newest-first, so that what every other source offers stays as it was.
-    this.offer = frozenCopy({ pageSize, resumes, contract, ...(order === 'newest-first' ? { order } : {}) });
+    const { pageSize, resumes, contract, order, tokens } = plan.source;
+    // The order only when newest-first, and the token kind only when not a plain
+    // continuation, so that what every other source offers stays as it was.
+    this.offer = frozenCopy({ pageSize, resumes, contract, ...(order === 'newest-first' ? { order } : {}), ...(tokens === undefined || tokens === 'continuation' ? {} : { tokens }) });
     this.poison = new Set(plan.poison);
     this.stallWaits = Math.ceil((consumer.stallMs ?? STALL_WAITS * STALL_WAIT_MS) / STALL_WAIT_MS);
   }
@@ -116,6 +117,7 @@ export class World {
         // Only when declared, so that the histories of every other consumer stay as they were.
         ...(this.consumer.capabilities.profile?.refusals === 'fail-visibly' ? { refusals: 'fail-visibly' as const } : {}),
         ...(this.plan.source.order === 'newest-first' ? { order: 'newest-first' as const } : {}),
+        ...(this.plan.source.tokens === undefined || this.plan.source.tokens === 'continuation' ? {} : { tokens: this.plan.source.tokens }),
       },
       steps: this.steps,
     };
