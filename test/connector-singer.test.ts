@@ -102,11 +102,14 @@ describe('the process flags, for a connector', () => {
 });
 
 describe('an interrupted connector check', () => {
-  it('kills the connector process on SIGINT and exits 130', async () => {
-    const pidfile = join(tmp, 'connector.pid');
-    // A tap that writes down its pid, then waits.
+  /**
+   * Runs a check of a tap that writes down its pid and waits, ends the run as `end` says once
+   * the tap runs, and tells how the command exited and whether the tap outlived it.
+   */
+  async function interrupt(name: string, end: (supervisor: number) => void): Promise<{ code: number | null; alive: boolean; err: string }> {
+    const pidfile = join(tmp, `${name}.pid`);
     const waits = `python3 -c "import os, sys, time; open('${pidfile}', 'w').write(str(os.getpid())); time.sleep(600)"`;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'check', '--singer', waits, '--api', API, '--scenario', 'ties-across-page-boundary', '--regressions', join(tmp, 'r.json')], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'check', '--singer', waits, '--api', API, '--scenario', 'ties-across-page-boundary', '--regressions', join(tmp, `${name}.json`)], {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, CI: '1' },
@@ -119,7 +122,7 @@ describe('an interrupted connector check', () => {
     for (let i = 0; i < HANG_MS / 50 && !/^\d+$/.test(written()); i++) await new Promise((resolve) => setTimeout(resolve, 50));
     const pid = Number(written());
     expect(pid, err).toBeGreaterThan(1);
-    process.kill(child.pid as number, 'SIGINT');
+    end(child.pid as number);
     const code = await exited;
     clearTimeout(bound);
     let alive = true;
@@ -128,8 +131,25 @@ describe('an interrupted connector check', () => {
       if (alive) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     if (alive) process.kill(pid, 'SIGKILL');
-    expect(code, err).toBe(130);
-    expect(alive).toBe(false);
+    return { code, alive, err };
+  }
+
+  it('kills the connector process on SIGINT and exits 130', async () => {
+    const r = await interrupt('sigint', (supervisor) => process.kill(supervisor, 'SIGINT'));
+    expect(r.code, r.err).toBe(130);
+    expect(r.alive).toBe(false);
+  });
+
+  it('kills it when the checking process dies at once, as when the watchdog kills it: the supervisor has it in the registry', async () => {
+    const r = await interrupt('killed', (supervisor) => {
+      // The checking process is the supervisor's one child; SIGKILL runs none of its exit hooks.
+      const checking = Number(readFileSync(`/proc/${supervisor}/task/${supervisor}/children`, 'utf8').trim().split(/\s+/)[0]);
+      // The registry reaches the supervisor every 200 ms; the tap is in it from its spawn.
+      setTimeout(() => process.kill(checking, 'SIGKILL'), 1000);
+    });
+    expect(r.code, r.err).toBe(EXIT.unknown);
+    expect(r.err).toContain('was killed by SIGKILL');
+    expect(r.alive).toBe(false);
   });
 });
 

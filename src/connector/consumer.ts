@@ -6,12 +6,14 @@ import { join } from 'node:path';
 import type { Binding } from '../../model/binding.js';
 import type { EventRef } from '../../model/event.js';
 import type { Consumer, WorkerWorld } from '../adapter/consumer.js';
+// The sync directories are among the bridge's stores: whatever ends the run removes them with the blackbox stores.
+import { stores as syncDirs } from '../adapter/process/bridge.js';
 import { apiProfile, type ApiDescription } from './api.js';
 import { bookmarkWatermark, renderCursor } from './cursor.js';
 import { ConnectorUnjudgedError } from './errors.js';
 import { askedBy, errorResponse, pageResponse, type Response } from './http.js';
 import { catalogOf, persist, readMessage, syncArgs, type ConnectorKind } from './messages.js';
-import { ConnectorProcess, syncDirs } from './process.js';
+import { ConnectorProcess } from './process.js';
 
 /**
  * A Singer tap or an Airbyte source, unmodified, as a tidemark consumer. tidemark plays the

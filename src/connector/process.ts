@@ -1,21 +1,25 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { running, type RunningProcess } from '../adapter/process/consumer-process.js';
 import { shellQuote } from '../report/replay-command.js';
 
 /**
  * One connector process, from spawn to exit or SIGKILL. It runs through the shell in a
  * process group of its own, so that a kill reaches everything it started, as the process
- * bridge runs consumers (src/adapter/process/). Its stdout is read line by line; the end
- * is told only once the exit is seen and stdout is read to its end, so no line is lost.
+ * bridge runs consumers (src/adapter/process/), and it is in the bridge's registry of
+ * running processes while it runs: a signal, the checking process's own exit and the
+ * supervisor's clean-up after the watchdog or any abrupt end kill it with every consumer
+ * process. Its stdout is read line by line; the end is told only once the exit is seen and
+ * stdout is read to its end, so no line is lost.
  */
-export class ConnectorProcess {
+export class ConnectorProcess implements RunningProcess {
   private readonly child: ChildProcess;
   private stderr = '';
   private groupDone = false;
   private exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
   private closed = false;
   private told = false;
+  abandoned = false;
 
   constructor(
     command: string,
@@ -26,7 +30,7 @@ export class ConnectorProcess {
     // UTC, so that a connector formatting local time formats the same everywhere.
     const env = { ...process.env, TZ: 'UTC' };
     this.child = spawn(`${command} ${args.map(shellQuote).join(' ')}`, { shell: true, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
-    live.add(this);
+    running.add(this);
     this.child.stderr?.on('data', (chunk: Buffer) => {
       this.stderr = (this.stderr + chunk.toString()).slice(-TAIL);
     });
@@ -62,12 +66,19 @@ export class ConnectorProcess {
     return t ? `; stderr tail: ${t.slice(-500)}` : '';
   }
 
-  /** SIGKILL to its whole group; nothing it says afterwards is read. */
-  kill(): void {
+  /** Its pid, which is also its process group. */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** SIGKILL to its whole group; nothing it says afterwards is read. Returns whether it was still running. */
+  kill(): boolean {
     this.told = true;
+    const alive = this.child.exitCode === null && this.child.signalCode === null;
     this.killGroup();
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    if (alive) this.child.kill('SIGKILL');
     this.drop();
+    return alive;
   }
 
   private finish(): void {
@@ -77,8 +88,9 @@ export class ConnectorProcess {
     this.onEnd(this.exited.code, this.exited.signal);
   }
 
-  private drop(): void {
-    live.delete(this);
+  /** Stops reading its pipes and forgets it. */
+  drop(): void {
+    running.delete(this);
     this.child.stdout?.destroy();
     this.child.stderr?.destroy();
   }
@@ -99,21 +111,3 @@ export class ConnectorProcess {
 const TAIL = 4000;
 const EXIT_GRACE_MS = 200;
 
-/** Every connector process running, and every sync directory not yet removed. */
-const live = new Set<ConnectorProcess>();
-export const syncDirs = new Set<string>();
-
-/** Kills every connector process and removes every sync directory; synchronous, for a signal's last moment. */
-export function killAllConnectors(): number {
-  const n = live.size;
-  for (const proc of [...live]) proc.kill();
-  for (const dir of syncDirs) rmSync(dir, { recursive: true, force: true });
-  syncDirs.clear();
-  return n;
-}
-
-// No connector outlives the harness, however it ends: SIGINT, SIGTERM and SIGHUP end the
-// checking process through process.exit, which runs this.
-process.once('exit', () => {
-  killAllConnectors();
-});

@@ -95,8 +95,8 @@ export class ProcessProtocolError extends ConsumerUnrunnableError {
   override name = 'ProcessProtocolError';
 }
 
-/** Every blackbox store directory not yet removed. */
-const stores = new Set<string>();
+/** Every blackbox store directory not yet removed, and every connector's sync directory. */
+export const stores = new Set<string>();
 
 /**
  * The process groups of consumer processes still running and the blackbox stores not yet

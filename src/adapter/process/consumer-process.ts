@@ -50,8 +50,21 @@ export interface Listener {
   fail(error: Error): void;
 }
 
-/** Every consumer process this harness has running, across every consumer and world. */
-export const running = new Set<ConsumerProcess>();
+/** What the kill registry needs of a running process: its group, a SIGKILL of it, and letting go. */
+export interface RunningProcess {
+  /** Its pid, which is also its process group; undefined while it is not known. */
+  readonly pid: number | undefined;
+  /** Killed with every other process (a signal handler's clean-up). */
+  abandoned: boolean;
+  kill(): boolean;
+  drop(): void;
+}
+
+/**
+ * Every process this harness has running, across every consumer and world: consumer
+ * processes, and the connectors of src/connector/, so that one clean-up kills them all.
+ */
+export const running = new Set<RunningProcess>();
 
 /**
  * One consumer process, from its start to its exit or SIGKILL, as the pool and incarnations
