@@ -246,6 +246,7 @@ const NOT_FOR_CONNECTORS: readonly (readonly [string, string])[] = [
   ['kills', 'every sync attempt is its own process, killed with SIGKILL: a connector has no session to crash'],
   ['session-incarnations', 'a connector process serves one sync attempt, so there is no session process to replace'],
   ['session-memory', 'a connector process serves one sync attempt, so there is no session process to replace'],
+  ['fork-server', 'a connector is run as it is, started for each sync attempt'],
 ];
 
 /** --hello-ms and --stall-ms, which only a --command consumer has (a connector, --stall-ms alone); and check's --kills. */
@@ -256,14 +257,16 @@ function processOptions(f: Flags, check = false): ProcessOptions {
     return { stallMs: f.number('stall-ms') as number };
   }
   if (!f.has('command')) {
-    for (const name of ['hello-ms', 'stall-ms', ...(check ? ['kills', 'session-incarnations', 'session-memory'] : [])]) if (f.has(name)) throw new UsageError(`--${name} applies only to a --command consumer`);
+    for (const name of ['hello-ms', 'stall-ms', 'fork-server', ...(check ? ['kills', 'session-incarnations', 'session-memory'] : [])]) if (f.has(name)) throw new UsageError(`--${name} applies only to a --command consumer`);
     return {};
   }
   // Only check samples: a replay, one world, always kills for real.
   const kills = check ? f.string('kills') : 'real';
   if (kills !== 'real' && kills !== 'sampled') throw new UsageError(`--kills must be real or sampled, got '${kills}'`);
   const sessions = check ? { sessionIncarnations: f.number('session-incarnations') as number, sessionMemoryMb: f.number('session-memory') as number } : {};
-  return { helloMs: f.number('hello-ms') as number, stallMs: f.number('stall-ms') as number, kills, ...sessions };
+  const forks = f.string('fork-server');
+  if (forks !== 'on' && forks !== 'off') throw new UsageError(`--fork-server must be on or off, got '${forks}'`);
+  return { helloMs: f.number('hello-ms') as number, stallMs: f.number('stall-ms') as number, kills, forkServer: forks === 'on', ...sessions };
 }
 
 function replayOf(t: Target, kind: 'scenario' | 'world', what: string): string {

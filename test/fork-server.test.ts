@@ -13,7 +13,8 @@ import type { Listener } from '../src/adapter/process/consumer-process.js';
 import { ForkServer, ForkServerError, forkedChild, type ForkedProcess } from '../src/adapter/process/fork-server.js';
 import { programOf, shimWarning } from '../src/adapter/process/shim.js';
 import { execute } from '../src/run/execute.js';
-import { HANG_MS } from './support.js';
+import { EXIT } from '../src/cli.js';
+import { cli, HANG_MS } from './support.js';
 
 /**
  * docs/protocol.md, Fork servers: a consumer whose hello offers forks is started once, and
@@ -266,6 +267,26 @@ describe('an interrupted check with a fork server', () => {
     // They were forked: one server is the parent of every child.
     expect(new Set(children.map((c) => c.ppid)).size).toBe(1);
     expect(children.every((c) => c.pgid === c.pid)).toBe(true);
+  });
+});
+
+describe('--fork-server on the command line', () => {
+  it('off starts the command for each process, on (the default) forks them; anything else, or without --command, is a usage error', async () => {
+    for (const mode of ['on', 'off']) {
+      const file = pidFile();
+      const r = await cli('check', '--command', `python3 ${FIXTURES}/pids.py ${file} forks`, '--scenario', 'crash-between-effect-and-completion', '--kills', 'real', '--fork-server', mode);
+      expect(r.code, r.out).toBe(EXIT.pass);
+      const { imports, children } = noted(file);
+      // The probe, then one fork server; or the probe and a process for each incarnation.
+      expect(imports.length, mode).toBe(mode === 'on' ? 2 : 1 + children.length);
+      expect(await leftOver(everyPid(file))).toEqual([]);
+    }
+    const bad = await cli('check', '--command', LEDGER, '--scenario', 'crash-between-effect-and-completion', '--fork-server', 'sometimes');
+    expect(bad.code).toBe(EXIT.usage);
+    expect(bad.err).toContain("--fork-server must be on or off, got 'sometimes'");
+    const adapter = await cli('check', '--adapter', 'examples/ledger-consumer.ts', '--fork-server', 'off');
+    expect(adapter.code).toBe(EXIT.usage);
+    expect(adapter.err).toContain('--fork-server applies only to a --command consumer');
   });
 });
 

@@ -1,7 +1,8 @@
 // The ledger of examples/node/consumer.mjs, as a plain consumer object: the process example
 // serves it over stdio, and examples/node/in-process.mjs hands the very same object to the
 // harness as an in-process adapter, so both ways of running one design can be compared
-// side by side, world for world.
+// side by side, world for world. examples/python/ledger_consumer.py is the same design call
+// for call, so it takes the same path through every world too.
 // Progress is a position { key, id } stored with the binding's fingerprint; effects go to
 // the sink, each followed by its completion record; the watermark moves only through the
 // handled prefix, fenced by the lease generation and a compare-and-set.
@@ -12,6 +13,21 @@ const before = (a, b) => {
 };
 const pos = (e) => ({ key: e.key, id: e.id });
 const ref = (e) => ({ id: e.id, version: e.version });
+
+/** The effect, then its completion record. A crash between the two repeats the effect. */
+async function post(world, e) {
+  try {
+    await world.emit(ref(e), e.payload);
+  } catch (error) {
+    if (error.code !== 'rejected') throw error;
+    // A poison event is refused every time: park it, as its durable outcome, in one commit.
+    return await world.commit([
+      { op: 'dead-letter', event: ref(e), reason: error.message },
+      { op: 'complete', event: ref(e) },
+    ]);
+  }
+  await world.commit([{ op: 'complete', event: ref(e) }]);
+}
 
 export const ledger = {
   name: 'node-ledger',
@@ -32,15 +48,7 @@ export const ledger = {
           const done = await world.completed(events.map(ref));
           let last = -1;
           for (const [i, e] of events.entries()) {
-            if (!done[i]) {
-              try {
-                await world.emit(ref(e), e.payload);
-              } catch (error) {
-                if (error.code !== 'rejected') throw error;
-                await world.commit([{ op: 'dead-letter', event: ref(e), reason: error.message }]);
-              }
-              await world.commit([{ op: 'complete', event: ref(e) }]);
-            }
+            if (!done[i]) await post(world, e);
             const settled = contract.kind === 'snapshot' || contract.kind === 'insertion-stable' || (contract.kind === 'replay-window' && head !== null && e.key[0] < head - contract.window);
             if (settled && last === i - 1) last = i;
           }
@@ -50,7 +58,8 @@ export const ledger = {
             stored = value;
           }
           if (page.next === null) break;
-          if ((await world.lease()) !== generation) throw Object.assign(new Error('lost the lease'), { code: 'conflict' });
+          // Like any world error: back to durable state.
+          if ((await world.lease()) !== generation) throw Object.assign(new Error('lost the lease'), { name: 'WorldError', code: 'conflict', definite: true });
           // The token only continues this traversal; it is never the watermark.
           resume = { kind: 'token', token: page.next };
         }

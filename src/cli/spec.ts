@@ -93,6 +93,14 @@ export const PROCESS_LIMIT_MS = 10_000;
 const PROCESS: readonly Flag[] = [
   { name: 'hello-ms', value: 'MS', description: 'with --command: how long a process may take to say hello', default: PROCESS_LIMIT_MS, ...BOUNDS['hello-ms'] },
   { name: 'stall-ms', value: 'MS', description: 'with --command, --singer or --airbyte: how long a process may work between world calls (a connector: between HTTP requests and lines) before it is declared stalled', default: PROCESS_LIMIT_MS, ...BOUNDS['stall-ms'] },
+  {
+    name: 'fork-server',
+    type: 'text',
+    value: 'on|off',
+    description:
+      "with --command: on: when the consumer's hello offers forks, the command is started once, as a fork server, and each incarnation's process is forked from it (docs/protocol.md, Fork servers); off: the command is started for each. The histories are the same",
+    default: 'on',
+  },
 ];
 
 const WATCHDOG: Flag = {
