@@ -162,6 +162,8 @@ interface Target {
   readonly digest?: string;
   /** A line for the end of a check, when the target has something to say about how it ran. */
   readonly note?: () => string | null;
+  /** The consumer's own words in the world of a history (a connector's logs), for its failure text. */
+  readonly output?: (history: Execution['history']) => readonly string[];
   /** A process consumer: how many worlds it ran with session crashes, and the same command killed for real. */
   readonly process?: { readonly sessionWorlds: () => number; readonly realKills: () => Promise<AnyConsumer> };
 }
@@ -191,7 +193,7 @@ async function target(o: TargetSpec, processOptions: ProcessOptions = {}): Promi
     const command = (o.singer ?? o.airbyte) as string;
     testing(`${connector} connector \`${command}\``, false);
     const c = connectorTarget(connector, command, o.api as string, options, processOptions.stallMs === undefined ? {} : { stallMs: processOptions.stallMs });
-    return { consumer: watched(c.consumer), flag: c.flag, id: c.id, options, digest: c.digest, note: c.note };
+    return { consumer: watched(c.consumer), flag: c.flag, id: c.id, options, digest: c.digest, note: c.note, output: c.output };
   }
   if (o.adapter !== undefined) {
     testing(`adapter '${o.adapter}'`, true);
@@ -249,11 +251,14 @@ const NOT_FOR_CONNECTORS: readonly (readonly [string, string])[] = [
   ['fork-server', 'a connector is run as it is, started for each sync attempt'],
 ];
 
+const CHECK_ONLY = ['kills', 'session-incarnations', 'session-memory'];
+
 /** --hello-ms and --stall-ms, which only a --command consumer has (a connector, --stall-ms alone); and check's --kills. */
 function processOptions(f: Flags, check = false): ProcessOptions {
   const connector = f.has('singer') ? 'singer' : f.has('airbyte') ? 'airbyte' : null;
   if (connector !== null && !f.has('command')) {
-    for (const [name, why] of NOT_FOR_CONNECTORS) if (f.has(name)) throw new UsageError(`--${name} means nothing for a --${connector} connector: ${why}`);
+    // kills and the session flags are check's alone: replay has no such flags to ask about.
+    for (const [name, why] of NOT_FOR_CONNECTORS) if ((check || !CHECK_ONLY.includes(name)) && f.has(name)) throw new UsageError(`--${name} means nothing for a --${connector} connector: ${why}`);
     return { stallMs: f.number('stall-ms') as number };
   }
   if (!f.has('command')) {
@@ -360,7 +365,7 @@ async function check(f: Flags, io: Io): Promise<number> {
     }
     shown = true;
     io.out('');
-    io.out(indent(renderFailure({ consumer: t.consumer.name, execution, replay, ...(provenance ? { provenance } : {}) })));
+    io.out(indent(renderFailure({ consumer: t.consumer.name, execution, replay, ...(provenance ? { provenance } : {}), ...(t.output ? { output: t.output(execution.history) } : {}) })));
     io.out('');
   };
 
@@ -649,7 +654,7 @@ async function replay(f: Flags, io: Io): Promise<number> {
   const missed = world === null && status === 'pass' ? missedAdversity(execution.plan, execution.history) : [];
   if (missed.length > 0) io.out(`UNTESTED  ${t.consumer.name}: scenario ${scenarioName} broke no rule, but the adversity it exists for never fired: ${missed.join('; ')}`);
   else if (world !== null && status === 'pass') io.out(`PASS  ${t.consumer.name}: the world at seed ${world.seed}, path ${world.path} passes`);
-  else io.out(renderFailure({ consumer: t.consumer.name, execution, replay: replayed }));
+  else io.out(renderFailure({ consumer: t.consumer.name, execution, replay: replayed, ...(t.output ? { output: t.output(execution.history) } : {}) }));
   const timeline = f.string('timeline');
   if (timeline !== undefined) outputs.write('--timeline', timeline, () => renderPicture(execution, { consumer: t.consumer.name, replay: replayed }));
   return withOutputs(missed.length > 0 ? EXIT.unknown : EXIT[execution.result.verdict.status], outputs, io);

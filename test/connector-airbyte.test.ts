@@ -69,6 +69,9 @@ describe('an Airbyte source built on faros-airbyte-cdk', () => {
     // Killed after the checkpoint at e42a, the next sync asked updated_after=42 and never read e42b.
     expect(r.out).toContain('committed the watermark 43 (exclusive) while e42b at 42#e42b had no durable outcome');
     expect(r.out).toMatch(/commit \[watermark \{"key":\[42\],"inclusive":false\} .* -> CRASH after it took effect/);
+    // The framework's own LOG lines are in the failure text: the second sync starts from 42.
+    expect(r.out).toMatch(/Connector output \(.*\):\n\s+w1#1\s+LOG INFO /);
+    expect(r.out).toContain('LOG INFO Setting initial state of events stream to {"updated_at":1704067242}');
     const replay = /Replay: (npx tidemark replay .*)$/m.exec(r.out)?.[1];
     expect(replay).toBe(`npx tidemark replay --airbyte '${buggy}' --api ${FAROS_API} --scenario ties-across-page-boundary`);
     const again = await cli(...argvOf(replay as string));

@@ -39,6 +39,8 @@ describe('its buggy twin, one second past the newest record in its STATE', () =>
     expect(r.out).toContain('FAIL  singer-tap: premature-watermark');
     // The bookmark 00:00:43 claims every record before it, and e42b, at 00:00:42, was not yet read.
     expect(r.out).toContain('committed the watermark 43 (exclusive) while e42b at 42#e42b had no durable outcome');
+    // The tap's own log lines (on stderr) are in the failure text, for each sync attempt.
+    expect(r.out).toMatch(/Connector output \(.*\):\n\s+w1#1\s+stderr: INFO syncing events from the beginning\n\s+w1#2\s+stderr: INFO syncing events from 2024-01-01T00:00:4\d\.000Z/);
     const replay = /Replay: (npx tidemark replay .*)$/m.exec(r.out)?.[1];
     expect(replay).toBe(`npx tidemark replay --singer '${BUGGY}' --api ${API} --scenario ties-across-page-boundary`);
     const again = await cli(...argvOf(replay as string));

@@ -78,8 +78,14 @@ def state_bookmark(bookmark):
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (moment.microsecond // 1000)
 
 
+def log(message):
+    """A log line, on stderr as Singer taps log: stdout is for messages only."""
+    print("INFO " + message, file=sys.stderr, flush=True)
+
+
 def sync(config, state):
     bookmark = state.get("bookmarks", {}).get(STREAM, {}).get("updated_at")
+    log("syncing %s from %s" % (STREAM, bookmark or "the beginning"))
     write({
         "type": "SCHEMA",
         "stream": STREAM,

@@ -13,6 +13,7 @@ import { bookmarkWatermark, renderCursor } from './cursor.js';
 import { ConnectorUnjudgedError } from './errors.js';
 import { askedBy, errorResponse, pageResponse, type Response } from './http.js';
 import { catalogOf, persist, readMessage, syncArgs, type ConnectorKind } from './messages.js';
+import { ConnectorOutputs, callLabel, type WorldOutput } from './output.js';
 import { ConnectorProcess } from './process.js';
 
 /**
@@ -74,9 +75,17 @@ interface Shared {
    * attempt learning it (a crash after it) still finds its state.
    */
   readonly states: WeakMap<object, unknown[]>;
+  /** What the connector said in each sync attempt of the recent worlds, for the failure text. */
+  readonly outputs: ConnectorOutputs;
 }
 
 const statsOf = new WeakMap<object, ConnectorStats>();
+const outputsOf = new WeakMap<object, ConnectorOutputs>();
+
+/** The connector's own lines under a failure of this history (see output.ts); none for any other consumer. */
+export function connectorOutput(consumer: object, history: Parameters<ConnectorOutputs['forHistory']>[0]): readonly string[] {
+  return outputsOf.get(consumer)?.forHistory(history) ?? [];
+}
 
 /** What a consumer made by connectorConsumer saw; undefined for any other consumer. */
 export function connectorStats(consumer: object): ConnectorStats | undefined {
@@ -84,7 +93,7 @@ export function connectorStats(consumer: object): ConnectorStats | undefined {
 }
 
 export function connectorConsumer(kind: ConnectorKind, command: string, api: ApiDescription, options: ConnectorOptions = {}): Consumer {
-  const shared: Shared = { stats: { concurrent: 0, syncs: 0 }, spoke: false, inARow: 0, served: new WeakMap(), states: new WeakMap() };
+  const shared: Shared = { stats: { concurrent: 0, syncs: 0 }, spoke: false, inARow: 0, served: new WeakMap(), states: new WeakMap(), outputs: new ConnectorOutputs() };
   const consumer: Consumer = {
     name: kind === 'singer' ? 'singer-tap' : 'airbyte-source',
     capabilities: { delivery: 'at-least-once', contracts: [...api.source.contracts], profile: apiProfile(api) },
@@ -92,6 +101,7 @@ export function connectorConsumer(kind: ConnectorKind, command: string, api: Api
     run: (world) => new Attempt(kind, command, api, world, shared).run(),
   };
   statsOf.set(consumer, shared.stats);
+  outputsOf.set(consumer, shared.outputs);
   return consumer;
 }
 
@@ -121,6 +131,7 @@ class Attempt {
   private unanswered = 0;
   private lastInput = 'none yet';
   private readonly kept: string[] = [];
+  private outputKept = false;
 
   constructor(
     private readonly kind: ConnectorKind,
@@ -149,14 +160,14 @@ class Attempt {
     const world = this.world;
     for (;;) {
       try {
-        this.generation = await this.call(() => world.lease());
+        this.generation = await this.call(() => world.lease(), () => callLabel('lease'));
         break;
       } catch (error) {
         // Another attempt holds the connection's lock: wait for it, as a platform does.
         if (!(isWorldError(error) && error.code === 'conflict')) throw error;
       }
     }
-    const state = await this.call(() => world.load());
+    const state = await this.call(() => world.load(), () => callLabel('load'));
     const anchor = state.anchor;
     this.stored = state.watermark?.binding === world.fingerprint ? state.watermark.value : null;
     // State is per binding: another binding's state is another connection's.
@@ -234,7 +245,7 @@ class Attempt {
     if (!(await this.renew())) return STOP;
     let page;
     try {
-      page = await this.call(() => this.world.fetch(asked.fetch));
+      page = await this.call(() => this.world.fetch(asked.fetch), (p) => callLabel('fetch', p.events.length));
     } catch (error) {
       if (!isWorldError(error)) throw error;
       this.atEnd = false;
@@ -272,7 +283,8 @@ class Attempt {
         const data = message.data;
         const payload = data[this.api.record.payload];
         try {
-          await this.call(() => this.world.emit(this.refOf(data), typeof payload === 'string' ? payload : JSON.stringify(payload ?? data)));
+          const ref = this.refOf(data);
+          await this.call(() => this.world.emit(ref, typeof payload === 'string' ? payload : JSON.stringify(payload ?? data)), () => callLabel('emit', ref.id));
         } catch (error) {
           // The destination failed: the platform fails the attempt, whatever became of the record.
           if (isWorldError(error)) return STOP;
@@ -298,6 +310,7 @@ class Attempt {
             ],
             { fence: this.generation },
           ),
+          () => callLabel('commit'),
         );
         this.persisted = state ?? null;
         this.stored = value;
@@ -310,6 +323,7 @@ class Attempt {
   /** The connector exited: after the last page, cleanly, that is the caught-up claim. */
   private async end(code: number | null, signal: NodeJS.Signals | null): Promise<typeof STOP | void> {
     const tail = this.proc?.tail() ?? '';
+    this.keepOutput();
     this.proc = null;
     const how = signal ?? `code ${code}`;
     if (!this.shared.spoke) {
@@ -326,7 +340,7 @@ class Attempt {
     }
     if (code === 0) {
       if (!this.atEnd) return STOP; // a sync that stopped before the end: the next one goes on
-      await this.call(() => this.world.caughtUp());
+      await this.call(() => this.world.caughtUp(), () => null);
       return STOP;
     }
     // Only what is the same in every run goes into the history: not the stderr.
@@ -336,7 +350,7 @@ class Attempt {
   /** Renews the connection's lock; false when another attempt took it meanwhile: this one must stop. */
   private async renew(): Promise<boolean> {
     try {
-      return (await this.call(() => this.world.lease())) === this.generation;
+      return (await this.call(() => this.world.lease(), () => callLabel('lease'))) === this.generation;
     } catch (error) {
       if (isWorldError(error)) return false;
       throw error;
@@ -365,6 +379,21 @@ class Attempt {
     return served;
   }
 
+  private get actor(): string {
+    return `${this.world.worker}#${this.world.incarnation}`;
+  }
+
+  private get output(): WorldOutput {
+    return this.shared.outputs.of(this.world.source);
+  }
+
+  /** What this attempt said, kept once, when it ends: its kept lines, then the end of its stderr. */
+  private keepOutput(): void {
+    if (this.outputKept) return;
+    this.outputKept = true;
+    this.output.said(this.actor, [...this.kept, ...(this.proc?.stderrLines() ?? []).map((l) => `stderr: ${l}`)]);
+  }
+
   private statesHere(): unknown[] {
     let states = this.shared.states.get(this.world.source);
     if (states === undefined) this.shared.states.set(this.world.source, (states = []));
@@ -380,7 +409,7 @@ class Attempt {
    * A world call: the hold is released while the world runs it, and taken again once it
    * answers, since from then on the connector works outside the world until its next call.
    */
-  private async call<T>(f: () => Promise<T>): Promise<T> {
+  private async call<T>(f: () => Promise<T>, label: (value: T) => string | null): Promise<T> {
     this.release?.();
     this.release = null;
     const rehold = (): void => {
@@ -388,6 +417,9 @@ class Attempt {
     };
     try {
       const value = await f();
+      // The call returned to this incarnation: part of the world's signature (output.ts).
+      const said = label(value);
+      if (said !== null) this.output.returned(this.actor, said);
       rehold();
       return value;
     } catch (error) {
@@ -400,6 +432,7 @@ class Attempt {
   private stop(): void {
     if (this.stopped) return;
     this.stopped = true;
+    this.keepOutput();
     this.proc?.kill();
     this.proc = null;
     this.server?.closeAllConnections();

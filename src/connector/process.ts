@@ -71,6 +71,11 @@ export class ConnectorProcess implements RunningProcess {
     return this.child.pid;
   }
 
+  /** The last lines of its stderr (the logs of a Singer tap), at most five. */
+  stderrLines(): string[] {
+    return this.stderr.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '').slice(-5);
+  }
+
   /** SIGKILL to its whole group; nothing it says afterwards is read. Returns whether it was still running. */
   kill(): boolean {
     this.told = true;

@@ -1,8 +1,9 @@
+import type { History } from '../../model/history.js';
 import type { Consumer } from '../adapter/consumer.js';
 import { shellQuote } from '../report/replay-command.js';
 import { commandFiles, filesDigest } from '../run/run-identity.js';
 import { readApi } from './api.js';
-import { connectorConsumer, connectorStats, type ConnectorOptions } from './consumer.js';
+import { connectorConsumer, connectorOutput, connectorStats, type ConnectorOptions } from './consumer.js';
 import type { ConnectorKind } from './messages.js';
 
 /**
@@ -20,6 +21,8 @@ export interface ConnectorTarget {
   readonly digest: string;
   /** A line for the end of a check, when there is something to say about how it ran. */
   readonly note: () => string | null;
+  /** The connector's own lines in the world of this history, for its failure text. */
+  readonly output: (history: History) => readonly string[];
 }
 
 const API_FLAG = ' --api ';
@@ -35,6 +38,7 @@ export function connectorTarget(kind: ConnectorKind, command: string, apiFile: s
     flag: connectorFlag(id, options) as string,
     id,
     digest: filesDigest(id, commandFiles(`${command} ${apiFile}`)),
+    output: (history) => connectorOutput(consumer, history),
     note: () => {
       const stats = connectorStats(consumer);
       if (!stats || stats.concurrent === 0) return null;

@@ -19,6 +19,8 @@ export interface FailureContext {
   readonly replay: string;
   /** e.g. "after 17 worlds and 9 shrinks" */
   readonly provenance?: string;
+  /** The consumer's own words in this world (a connector's logs), as lines; shown before the hash. */
+  readonly output?: readonly string[];
 }
 
 /**
@@ -36,6 +38,7 @@ export function renderFailure(ctx: FailureContext): string {
   out.push('');
   out.push(...timelineLines(execution.history, verdict));
   out.push(...hintLines(verdict));
+  if (ctx.output !== undefined && ctx.output.length > 0) out.push(...ctx.output, '');
   out.push(`History sha256 ${execution.hash}`);
   out.push(`Replay: ${ctx.replay}`);
   return out.join('\n');
