@@ -506,7 +506,7 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
       source:
         profile.order === 'newest-first'
           ? { pageSize: w.pageSize, resumes: [], contract, order: 'newest-first' }
-          : { pageSize: w.pageSize, resumes: profile.resumes ?? w.resumes, contract },
+          : { pageSize: w.pageSize, resumes: profile.resumes ?? w.resumes, contract, ...(profile.tokens === undefined || profile.tokens === 'continuation' ? {} : { tokens: profile.tokens }) },
       faults,
       schedule: scheduleOf(w.schedule),
       seed: String(w.seed),

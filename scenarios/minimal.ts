@@ -134,4 +134,10 @@ export const MINIMAL_WORLDS: Readonly<Record<string, Plan>> = {
   // A newest-first source, one event a page: the first page is e2, and the mutant saves it as
   // its bookmark before reading e1 below it.
   'checkpoints-mid-newest-first-read': plan([ev(1), ev(2)], [], { source: { ...onePerPage(), order: 'newest-first' } }),
+  // A scroll of one event a page: its second request (the scroll's token) is served e2 but
+  // times out, and the retry gets what follows e2: nothing, the end.
+  'retries-served-scroll-request': plan([ev(1), ev(2)], [{ call: 'fetch', nth: 1, kind: 'timeout' }], { source: { ...onePerPage(), resumes: ['key-gte'], tokens: 'scroll' } }),
+  // An iterator chain of one event a page: the batch for e1's token comes back empty, and
+  // that token, sent again, serves it again; the drain starts from the anchor, that token.
+  'retries-empty-iterator-batch': plan([ev(1), ev(2)], [{ call: 'fetch', nth: 1, kind: 'empty' }], { source: { ...onePerPage(), tokens: 'iterator' } }),
 };

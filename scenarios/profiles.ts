@@ -1,4 +1,5 @@
 import type { Contract, DeliveryOrder, ResumeStyle } from '../model/history.js';
+import { TOKEN_KINDS, type TokenKind } from '../model/tokens.js';
 import type { PlanOptions } from './arbitraries.js';
 import { isPageQuirk, NEWEST_FIRST_QUIRKS, PAGE_QUIRKS, type PageQuirk, type Plan } from './plan.js';
 
@@ -50,6 +51,15 @@ export interface SourceProfile {
    * the same read downwards: `empty`, `short`, `stale`.
    */
   readonly order?: DeliveryOrder;
+  /**
+   * What a page token is (model/tokens.ts): `continuation` (the default), sent again it
+   * serves the same page again; `scroll`, a stateful scroll or cursor the server moves on
+   * whenever it serves a page, so a request whose answer was lost cannot be retried, only
+   * restarted from the consumer's own watermark; `iterator`, an iterator chain (shard
+   * iterators) where a token whose batch came back empty serves that empty batch again
+   * every time, and only the batch's own `next` moves on. Ascending APIs only.
+   */
+  readonly tokens?: TokenKind;
 }
 
 /**
@@ -91,6 +101,20 @@ export const PROFILES = {
    * down to its bookmark. Records are only ever added, new ones at the top.
    */
   restNewestFirst: { order: 'newest-first', resumes: [], keyArity: 1, mutable: false, contracts: ['insertion-stable', 'snapshot'], quirks: ['short', 'empty', 'stale'] },
+  /**
+   * A scroll API (an Elasticsearch scroll, a server-side cursor): a search opens a scroll,
+   * and every request with its id gets the next page, the server moving the scroll on as it
+   * serves. A sync restarts with a new search from its watermark (`ts >= watermark`); a
+   * scroll that is not used in time expires. Documents are updated.
+   */
+  scrollApi: { tokens: 'scroll', resumes: ['key-gte'], keyArity: 1, mutable: true, quirks: ['short', 'stale'] },
+  /**
+   * A shard of a stream read through an iterator chain (Kinesis, DynamoDB Streams): each
+   * batch carries the iterator for the next one, an empty batch included, and only that one
+   * moves on; a restart gets a new iterator after its checkpoint's sequence number. Records
+   * are appended; iterators expire.
+   */
+  shardIterator: { tokens: 'iterator', resumes: ['after'], keyArity: 1, mutable: false, contracts: ['insertion-stable'], quirks: ['empty', 'short', 'stale'] },
 } as const satisfies Record<string, SourceProfile>;
 
 /** What a consumer claims that decides its worlds: its contracts and its profile. */
@@ -125,7 +149,10 @@ export function planFor(claims: WorldClaims, plan: Plan): Plan {
   // scenario's adversity, on the API the consumer reads.
   if (claims.profile?.order === 'newest-first') return { ...plan, source: { ...plan.source, order: 'newest-first', resumes: [] } };
   const missing = (claims.profile?.resumes ?? []).filter((r) => !plan.source.resumes.includes(r));
-  return missing.length === 0 ? plan : { ...plan, source: { ...plan.source, resumes: [...plan.source.resumes, ...missing] } };
+  const offered = missing.length === 0 ? plan : { ...plan, source: { ...plan.source, resumes: [...plan.source.resumes, ...missing] } };
+  // Its tokens are what the consumer's API's tokens are: the same adversity, met with them.
+  const tokens = claims.profile?.tokens;
+  return tokens === undefined || tokens === 'continuation' ? offered : { ...offered, source: { ...offered.source, tokens } };
 }
 
 /** Why a named scenario's world is not one the consumer is written for, or null if it is (see planFor). */
@@ -168,7 +195,7 @@ export function quirkAllowed(profile: SourceProfile | undefined, kind: string): 
   return quirks === undefined || !isPageQuirk(kind as PageQuirk) || quirks.includes(kind as PageQuirk);
 }
 
-const PROFILE_KEYS = ['resumes', 'keyArity', 'mutable', 'refusals', 'contracts', 'quirks', 'order'];
+const PROFILE_KEYS = ['resumes', 'keyArity', 'mutable', 'refusals', 'contracts', 'quirks', 'order', 'tokens'];
 const RESUME_STYLES = ['token', 'after', 'key-gt', 'key-gte', 'offset'];
 const CONTRACT_KINDS = ['snapshot', 'insertion-stable', 'replay-window', 'none'];
 
@@ -196,5 +223,7 @@ export function profileProblem(value: unknown): string | null {
     const other = Array.isArray(p.quirks) ? p.quirks.find((q) => !NEWEST_FIRST_QUIRKS.includes(q as PageQuirk)) : undefined;
     if (other !== undefined) return `quirks cannot hold ${String(other)} with order 'newest-first': such an API shows only ${NEWEST_FIRST_QUIRKS.join(', ')}`;
   }
+  if (p.tokens !== undefined && !(TOKEN_KINDS as readonly unknown[]).includes(p.tokens)) return `tokens must be one of ${TOKEN_KINDS.map((k) => `'${k}'`).join(', ')}`;
+  if (p.order === 'newest-first' && p.tokens !== undefined && p.tokens !== 'continuation') return "tokens must be 'continuation' with order 'newest-first'";
   return null;
 }

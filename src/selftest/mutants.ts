@@ -3,7 +3,7 @@ import { positionOf, refOf, type SourceEvent } from '../../model/event.js';
 import type { Delivery, DurableState, Page, Resume } from '../../model/history.js';
 import { compareKeys, comparePositions, type Position } from '../../model/order.js';
 import type { RuleId } from '../../model/rules.js';
-import type { SourceProfile } from '../../scenarios/profiles.js';
+import { PROFILES, type SourceProfile } from '../../scenarios/profiles.js';
 import type { Consumer, WorkerWorld } from '../adapter/consumer.js';
 import { Incarnation, isWorldError } from './reference.js';
 
@@ -391,6 +391,41 @@ class CheckpointsMidNewestFirstRead extends Incarnation {
   }
 }
 
+/**
+ * Wraps each page request in a retry on timeout, as HTTP clients do: right for a plain
+ * continuation, whose token serves the same page again, but a scroll's server moved the
+ * scroll on when it served the page whose answer was lost, so the retry gets the page after
+ * it and the lost page is never read.
+ */
+class RetriesServedScrollRequest extends Incarnation {
+  protected override async fetch(resume: Resume): Promise<Page> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await super.fetch(resume);
+      } catch (error) {
+        if (!(isWorldError(error) && error.code === 'timeout') || attempt === 3) throw error;
+      }
+    }
+  }
+}
+
+/**
+ * Takes an empty batch for a hiccup and sends the same request again rather than following
+ * the batch's own token: harmless where a token serves the same page again, but on an
+ * iterator chain the token of an empty batch serves that empty batch forever.
+ */
+class RetriesEmptyIteratorBatch extends Incarnation {
+  private asked: Resume | null = null;
+  protected override fetch(resume: Resume): Promise<Page> {
+    this.asked = resume;
+    return super.fetch(resume);
+  }
+  protected override continueAfter(page: Page): Resume {
+    if (page.events.length === 0 && this.asked !== null) return this.asked;
+    return super.continueAfter(page);
+  }
+}
+
 const EXACTLY_ONCE: Options = { delivery: 'exactly-once' };
 
 export const MUTANTS: readonly Mutant[] = [
@@ -420,6 +455,8 @@ export const MUTANTS: readonly Mutant[] = [
   mutant('cursor-value-exclusive', { rule: 'R1', expect: ['omission', 'premature-watermark'], minimal: { events: 1, faults: 1 }, life: CursorValueExclusive, description: 'bookmarks the cursor value and resumes strictly after it (key > bookmark), so a new row at the newest key is skipped' }),
   mutant('one-retry-per-event', { rule: 'R7', expect: ['premature-watermark', 'omission'], minimal: { events: 1, faults: 2 }, life: OneRetryPerEvent, description: 'retries a failed delivery once and dead-letters the event when the retry fails too, as if it were poison' }),
   mutant('work-survives-lease-retake', { rule: 'R3', expect: 'watermark-regression', minimal: { events: 2, faults: 0 }, life: WorkSurvivesLeaseRetake, description: 'renews the lease just before a commit and fences with what comes back, so work begun under a lost lease is committed after taking it back' }),
+  mutant('retries-served-scroll-request', { rule: 'R8', expect: ['omission', 'premature-watermark'], minimal: { events: 2, faults: 1 }, life: RetriesServedScrollRequest, profile: PROFILES.scrollApi, description: 'retries a scroll request that timed out after it was served, and reads on from the page after the lost one' }),
+  mutant('retries-empty-iterator-batch', { rule: 'R9', expect: 'liveness', minimal: { events: 2, faults: 1 }, life: RetriesEmptyIteratorBatch, profile: { ...PROFILES.shardIterator, resumes: [] }, description: "sends an iterator request again after an empty batch instead of following the batch's own token, and gets the same empty batch forever" }),
   mutant('checkpoints-mid-newest-first-read', { rule: 'R6', expect: ['premature-watermark', 'omission'], minimal: { events: 2, faults: 0 }, life: CheckpointsMidNewestFirstRead, profile: { order: 'newest-first' }, description: 'reads a newest-first API down to its bookmark but saves the newest position read after every page, past the older events not read yet' }),
 ];
 

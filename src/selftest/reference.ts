@@ -1,6 +1,8 @@
 import { positionOf, refOf, type SourceEvent } from '../../model/event.js';
 import type { Delivery, DurableState, Page, Resume, StoreOp } from '../../model/history.js';
 import { comparePositions, isPosition, type Position } from '../../model/order.js';
+import type { TokenKind } from '../../model/tokens.js';
+import type { SourceProfile } from '../../scenarios/profiles.js';
 import type { Consumer, WorkerWorld } from '../adapter/consumer.js';
 
 /**
@@ -36,6 +38,12 @@ export interface ReferenceOptions {
    * the stream. A crash in between replays up to N records, which completion records absorb.
    */
   readonly checkpointEvery?: number;
+  /**
+   * The source API the consumer declares it is written for, e.g. `PROFILES.scrollApi`: its
+   * worlds are all of that shape. Every variant reads any source it meets correctly, whatever
+   * its tokens are (see `tokenKind`).
+   */
+  readonly profile?: SourceProfile;
   readonly name?: string;
 }
 
@@ -48,7 +56,10 @@ export function referenceConsumer(options: ReferenceOptions = {}): Consumer {
     name:
       options.name ??
       `reference(${mode}${concurrency > 1 ? `, ${concurrency} in flight` : ''}${bookmark === 'cursor' ? ', cursor bookmark' : ''}${newestFirst ? ', newest first' : ''}${options.checkpointEvery === undefined ? '' : `, a checkpoint every ${options.checkpointEvery} records`})`,
-    capabilities: { delivery: mode === 'exactly-once' ? 'exactly-once' : 'at-least-once', ...(newestFirst ? { profile: { order: 'newest-first' } } : {}) },
+    capabilities: {
+      delivery: mode === 'exactly-once' ? 'exactly-once' : 'at-least-once',
+      ...(newestFirst || options.profile !== undefined ? { profile: { ...options.profile, ...(newestFirst ? { order: 'newest-first' as const } : {}) } } : {}),
+    },
     run: (world) => {
       const o = { delivery: mode, concurrency, ...(options.checkpointEvery === undefined ? {} : { checkpointEvery: options.checkpointEvery }) };
       return (bookmark === 'cursor' ? new CursorIncarnation(world, o) : new Incarnation(world, o)).run();
@@ -71,6 +82,8 @@ export class Incarnation {
   protected head: number | null = null;
   /** Tokens the source said were stale: an anchor holding one cannot replay (step 9). */
   private readonly staleTokens = new Set<string>();
+  /** The anchor token this pass replays from, if it does. */
+  private replaying: string | null = null;
   /**
    * Where each token the source handed out continues: after the largest position of the page
    * that carried it (null: from the very start). An overlapping or repeated page starts
@@ -85,6 +98,18 @@ export class Incarnation {
   private readonly checkpointEvery: number | undefined;
   /** Events handled since this incarnation's last checkpoint. */
   private sinceCheckpoint = 0;
+
+  /**
+   * What the source's page tokens are. A plain continuation can be sent again and serves the
+   * same page. A scroll cannot: the server moved it on when it served the page, so after
+   * a request whose answer was lost (a timeout, a crash after it) the page is gone from the
+   * scroll, and the only way back to it is a new read from the watermark; no scroll token is
+   * ever kept as an anchor. On an iterator chain the token is the way on, an empty batch's
+   * too: sent again, the token of an empty batch serves it again.
+   */
+  protected get tokenKind(): TokenKind {
+    return this.world.source.tokens ?? 'continuation';
+  }
 
   /** What progress is stored under: the binding's fingerprint, so bindings never share it (step 2). */
   protected get label(): string {
@@ -233,7 +258,12 @@ export class Incarnation {
       }
       return page;
     } catch (error) {
-      if (isWorldError(error) && error.code === 'stale-token' && resume.kind === 'token') this.staleTokens.add(resume.token);
+      if (isWorldError(error) && error.code === 'stale-token' && resume.kind === 'token') {
+        this.staleTokens.add(resume.token);
+        // An iterator chain is the same chain every time it is followed from the anchor: an
+        // empty batch there serves the same expired token again, so the anchor cannot replay either.
+        if (this.tokenKind === 'iterator' && this.replaying !== null) this.staleTokens.add(this.replaying);
+      }
       throw error;
     }
   }
@@ -243,18 +273,22 @@ export class Incarnation {
     const mine = state.watermark?.binding === this.label ? state.watermark.value : null;
     this.stored = mine;
     this.watermark = isPosition(mine) ? mine : null;
+    this.replaying = null;
     if (this.watermark === null) return { kind: 'start' };
     if (this.world.source.resumes.includes('after')) return { kind: 'after', position: this.watermark };
     if (this.world.source.resumes.includes('key-gte')) return { kind: 'key-gte', key: this.watermark.key };
     // Only opaque tokens: replay from the anchor if it is tied to this very watermark and
-    // still accepted (step 8); otherwise from the start, deduplicating up to the watermark.
+    // still accepted (step 8), and not a scroll's (it continues wherever the scroll got to);
+    // otherwise from the start, deduplicating up to the watermark.
     const anchor = state.anchor;
     if (
+      this.tokenKind !== 'scroll' &&
       anchor?.binding === this.label &&
       anchor.token !== null &&
       !this.staleTokens.has(anchor.token) &&
       samePosition(anchor.watermark, this.watermark)
     ) {
+      this.replaying = anchor.token;
       return { kind: 'token', token: anchor.token };
     }
     return { kind: 'start' };
@@ -262,7 +296,8 @@ export class Incarnation {
 
   protected continueAfter(page: Page): Resume {
     const last = page.events.at(-1);
-    if (this.world.source.resumes.includes('after') && last) return { kind: 'after', position: positionOf(last) };
+    // A scroll or an iterator chain is read by its tokens; `after` would open a new read each page.
+    if (this.tokenKind === 'continuation' && this.world.source.resumes.includes('after') && last) return { kind: 'after', position: positionOf(last) };
     return { kind: 'token', token: page.next as string };
   }
 
@@ -405,7 +440,7 @@ export class Incarnation {
     const value = { key: [...to.key], id: to.id };
     const ops: StoreOp[] = [
       { op: 'watermark', binding: this.label, value, expect: this.stored },
-      { op: 'anchor', binding: this.label, token, watermark: value },
+      { op: 'anchor', binding: this.label, token: this.tokenKind === 'scroll' ? null : token, watermark: value },
     ];
     await this.world.commit(ops, { fence: this.generation });
     this.stored = value;

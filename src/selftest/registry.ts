@@ -1,3 +1,4 @@
+import { PROFILES } from '../../scenarios/profiles.js';
 import type { Consumer } from '../adapter/consumer.js';
 import { MUTANTS } from './mutants.js';
 import { referenceConsumer } from './reference.js';
@@ -13,6 +14,8 @@ export const BUILT_IN: ReadonlyMap<string, () => Consumer> = new Map<string, () 
   ['reference-outbox', () => referenceConsumer({ name: 'reference-outbox', delivery: 'outbox' })],
   ['reference-cursor', () => referenceConsumer({ name: 'reference-cursor', bookmark: 'cursor' })],
   ['reference-newest-first', () => referenceConsumer({ name: 'reference-newest-first', order: 'newest-first' })],
+  ['reference-scroll', () => referenceConsumer({ name: 'reference-scroll', profile: PROFILES.scrollApi })],
+  ['reference-iterator', () => referenceConsumer({ name: 'reference-iterator', profile: PROFILES.shardIterator })],
   ...MUTANTS.map((m) => [m.name, () => m.consumer] as const),
 ]);
 
