@@ -24,7 +24,7 @@ import { procCpuMs, spread, type Spread } from './measure.js';
  * Usage: npm run bench -- [--only ROW,...] [--quick] [--json FILE] [--seed N] [--strict]
  */
 
-const ROWS = ['reference', 'shrinking', 'large', 'checker', 'bridge', 'pending'] as const;
+const ROWS = ['reference', 'shrinking', 'large', 'checker', 'bridge', 'forks', 'pending', 'examples'] as const;
 type RowName = (typeof ROWS)[number];
 
 const USAGE = `usage: npm run bench -- [options]
@@ -477,6 +477,60 @@ const bridge: Row = {
   },
 };
 
+const forks: Row = {
+  title: 'real kills for examples/python/ledger_consumer.py, with and without its fork server, against the same ledger in process, same seed',
+  jobs: (o) => [{ key: 'forks', job: 'forks', args: { worlds: o.quick ? 8 : 30, rounds: o.quick ? 1 : 3, seed: o.seed }, limitS: 600 }],
+  report(results) {
+    const r = results.get('forks');
+    const rounds = r?.rounds ?? [];
+    const lines: string[] = [];
+    const first = rounds[0];
+    if (first) {
+      lines.push(
+        `  ${first.forked.worlds} worlds a round, ${rounds.length} round(s), interleaved: A real kills, each incarnation forked from the fork server; B real kills, each a process started for it; C the Node ledger in process (the same design, call for call); all recorded ${int(first.forked.steps)} steps`,
+      );
+    }
+    const perWorld = (x: { wallMs: number; worlds: number }): number => x.wallMs / x.worlds;
+    const ratio = of(rounds, (x) => perWorld(x.forked) / perWorld(x.inProcess));
+    // As for the bridge row, a killed consumer's CPU never reaches the harness's account, so
+    // only wall time compares the three; the harness's own CPU is shown beside it.
+    lines.push(
+      `  ${''.padEnd(50)} min / median / max over rounds`,
+      line('fork server: wall per world', of(rounds, (x) => perWorld(x.forked)), 'ms'),
+      line('fork server: harness CPU per world', of(rounds, (x) => x.forked.cpuMs / x.forked.worlds), 'ms'),
+      line('no fork server: wall per world', of(rounds, (x) => perWorld(x.started)), 'ms'),
+      line('no fork server: harness CPU per world', of(rounds, (x) => x.started.cpuMs / x.started.worlds), 'ms'),
+      line('in process: wall per world', of(rounds, (x) => perWorld(x.inProcess)), 'ms'),
+      line('ratio fork server / in process, wall per world', ratio, 'x'),
+      line('ratio no fork server / in process, wall per world', of(rounds, (x) => perWorld(x.started) / perWorld(x.inProcess)), 'x'),
+      line('ratio no fork server / fork server, wall per world', of(rounds, (x) => perWorld(x.started) / perWorld(x.forked)), 'x'),
+      `  memory (harness): ${memory(r, 'n/a')}`,
+    );
+    const problem = unfinished(r, 'this row');
+    if (problem) lines.push(`  ${problem}`);
+    const targets = [judge('forks', 'Python example, real kills with its fork server, per world against in process, wall (median of rounds)', '<= 5x', ratio?.median ?? null, 5, (n) => `${num(n)}x`, problem ?? 'not measured')];
+    return { lines, targets, summary: { ratio, withoutForkServer: of(rounds, (x) => perWorld(x.started) / perWorld(x.inProcess)) } };
+  },
+};
+
+const EXAMPLE_WORLDS = 200;
+
+const examples: Row = {
+  title: `the time to a verdict of tidemark check --runs ${EXAMPLE_WORLDS} for each example, as a user runs it (the scenarios, the worlds, shrinking and final replays), one after the other`,
+  jobs: (o) => [{ key: 'examples', job: 'examples', args: { worlds: o.quick ? 50 : EXAMPLE_WORLDS, seed: o.seed }, limitS: 3600 }],
+  report(results, o) {
+    const r = results.get('examples');
+    const rounds = r?.rounds ?? [];
+    const worlds = rounds[0]?.worlds ?? (o.quick ? 50 : EXAMPLE_WORLDS);
+    // A markdown table, for docs/protocol.md (Making it fast) as it is printed.
+    const lines = [`  ${worlds} generated worlds, seed ${o.seed}; wall time from the command's start to its exit`, '', '  | example | processes | verdict | time to a verdict |', '  |---|---|---|---|'];
+    for (const x of rounds) lines.push(`  | \`${x.example}\` | ${x.how} | ${x.verdict} | ${num(x.wallMs / 1000)} s |`);
+    const problem = unfinished(r, 'this row');
+    if (problem) lines.push(`  ${problem}`);
+    return { lines, targets: [], summary: { runs: rounds } };
+  },
+};
+
 const PENDING = 100_000;
 
 const pending: Row = {
@@ -503,7 +557,7 @@ const pending: Row = {
   },
 };
 
-const ROW: Record<RowName, Row> = { reference, shrinking, large, checker, bridge, pending };
+const ROW: Record<RowName, Row> = { reference, shrinking, large, checker, bridge, forks, pending, examples };
 
 // ---------------------------------------------------------------------------------------
 

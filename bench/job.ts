@@ -7,6 +7,7 @@ import { referenceConsumer } from '../src/selftest/reference.js';
 import type { AnyConsumer } from '../src/adapter/consumer.js';
 import { execute } from '../src/run/execute.js';
 import { processConsumer } from '../src/adapter/process/bridge.js';
+import { examples, forks, type ExamplesArgs, type ForksArgs } from './forks.js';
 import { countCalls, syntheticHistory, withoutOneEffect } from './histories.js';
 import { openPipe } from './pipe-floor.js';
 import { liveHeapMiB, peakRssMiB, startClock, timed, type Cost } from './measure.js';
@@ -21,7 +22,7 @@ import { largePlan, manyPendingConsumer, NODE_EXAMPLE, nodeExampleInProcess, pen
  * a round that never ended has no number. Its own process gives each job its own peak
  * resident set, and a clean heap and JIT state.
  */
-export type JobName = 'reference' | 'shrinking' | 'large' | 'checker' | 'bridge' | 'pending';
+export type JobName = 'reference' | 'shrinking' | 'large' | 'checker' | 'bridge' | 'pending' | 'forks' | 'examples';
 
 export type Message =
   | { readonly type: 'round'; readonly round: number; readonly [k: string]: unknown }
@@ -308,7 +309,16 @@ async function pending(args: PendingArgs): Promise<void> {
   say({ type: 'done', peakRssMiB: peakRssMiB(), heapLiveMiB: probe.heapWithAllPendingMiB });
 }
 
-const JOBS: Record<JobName, (args: never) => Promise<void>> = { reference, shrinking, large, checker, bridge, pending };
+const JOBS: Record<JobName, (args: never) => Promise<void>> = {
+  reference,
+  shrinking,
+  large,
+  checker,
+  bridge,
+  pending,
+  forks: (args: ForksArgs) => forks(args, say, peakRssMiB),
+  examples: (args: ExamplesArgs) => examples(args, say, peakRssMiB),
+};
 
 const [name, json] = process.argv.slice(2);
 const job = JOBS[name as JobName];
