@@ -1,16 +1,20 @@
 import { canonicalJson, fingerprint, isEligible, type Binding } from './binding.js';
-import { formatRef, positionOf, refKey, type EventRef, type SourceEvent } from './event.js';
+import { formatRef, positionOf, type EventRef, type SourceEvent } from './event.js';
 import { FaultAddresses } from './addresses.js';
 import { PAGE_QUIRKS, type Actor, type CallStep, type DurableState, type FaultLabel, type HistoryHeader, type Outcome, type Page, type PageQuirk, type Resume, type Step, type StoreOp } from './history.js';
 import { covers, type Cut } from './cut.js';
+import { LeaseReplica } from './lease-replica.js';
+import { sameJson, StoreReplica, type StoredWatermark } from './store-replica.js';
+import { TokenReplay } from './tokens.js';
 import { compareKeys, comparePositions, formatPosition, isPosition, type Position } from './order.js';
 
 /**
  * Ground truth, rebuilt from the history's header and its recorded steps alone. The world
  * writes what happened; this replays what *must* have happened: the source (every event's
  * current version, the eligible stream in the stable order, the head), the store (every
- * commit's guards decided again: fence, compare-and-set, unless-completed, poison), the
- * lease (holder, generation, expiry), and which event versions have a durable outcome.
+ * commit's guards decided again: fence, compare-and-set, unless-completed, poison; a replica
+ * of its own, model/store-replica.ts), the lease (holder, generation, expiry;
+ * model/lease-replica.ts), and which event versions have a durable outcome.
  *
  * The header carries the plan (model/plan.ts): every call is replayed against it, so that
  * which fault or page quirk fired there, how the call ended, whether it took effect and what
@@ -27,7 +31,9 @@ import { compareKeys, comparePositions, formatPosition, isPosition, type Positio
  * (src/world/order.ts), held to this model's by property tests (test/world/order.test.ts);
  * the reference consumer and adapters use model/order.ts, which the package exports, and it
  * is tested directly (test/model/order.test.ts). The replay here shares no code with the
- * world's source, store or lease.
+ * world's source, store or lease: the store and the lease are replicas written from their
+ * rules, held to the world's by differential properties (test/model/store-replica.test.ts,
+ * test/model/lease-replica.test.ts).
  *
  * Cost: linear in the steps. The eligible stream is kept sorted, and a mutation moves one
  * event by binary search; the gap-free frontiers (first without an outcome, first not
@@ -77,8 +83,6 @@ interface Version {
   parked: boolean;
   /** A durable outcome: an effect, an outbox handoff, or a poison version parked. */
   outcome: boolean;
-  /** The store's completion record. */
-  completed: boolean;
   /** The bindings (fingerprints) it was served under: one almost always, a set only when several. */
   servedUnder: string | Set<string> | undefined;
   /** The payloads served for it: one almost always, a set only when they differ. */
@@ -102,7 +106,7 @@ interface Entry extends Version {
 
 /** What nothing has happened to yet. */
 function blank(): Version {
-  return { delivered: 0, parked: false, outcome: false, completed: false, servedUnder: undefined, payloads: undefined, handoff: undefined };
+  return { delivered: 0, parked: false, outcome: false, servedUnder: undefined, payloads: undefined, handoff: undefined };
 }
 
 const PAGE_QUIRK: ReadonlySet<string> = new Set(PAGE_QUIRKS);
@@ -194,19 +198,15 @@ export class Truth {
   /** The largest position ever held: insertion-stable sources never put anything behind it. */
   private newest: Position | null = null;
 
-  /** The harness store, replayed. `writer` is the fingerprint of the binding the writing worker read under. */
-  slot: { readonly binding: string; readonly value: unknown; readonly writer: string } | null = null;
-  private anchor: DurableState['anchor'] = null;
-  private readonly outbox = new Map<string, { readonly event: EventRef; readonly payload: string }>();
-
-  private holder: string | null = null;
-  private expiresAt = 0;
-  /** The newest lease generation granted. */
-  generation = 0;
+  /** The harness store, replayed from its rule (model/store-replica.ts). */
+  private readonly store = new StoreReplica();
+  /** The lease, replayed from its rule (model/lease-replica.ts). */
+  private readonly leaseReplica: LeaseReplica;
+  /** The generation each incarnation heard granted. */
   private readonly generations = new Map<string, number>();
 
-  /** What each page token means: resume after this position (null: from the start), under this binding. */
-  private readonly tokens = new Map<string, { readonly after: Position | null; readonly bound: string }>();
+  /** What each page token means: resume after this position (null: from the start), under this binding, by the rule of its kind. */
+  private readonly tokens: TokenReplay;
   private readonly lastPage = new Map<string, Page>();
   /** How many changes the source had taken when each binding's last page was served: a repeat never crosses a change. */
   private readonly lastPageChanges = new Map<string, number>();
@@ -217,7 +217,6 @@ export class Truth {
 
   readonly problems: WorldProblem[] = [];
   private readonly poison: ReadonlySet<string>;
-  private readonly leaseTtl: number;
   private readonly pageSize: number;
   private readonly resumes: ReadonlySet<string>;
   /** Where the plan put its faults and page quirks. */
@@ -229,9 +228,10 @@ export class Truth {
     this.binding = header.binding;
     this.bound = fingerprint(header.binding);
     this.poison = new Set(header.poison);
-    this.leaseTtl = header.leaseTtl;
+    this.leaseReplica = new LeaseReplica(header.leaseTtl);
     this.pageSize = header.pageSize;
     this.newestFirst = header.order === 'newest-first';
+    this.tokens = new TokenReplay(header.tokens);
     for (const e of header.initial) {
       // One version per id: a second initial event with the id would silently replace the first.
       if (this.entries.get(e.id)?.current !== undefined) this.problem(0, `the source's initial events hold ${e.id} twice`);
@@ -306,10 +306,20 @@ export class Truth {
     if (entry === undefined) {
       // Written out, not spread from blank(): a spread made entries of another shape than
       // versions, and the checker ran over twice as slow.
-      entry = { delivered: 0, parked: false, outcome: false, completed: false, servedUnder: undefined, payloads: undefined, handoff: undefined, current: undefined, later: null };
+      entry = { delivered: 0, parked: false, outcome: false, servedUnder: undefined, payloads: undefined, handoff: undefined, current: undefined, later: null };
       this.entries.set(id, entry);
     }
     return entry;
+  }
+
+  /** The store's watermark as replayed; `writer` is the fingerprint of the binding the writing worker read under. */
+  get slot(): StoredWatermark | null {
+    return this.store.watermark;
+  }
+
+  /** The newest lease generation granted. */
+  get generation(): number {
+    return this.leaseReplica.generation;
   }
 
   generationOf(actor: Actor): number {
@@ -440,28 +450,29 @@ export class Truth {
       case 'fetch':
         return this.fetch(step, planned, after, fault !== undefined && PAGE_QUIRK.has(fault) ? (fault as PageQuirk) : undefined);
       case 'load': {
-        const state: DurableState = { watermark: this.slot && { binding: this.slot.binding, value: this.slot.value }, anchor: this.anchor, outbox: [...this.outbox.values()] };
+        const state: DurableState = this.store.state();
         done(null);
         if (step.result?.kind !== 'state') this.problem(step.seq, `load at step ${step.seq} took effect but recorded no state`);
         else if (!sameJson(step.result.state, state)) {
           this.problem(step.seq, `load at step ${step.seq} returned ${canonicalJson(step.result.state).slice(0, 160)}, but the store holds ${canonicalJson(state).slice(0, 160)}`);
         }
-        const slot = this.slot;
+        const slot = this.store.watermark;
         return { ...NONE, applied: true, foreign: slot !== null && slot.writer !== this.bound && slot.value !== null ? { value: slot.value } : null };
       }
       case 'completed': {
         done(null);
         const said = step.result?.kind === 'flags' ? step.result.flags : null;
         if (said === null) this.problem(step.seq, `completed at step ${step.seq} took effect but recorded no answer`);
-        else if (said.length !== call.events.length || call.events.some((e, i) => said[i] !== (this.known(e)?.completed === true))) {
-          const flags = call.events.map((e) => this.known(e)?.completed === true);
+        else if (said.length !== call.events.length || call.events.some((e, i) => said[i] !== this.store.isCompleted(e))) {
+          const flags = call.events.map((e) => this.store.isCompleted(e));
           this.problem(step.seq, `completed at step ${step.seq} answered ${JSON.stringify(said)}, but the store's completion records say ${JSON.stringify(flags)}`);
         }
         return APPLIED;
       }
       case 'commit': {
-        const refusal = this.guards(call.ops, call.fence);
-        done(refusal);
+        // The store decides its guards (model/store-replica.ts); the history records only the code.
+        const refusal = this.store.refusal(call.ops, call.fence, this.leaseReplica.generation, this.poison);
+        done(refusal === null ? null : refusal === 'rejected' ? 'rejected' : 'conflict');
         return refusal === null ? this.commit(call.ops) : NONE;
       }
       case 'emit': {
@@ -566,8 +577,11 @@ export class Truth {
     if (page.next !== null && serving.mint !== null) {
       if (this.newestFirst) {
         if (!this.below.has(page.next)) this.below.set(page.next, { before: serving.mint.at, bound: this.bound });
-      } else if (!this.tokens.has(page.next)) this.tokens.set(page.next, { after: serving.mint.at, bound: this.bound });
+      }
     }
+    // What the token means, and what a re-sent one must serve, by its kind (model/tokens.ts).
+    const wrong = this.newestFirst ? null : this.tokens.served({ resume, bound: this.bound, page, mint: serving.mint, fired: serving.fired });
+    if (wrong !== null) this.problem(step.seq, `${what} ${wrong}`);
     if (!this.newestFirst && serving.fired !== 'empty') {
       // A repeat serves the previous page that carried events, and only one served since the
       // source last changed.
@@ -592,6 +606,7 @@ export class Truth {
     if (resume.kind !== 'start' && resume.kind !== 'token' && !this.resumes.has(resume.kind)) return { refused: 'bad-request' };
     const start = this.startOf(resume);
     if (typeof start === 'string') return { refused: start };
+    if (this.tokens.stuck(resume)) return { events: [], ends: false, fired: undefined, mint: null, left: 'on an iterator token whose batch came back empty' };
     const stream = this.eligibleStream;
     const total = stream.length;
     if (quirk === 'repeat') {
@@ -683,28 +698,9 @@ export class Truth {
     }
   }
 
-  /**
-   * The store's guards, decided before anything is written (design.md: "A commit applies whole
-   * or not at all"): an effect or handoff for a poison event is refused; a fence that is not the
-   * newest lease generation, an `unless-completed` for an event with a completion record, or a
-   * compare-and-set whose `expect` is not the watermark stored under its binding is a conflict.
-   * Null when every guard holds.
-   */
-  private guards(ops: readonly StoreOp[], fence: number | null): 'rejected' | 'conflict' | null {
-    if (ops.some((op) => (op.op === 'effect' || op.op === 'outbox') && this.poison.has(op.event.id))) return 'rejected';
-    const conflict =
-      (fence !== null && fence !== this.generation) ||
-      ops.some((op) => op.op === 'unless-completed' && this.known(op.event)?.completed === true) ||
-      ops.some((op) => {
-        if (op.op !== 'watermark' || !('expect' in op)) return false;
-        const current = this.slot?.binding === op.binding ? this.slot.value : null;
-        return !sameJson(current ?? null, op.expect ?? null);
-      });
-    return conflict ? 'conflict' : null;
-  }
-
-  /** A commit whose guards held, applied whole. */
+  /** A commit whose guards held: the store applies it whole, and what it means for outcomes is read here. */
   private commit(ops: readonly StoreOp[]): Facts {
+    this.store.apply(ops, this.bound);
     // A transaction applies all at once: its outcomes count before its watermark. Most
     // commits (a completion record alone) produce no facts: they share APPLIED, and the
     // lists are made only when something goes in.
@@ -717,20 +713,13 @@ export class Truth {
           (effects ??= []).push(this.effect(op.event, op.payload, this.bound));
           (outcomes ??= []).push(op.event);
           break;
-        case 'complete':
-          this.version(op.event).completed = true;
-          break;
         case 'outbox': {
-          this.outbox.set(refKey(op.event), { event: op.event, payload: op.payload });
           const v = this.version(op.event);
           v.outcome = true;
           v.handoff = this.bound;
           (outcomes ??= []).push(op.event);
           break;
         }
-        case 'outbox-done':
-          this.outbox.delete(refKey(op.event));
-          break;
         case 'dead-letter':
           // Parking is an outcome only for what truly cannot be handled.
           if (this.poison.has(op.event.id)) {
@@ -741,13 +730,10 @@ export class Truth {
           }
           break;
         case 'watermark':
-          this.slot = { binding: op.binding, value: op.value, writer: this.bound };
           (watermarks ??= []).push(op.value);
           break;
-        case 'anchor':
-          this.anchor = { binding: op.binding, token: op.token, watermark: op.watermark };
-          break;
-        case 'unless-completed':
+        default:
+          // A completion record, an anchor, a delivered outbox entry or a guard: the store's alone.
           break;
       }
     }
@@ -756,32 +742,22 @@ export class Truth {
   }
 
   /**
-   * A lease request (design.md: "A lease expires after a number of world calls without
-   * renewal; renewing keeps the generation, taking it over starts a new one"): refused while
-   * another worker holds it unexpired; granted otherwise, with the generation that follows.
+   * A lease request, decided by the lease (model/lease-replica.ts) at the call's own step:
+   * time is the world's step count. The generation granted must be the one recorded, and only
+   * a caller that heard the answer knows it.
    */
   private lease(step: CallStep, done: (code: string | null) => void): Facts {
-    const who = actorKey(step.actor);
-    // Time is the world's step count: the call's own sequence number.
-    if (this.holder !== null && this.holder !== who && this.expiresAt > step.seq) {
+    const granted = this.leaseReplica.request(actorKey(step.actor), step.seq);
+    if (granted === 'conflict') {
       done('conflict');
       return NONE;
     }
-    if (this.holder !== who) this.generation++;
-    this.holder = who;
-    this.expiresAt = step.seq + this.leaseTtl;
     done(null);
-    if (step.result?.kind !== 'generation' || step.result.generation !== this.generation) {
-      this.problem(step.seq, `lease at step ${step.seq} granted generation ${step.result?.kind === 'generation' ? step.result.generation : 'none'}, but the replay grants ${this.generation}`);
+    if (step.result?.kind !== 'generation' || step.result.generation !== granted) {
+      this.problem(step.seq, `lease at step ${step.seq} granted generation ${step.result?.kind === 'generation' ? step.result.generation : 'none'}, but the replay grants ${granted}`);
     }
-    this.grant(step, this.generation);
+    if (step.outcome.kind === 'ok') this.generations.set(actorKey(step.actor), granted);
     return APPLIED;
-  }
-
-  private grant(step: CallStep, generation: number): void {
-    this.generation = Math.max(this.generation, generation);
-    // Only a caller that heard the answer knows its generation.
-    if (step.outcome.kind === 'ok') this.generations.set(actorKey(step.actor), generation);
   }
 
   private effect(ref: EventRef, payload: string, bound: string): EffectFact {
@@ -822,11 +798,6 @@ function sameEvent(a: SourceEvent, b: SourceEvent): boolean {
   const ka = Object.keys(a.attrs);
   if (ka.length !== Object.keys(b.attrs).length) return false;
   return ka.every((k) => a.attrs[k] === b.attrs[k]);
-}
-
-/** Equal as JSON values, whatever the order of their keys; the common case, same order, costs one native stringify each. */
-function sameJson(a: unknown, b: unknown): boolean {
-  return a === b || JSON.stringify(a) === JSON.stringify(b) || canonicalJson(a) === canonicalJson(b);
 }
 
 /** A set of strings that is almost always one string: kept as that string until a second comes. */

@@ -1,0 +1,125 @@
+import { canonicalJson } from './binding.js';
+import { refKey, type EventRef } from './event.js';
+import type { DurableState, StoreOp } from './api.js';
+
+/**
+ * The harness's store, as ground truth replays it: written from the rule the documents
+ * state, not from the world's code, so that a misreading of the rule on either side shows as
+ * a disagreement (test/model/store-replica.test.ts holds the two together over generated
+ * transactions).
+ *
+ * The rule, docs/design.md ("The world"): "Store: durable state with transactions and
+ * guards: the watermark per binding (with an optional compare-and-set `expect`), completion
+ * records, the replay anchor, transactional effects, an outbox, dead letters, and the lease
+ * `fence`. A commit applies whole or not at all [...] Blind writes are possible too"; and
+ * "the store answers `null` for a binding label nobody wrote". Every effect for a poison
+ * event "is refused (`rejected`)". docs/adapters.md ("The store"): "Every guard is checked
+ * before anything is written"; "When one commit trips several guards, the cause is the first
+ * that refused: the fence is checked before any operation, then the operations in their
+ * order"; `fence: generation` applies "only if `generation` is still the newest lease
+ * generation granted".
+ *
+ * The store keeps one watermark: a write under a binding label replaces whatever was stored,
+ * under any label, and `load` shows the label with the value, which is how a consumer tells
+ * progress of another binding from its own.
+ */
+
+/** Why a commit was refused: `rejected` (a poison event's effect), or the guard that made it a `conflict`. */
+export type Refusal = 'rejected' | 'fence' | 'expect' | 'unless-completed';
+
+/** The stored watermark, with the fingerprint of the binding its writer read under (who wrote it, for the checkers). */
+export interface StoredWatermark {
+  readonly binding: string;
+  readonly value: unknown;
+  readonly writer: string;
+}
+
+type Entry = { readonly event: EventRef; readonly payload: string };
+
+export class StoreReplica {
+  private stored: StoredWatermark | null = null;
+  private anchor: DurableState['anchor'] = null;
+  /** Outbox entries not yet marked delivered, by event version, oldest first. */
+  private readonly outbox = new Map<string, Entry>();
+  /** Completion records: per event id, the versions recorded (one version almost always: kept as that number). */
+  private readonly completions = new Map<string, number | Set<number>>();
+
+  /** The stored watermark, or null while nothing was written. */
+  get watermark(): StoredWatermark | null {
+    return this.stored;
+  }
+
+  /** What `load` answers. */
+  state(): DurableState {
+    return { watermark: this.stored && { binding: this.stored.binding, value: this.stored.value }, anchor: this.anchor, outbox: [...this.outbox.values()] };
+  }
+
+  /** Whether the event version has a completion record: what `completed` answers for it. */
+  isCompleted(ref: EventRef): boolean {
+    const held = this.completions.get(ref.id);
+    return held === undefined ? false : typeof held === 'number' ? held === ref.version : held.has(ref.version);
+  }
+
+  /**
+   * Why the store refuses this transaction, or null when it applies: every guard read against
+   * the store as it is, before anything is written. `newest` is the newest lease generation
+   * granted; `poison` says which events the world refuses.
+   */
+  refusal(ops: readonly StoreOp[], fence: number | null, newest: number, poison: ReadonlySet<string>): Refusal | null {
+    for (const op of ops) if ((op.op === 'effect' || op.op === 'outbox') && poison.has(op.event.id)) return 'rejected';
+    if (fence !== null && fence !== newest) return 'fence';
+    for (const op of ops) {
+      if (op.op === 'unless-completed' && this.isCompleted(op.event)) return 'unless-completed';
+      if (op.op === 'watermark' && 'expect' in op && !sameJson(this.valueUnder(op.binding), op.expect ?? null)) return 'expect';
+    }
+    return null;
+  }
+
+  /** The watermark stored under this binding label: null for a label nobody wrote. */
+  private valueUnder(binding: string): unknown {
+    return this.stored !== null && this.stored.binding === binding ? (this.stored.value ?? null) : null;
+  }
+
+  /** Applies a transaction whose guards held, whole; `writer` is the fingerprint of the binding the writing worker read under. */
+  apply(ops: readonly StoreOp[], writer: string): void {
+    for (const op of ops) {
+      switch (op.op) {
+        case 'complete':
+          this.record(op.event);
+          break;
+        case 'watermark':
+          this.stored = { binding: op.binding, value: op.value, writer };
+          break;
+        case 'anchor':
+          this.anchor = { binding: op.binding, token: op.token, watermark: op.watermark };
+          break;
+        case 'outbox':
+          this.outbox.set(refKey(op.event), { event: op.event, payload: op.payload });
+          break;
+        case 'outbox-done':
+          this.outbox.delete(refKey(op.event));
+          break;
+        // An effect is durable by being in the applied transaction; a dead letter parks its
+        // event for a person; a guard writes nothing. What each means for outcomes is ground
+        // truth's accounting, not the store's.
+        case 'effect':
+        case 'dead-letter':
+        case 'unless-completed':
+          break;
+      }
+    }
+  }
+
+  private record(ref: EventRef): void {
+    const held = this.completions.get(ref.id);
+    if (held === undefined) this.completions.set(ref.id, ref.version);
+    else if (typeof held === 'number') {
+      if (held !== ref.version) this.completions.set(ref.id, new Set([held, ref.version]));
+    } else held.add(ref.version);
+  }
+}
+
+/** Equal as JSON values, whatever the order of their keys; the common case, same order, costs one native stringify each. */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b) || canonicalJson(a) === canonicalJson(b);
+}
