@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { growth } from './growth.js';
 import type { JobName } from './job.js';
 import { procCpuMs, spread, type Spread } from './measure.js';
 
@@ -24,7 +25,7 @@ import { procCpuMs, spread, type Spread } from './measure.js';
  * Usage: npm run bench -- [--only ROW,...] [--quick] [--json FILE] [--seed N] [--strict]
  */
 
-const ROWS = ['reference', 'shrinking', 'large', 'checker', 'bridge', 'forks', 'pending', 'examples'] as const;
+const ROWS = ['reference', 'shrinking', 'large', 'growth', 'checker', 'bridge', 'forks', 'pending', 'examples'] as const;
 type RowName = (typeof ROWS)[number];
 
 const USAGE = `usage: npm run bench -- [options]
@@ -557,7 +558,7 @@ const pending: Row = {
   },
 };
 
-const ROW: Record<RowName, Row> = { reference, shrinking, large, checker, bridge, forks, pending, examples };
+const ROW: Record<RowName, Row> = { reference, shrinking, large, growth, checker, bridge, forks, pending, examples };
 
 // ---------------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ import type { AnyConsumer } from '../src/adapter/consumer.js';
 import { execute } from '../src/run/execute.js';
 import { processConsumer } from '../src/adapter/process/bridge.js';
 import { examples, forks, type ExamplesArgs, type ForksArgs } from './forks.js';
+import { growth, type GrowthArgs } from './growth-job.js';
 import { countCalls, syntheticHistory, withoutOneEffect } from './histories.js';
 import { openPipe } from './pipe-floor.js';
 import { liveHeapMiB, peakRssMiB, startClock, timed, type Cost } from './measure.js';
@@ -22,7 +23,7 @@ import { largePlan, manyPendingConsumer, NODE_EXAMPLE, nodeExampleInProcess, pen
  * a round that never ended has no number. Its own process gives each job its own peak
  * resident set, and a clean heap and JIT state.
  */
-export type JobName = 'reference' | 'shrinking' | 'large' | 'checker' | 'bridge' | 'pending' | 'forks' | 'examples';
+export type JobName = 'reference' | 'shrinking' | 'large' | 'checker' | 'bridge' | 'pending' | 'forks' | 'examples' | 'growth';
 
 export type Message =
   | { readonly type: 'round'; readonly round: number; readonly [k: string]: unknown }
@@ -316,6 +317,7 @@ const JOBS: Record<JobName, (args: never) => Promise<void>> = {
   checker,
   bridge,
   pending,
+  growth: (args: GrowthArgs) => growth(args, say),
   forks: (args: ForksArgs) => forks(args, say, peakRssMiB),
   examples: (args: ExamplesArgs) => examples(args, say, peakRssMiB),
 };
