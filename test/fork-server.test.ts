@@ -11,6 +11,7 @@ import type { AnyConsumer } from '../src/adapter/consumer.js';
 import { CrashLoopError, processConsumer, processStats, type ProcessOptions } from '../src/adapter/process/bridge.js';
 import type { Listener } from '../src/adapter/process/consumer-process.js';
 import { ForkServer, ForkServerError, forkedChild, type ForkedProcess } from '../src/adapter/process/fork-server.js';
+import { protocolProblem } from '../src/adapter/process/schema.js';
 import { programOf, shimWarning } from '../src/adapter/process/shim.js';
 import { execute } from '../src/run/execute.js';
 import { EXIT } from '../src/cli.js';
@@ -267,6 +268,14 @@ describe('an interrupted check with a fork server', () => {
     // They were forked: one server is the parent of every child.
     expect(new Set(children.map((c) => c.ppid)).size).toBe(1);
     expect(children.every((c) => c.pgid === c.pid)).toBe(true);
+  });
+});
+
+describe('the hello that offers a fork server', () => {
+  it('says forks: true; the schema refuses any other value, naming the field', () => {
+    const hello = { type: 'hello', protocol: 1, name: 'x', capabilities: { delivery: 'at-least-once' } };
+    expect(protocolProblem('fromConsumer', { ...hello, forks: true })).toBeNull();
+    expect(protocolProblem('fromConsumer', { ...hello, forks: 'yes' })).toBe('hello.forks must be a boolean, got "yes"');
   });
 });
 
