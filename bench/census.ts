@@ -7,6 +7,7 @@
  *     npx tsx bench/census.ts --medians [seeds] [worlds]
  *         the median over seeds (default 20, each of 200 worlds) of the world that first
  *         reached each cell, for the reference consumer and its newest-first variant
+ *         (also `npm run census [-- seeds worlds]`)
  */
 import { census, medianFirst, renderCensus, type CensusSummary } from '../src/selftest/adversity-census.js';
 import { referenceConsumer } from '../src/selftest/reference.js';
