@@ -37,81 +37,198 @@ export function isCheckpoint(call: Call): boolean {
 
 type Counted = CallKind | 'effect' | 'checkpoint';
 
+/** Every name a call is counted under, each with its slot in the count arrays. */
+const COUNTED: readonly Counted[] = ['fetch', 'load', 'completed', 'commit', 'emit', 'lease', 'claim', 'malformed', 'effect', 'checkpoint'];
+const SLOT = new Map<Counted, number>(COUNTED.map((name, i) => [name, i]));
+const EFFECT = SLOT.get('effect') as number;
+const CHECKPOINT = SLOT.get('checkpoint') as number;
+
+/** What the counter keeps about one event an address names: per counted name, how many calls were about it. */
+interface Tracked {
+  readonly about: number[];
+  /** The tally (by its stamp) of the last call about it under each name, and its count before that call. */
+  readonly stamp: number[];
+  readonly before: number[];
+  /** The counts as they stood when a fetch first returned it; null until then. */
+  delivered: readonly number[] | null;
+}
+
+/** One name the last call was counted under: its slot, its index among calls of that name, and its stamp. */
+interface Tally {
+  slot: number;
+  nth: number;
+  stamp: number;
+  /** Whether the call names events under this name (an emit, a completion check, a commit). */
+  aboutEvents: boolean;
+}
+
 /**
  * Counts calls per kind and says whether a call is the one an address names. Addresses count
  * per kind rather than by global step so that they stay at the same boundary when shrinking
  * removes others before them. An address tied to an event (`after`) holds still when
  * shrinking removes other events too: it counts only the emits, completion checks and
  * commits about that event, and any other call only from the first fetch that returned it.
+ *
+ * The counter is told up front every address it will be asked about, and keeps only what
+ * they can ask: per-event counts for the events they name, snapshots after the effects they
+ * count from. Counting a call then allocates nothing; counting every event of every call,
+ * and a snapshot of every count at each event's first delivery, was a twentieth of a
+ * world's CPU.
  */
 export class CallCounter {
-  private readonly total = new Map<Counted, number>();
-  /** For each event delivered so far, the counts as they stood when a fetch first returned it. */
-  private readonly since = new Map<string, ReadonlyMap<Counted, number>>();
-  /** For each event, how many calls of each kind were about it. */
-  private readonly about = new Map<string, Map<Counted, number>>();
-
+  private readonly total: number[] = COUNTED.map(() => 0);
+  /** The events addresses name (`after`), by id. */
+  private readonly tracked = new Map<string, Tracked>();
   /** The counts as they stood right after each effect a `since` address names, by its index. */
-  private readonly afterEffect = new Map<number, ReadonlyMap<Counted, number>>();
+  private readonly afterEffect = new Map<number, readonly number[]>();
+  private readonly sinces: ReadonlySet<number>;
+  /** The names the last call was counted under: its kind, and maybe effect and checkpoint. */
+  private readonly concrete: Tally = { slot: 0, nth: -1, stamp: 0, aboutEvents: false };
+  private readonly effect: Tally = { slot: EFFECT, nth: -1, stamp: 0, aboutEvents: true };
+  private readonly checkpoint: Tally = { slot: CHECKPOINT, nth: -1, stamp: 0, aboutEvents: true };
+  private kind: CallKind | null = null;
+  private isEffect = false;
+  private isCheckpoint = false;
+  private stamps = 0;
 
-  /** `sinces`: the effect indices addresses count from (see Fault.since); only those are kept. */
-  constructor(private readonly sinces: ReadonlySet<number> = new Set()) {}
-
-  /** Counts one call and returns the test for addresses naming it. */
-  count(call: Call): (address: Addressed) => boolean {
-    const concrete = this.tally(call.kind, eventsOf(call));
-    // The same call may also be an effect call, or a checkpoint: it counts under those names
-    // too, for the events whose effect it carries.
-    const effects = effectsOf(call);
-    const effect = effects === null ? null : this.tally('effect', effects);
-    const checkpoint = isCheckpoint(call) ? this.tally('checkpoint', eventsOf(call)) : null;
-    // After the counts of this call, so that a `since` address counts from the call after it.
-    if (effects !== null && this.sinces.size > 0) {
-      const index = (this.total.get('effect') ?? 0) - 1;
-      if (this.sinces.has(index)) this.afterEffect.set(index, new Map(this.total));
+  constructor(addresses: readonly Addressed[]) {
+    const sinces = new Set<number>();
+    for (const a of addresses) {
+      if (a.since !== undefined) sinces.add(a.since);
+      if (a.after !== undefined && !this.tracked.has(a.after)) {
+        this.tracked.set(a.after, { about: COUNTED.map(() => 0), stamp: COUNTED.map(() => 0), before: COUNTED.map(() => 0), delivered: null });
+      }
     }
-    return (a) => (a.call === 'effect' ? effect !== null && effect(a) : a.call === 'checkpoint' ? checkpoint !== null && checkpoint(a) : a.call === call.kind && concrete(a));
+    this.sinces = sinces;
   }
 
-  private tally(kind: Counted, ids: readonly string[] | null): (address: Addressed) => boolean {
-    const nth = this.total.get(kind) ?? 0;
-    this.total.set(kind, nth + 1);
-    // Each event's count of calls of this kind about it, before this one; only calls about events carry one.
-    const nths = ids === null ? null : new Map<string, number>();
-    for (const id of new Set(ids)) {
-      const counts = this.about.get(id) ?? new Map<Counted, number>();
-      const n = counts.get(kind) ?? 0;
-      nths?.set(id, n);
-      counts.set(kind, n + 1);
-      this.about.set(id, counts);
+  /** Counts one call; `names` then answers for it. */
+  count(call: Call): void {
+    this.kind = call.kind;
+    const concrete = SLOT.get(call.kind) as number;
+    this.concrete.slot = concrete;
+    this.tally(this.concrete, call, 'all');
+    // The same call may also be an effect call, or a checkpoint: it counts under those names
+    // too, for the events whose effect it carries.
+    this.isEffect = isEffectCall(call);
+    if (this.isEffect) this.tally(this.effect, call, 'effects');
+    this.isCheckpoint = isCheckpoint(call);
+    if (this.isCheckpoint) this.tally(this.checkpoint, call, 'all');
+    // After the counts of this call, so that a `since` address counts from the call after it.
+    if (this.isEffect && this.sinces.size > 0) {
+      const index = (this.total[EFFECT] as number) - 1;
+      if (this.sinces.has(index)) this.afterEffect.set(index, [...this.total]);
     }
-    return (a) => {
-      if (a.since !== undefined) {
-        const base = this.afterEffect.get(a.since);
-        return base !== undefined && a.nth === nth - (base.get(kind) ?? 0);
-      }
-      if (a.after === undefined) return a.nth === nth;
-      if (nths !== null) return nths.get(a.after) === a.nth;
-      const base = this.since.get(a.after);
-      return base !== undefined && a.nth === nth - (base.get(kind) ?? 0);
+  }
+
+  /** Whether the address names the call counted last. */
+  names(a: Addressed): boolean {
+    if (a.call === 'effect') return this.isEffect && this.holds(this.effect, a);
+    if (a.call === 'checkpoint') return this.isCheckpoint && this.holds(this.checkpoint, a);
+    return a.call === this.kind && this.holds(this.concrete, a);
+  }
+
+  private holds(t: Tally, a: Addressed): boolean {
+    if (a.since !== undefined) {
+      const base = this.afterEffect.get(a.since);
+      return base !== undefined && a.nth === t.nth - (base[t.slot] as number);
+    }
+    if (a.after === undefined) return a.nth === t.nth;
+    const event = this.tracked.get(a.after);
+    if (event === undefined) return false;
+    // A call about events counts per event; any other counts from the event's first delivery.
+    if (t.aboutEvents) return event.stamp[t.slot] === t.stamp && event.before[t.slot] === a.nth;
+    return event.delivered !== null && a.nth === t.nth - (event.delivered[t.slot] as number);
+  }
+
+  /** Counts the call under one name: in all, and for each tracked event it is about (once per event). */
+  private tally(t: Tally, call: Call, which: 'all' | 'effects'): void {
+    const slot = t.slot;
+    t.nth = this.total[slot] as number;
+    this.total[slot] = t.nth + 1;
+    t.stamp = ++this.stamps;
+    t.aboutEvents = call.kind === 'emit' || call.kind === 'completed' || call.kind === 'commit';
+    if (this.tracked.size === 0 || !t.aboutEvents) return;
+    const stamp = t.stamp;
+    const about = (id: string): void => {
+      const event = this.tracked.get(id);
+      // Counted once per call, however many of its operations name the event.
+      if (event === undefined || event.stamp[slot] === stamp) return;
+      event.stamp[slot] = stamp;
+      const n = event.about[slot] as number;
+      event.before[slot] = n;
+      event.about[slot] = n + 1;
     };
+    switch (call.kind) {
+      case 'emit':
+        about(call.event.id);
+        break;
+      case 'completed':
+        for (const e of call.events) about(e.id);
+        break;
+      case 'commit':
+        for (const op of call.ops) {
+          if (which === 'effects') {
+            if (op.op === 'effect' || op.op === 'outbox') about(op.event.id);
+          } else if ('event' in op) about(op.event.id);
+          else if (op.op === 'watermark' && isPosition(op.value)) about(op.value.id);
+        }
+        break;
+    }
   }
 
   /** A fetch returned these events: later calls count towards addresses tied to them. */
-  delivered(ids: readonly string[]): void {
-    for (const id of ids) if (!this.since.has(id)) this.since.set(id, new Map(this.total));
+  delivered(events: readonly { readonly id: string }[]): void {
+    if (this.tracked.size === 0) return;
+    for (const e of events) {
+      const event = this.tracked.get(e.id);
+      if (event !== undefined && event.delivered === null) event.delivered = [...this.total];
+    }
   }
 }
 
-/** The fault, if any, the plan put at each call boundary. */
+/** Whether a call makes an effect durable (see effectsOf), without listing the events. */
+function isEffectCall(call: Call): boolean {
+  if (call.kind === 'emit') return true;
+  if (call.kind !== 'commit') return false;
+  for (const op of call.ops) if (op.op === 'effect' || op.op === 'outbox') return true;
+  return false;
+}
+
+/**
+ * The fault, if any, the plan put at each call boundary. Faults are indexed by the name of
+ * the call they address, so a call is tested only against those that could name it; the
+ * first of them in the plan's order wins, as it always has.
+ */
 export class FaultPlan {
   readonly calls: CallCounter;
+  private readonly byCall = new Map<Counted, { readonly fault: Fault; readonly index: number }[]>();
 
-  constructor(private readonly faults: readonly Fault[]) {
-    this.calls = new CallCounter(new Set(faults.flatMap((f) => (f.since === undefined ? [] : [f.since]))));
+  constructor(faults: readonly Fault[]) {
+    this.calls = new CallCounter(faults);
+    for (const [index, fault] of faults.entries()) {
+      const list = this.byCall.get(fault.call) ?? [];
+      list.push({ fault, index });
+      this.byCall.set(fault.call, list);
+    }
   }
 
   next(call: Call): Fault | undefined {
-    return this.faults.find(this.calls.count(call));
+    this.calls.count(call);
+    if (this.byCall.size === 0) return undefined;
+    let found: { readonly fault: Fault; readonly index: number } | undefined;
+    const consider = (name: Counted): void => {
+      for (const candidate of this.byCall.get(name) ?? []) {
+        if (found !== undefined && found.index < candidate.index) return;
+        if (this.calls.names(candidate.fault)) {
+          found = candidate;
+          return;
+        }
+      }
+    };
+    consider(call.kind);
+    consider('effect');
+    consider('checkpoint');
+    return found?.fault;
   }
 }

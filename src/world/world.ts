@@ -66,7 +66,7 @@ export class World {
   private readonly faults: FaultPlan;
   private phase: Phase = 'adversity';
   /** Calls reached in the adversity phase: where mutations and the rebind are placed. */
-  private readonly placed = new CallCounter();
+  private readonly placed: CallCounter;
   private choice = 0;
   private lives = new Map<string, Life>();
   private readonly incarnations = new Map<string, number>();
@@ -89,6 +89,7 @@ export class World {
   ) {
     this.source = new Source(plan.events, plan.source, plan.seed);
     this.faults = new FaultPlan(plan.faults);
+    this.placed = new CallCounter([...plan.mutations.map((m) => m.before), ...(plan.rebind === null ? [] : [plan.rebind.before])]);
     this.lease = new Lease(plan.leaseTtl);
     this.binding = frozenCopy(plan.binding);
     const { pageSize, resumes, contract, order, tokens } = plan.source;
@@ -264,15 +265,15 @@ export class World {
    * Returns true when the rebind restarted every worker, so the picked call died with them.
    */
   private beforeCall(workers: readonly string[], call: Call): boolean {
-    const here = this.placed.count(call);
+    this.placed.count(call);
     for (const spec of this.plan.mutations) {
-      if (!here(spec.before)) continue;
+      if (!this.placed.names(spec.before)) continue;
       const { event, mutation } = this.source.mutate(spec, this.binding);
       const recorded = this.bug === 'contract' ? { ...event, key: event.key.map(() => -1) } : event;
       this.steps.push({ kind: 'mutation', seq: this.steps.length, phase: this.phase, event: recorded, mutation });
     }
     const rebind = this.plan.rebind;
-    if (rebind === null || !here(rebind.before)) return false;
+    if (rebind === null || !this.placed.names(rebind.before)) return false;
     this.stopAll(null);
     this.binding = frozenCopy(rebind.binding);
     this.steps.push({ kind: 'rebind', seq: this.steps.length, phase: this.phase, binding: rebind.binding });
@@ -424,9 +425,9 @@ export class World {
     }
     if (p.call.kind === 'fetch') {
       // Delivered, whether or not the caller lives to read it: addresses tied to these events start counting.
-      const ids = (answer.value as Page).events.map((e) => e.id);
-      this.faults.calls.delivered(ids);
-      this.placed.delivered(ids);
+      const { events } = answer.value as Page;
+      this.faults.calls.delivered(events);
+      this.placed.delivered(events);
     }
     if (kind === 'crash-after') {
       record({ kind: 'crash-after' }, true, answer.result);
