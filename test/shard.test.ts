@@ -42,9 +42,9 @@ const decided = (xml: string): string => xml.replace(/ (time|timestamp)="[^"]*"/
 
 describe('--shard I/N and tidemark merge', () => {
   it('a failing check: shards 1/2 and 2/2 merged equal the unsharded run, JUnit included', async () => {
-    // Seed 3 first fails at world 12 (index 11): shard 2's world. Shard 1 skipped it and
+    // Seed 4 first fails at world 12 (index 11): shard 2's world. Shard 1 skipped it and
     // failed later, elsewhere; merge must keep shard 2's failure and its shrinking.
-    const r = await shardedAndWhole('fail', 'check', ['--consumer', 'max-position-fetched', '--runs', '300', '--seed', '3']);
+    const r = await shardedAndWhole('fail', 'check', ['--consumer', 'max-position-fetched', '--runs', '300', '--seed', '4']);
     expect(r.whole.code).toBe(EXIT.fail);
     expect(r.merged.code).toBe(EXIT.fail);
     expect(r.whole.json.worlds.runs).toBe(12);
@@ -180,7 +180,7 @@ describe('--shard I/N and tidemark merge', () => {
     const counts = await cli('merge', file('fail-1.json'), file('pass-2.json'));
     expect(counts.err).toContain('which differ in target, seed, runs, shards;');
     // Same consumer and seed, other runs.
-    const other = await cli('check', '--consumer', 'max-position-fetched', '--runs', '200', '--seed', '3', '--shard', '2/2', '--json', file('runs-200.json'));
+    const other = await cli('check', '--consumer', 'max-position-fetched', '--runs', '200', '--seed', '4', '--shard', '2/2', '--json', file('runs-200.json'));
     expect(other.code).toBe(EXIT.fail);
     const runs = await cli('merge', file('fail-1.json'), file('runs-200.json'));
     expect(runs.code).toBe(EXIT.usage);
