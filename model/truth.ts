@@ -1,16 +1,17 @@
-import { canonicalJson, fingerprint, isEligible, type Binding } from './binding.js';
+import { canonicalJson, isEligible, type Binding } from './binding.js';
 import { formatRef, positionOf, type EventRef, type SourceEvent } from './event.js';
 import { FaultAddresses } from './addresses.js';
 import { PAGE_QUIRKS, type Actor, type CallStep, type DurableState, type FaultLabel, type HistoryHeader, type Outcome, type Page, type PageQuirk, type Resume, type Step, type StoreOp } from './history.js';
 import { covers, type Cut } from './cut.js';
 import { LeaseReplica } from './lease-replica.js';
 import { sameJson, StoreReplica, type StoredWatermark } from './store-replica.js';
-import { compareKeys, comparePositions, formatPosition, isPosition, type Position } from './order.js';
+import { SourceReplica, type Served } from './source-replica.js';
 
 /**
  * Ground truth, rebuilt from the history's header and its recorded steps alone. The world
  * writes what happened; this replays what *must* have happened: the source (every event's
- * current version, the eligible stream in the stable order, the head), the store (every
+ * current version, the eligible stream in the stable order, the head, every page; a replica
+ * of its own, model/source-replica.ts), the store (every
  * commit's guards decided again: fence, compare-and-set, unless-completed, poison; a replica
  * of its own, model/store-replica.ts), the lease (holder, generation, expiry;
  * model/lease-replica.ts), and which event versions have a durable outcome.
@@ -30,9 +31,9 @@ import { compareKeys, comparePositions, formatPosition, isPosition, type Positio
  * (src/world/order.ts), held to this model's by property tests (test/world/order.test.ts);
  * the reference consumer and adapters use model/order.ts, which the package exports, and it
  * is tested directly (test/model/order.test.ts). The replay here shares no code with the
- * world's source, store or lease: the store and the lease are replicas written from their
- * rules, held to the world's by differential properties (test/model/store-replica.test.ts,
- * test/model/lease-replica.test.ts).
+ * world's source, store or lease: each is a replica written from its rules, held to the
+ * world's by differential properties (test/model/source-replica.test.ts,
+ * test/model/store-replica.test.ts, test/model/lease-replica.test.ts).
  *
  * Cost: linear in the steps. The eligible stream is kept sorted, and a mutation moves one
  * event by binary search; the gap-free frontiers (first without an outcome, first not
@@ -91,14 +92,12 @@ interface Version {
 }
 
 /**
- * One event id: its current version, when the source holds it, and what is known of each of
- * its versions (an effect may name an id the source never held: a phantom). One lookup by id
- * serves both. The entry is itself what is known of version 1, which is nearly every version
- * a history names: one object per event, not two, where a million-step history holds
- * hundreds of thousands of them.
+ * One event id: what is known of each of its versions (an effect may name an id the source
+ * never held: a phantom). The entry is itself what is known of version 1, which is nearly
+ * every version a history names: one object per event, not two, where a million-step history
+ * holds hundreds of thousands of them.
  */
 interface Entry extends Version {
-  current: SourceEvent | undefined;
   /** Every later version (a mutable record's changes). */
   later: Map<number, Version> | null;
 }
@@ -109,9 +108,6 @@ function blank(): Version {
 }
 
 const PAGE_QUIRK: ReadonlySet<string> = new Set(PAGE_QUIRKS);
-
-/** How many eligible events before where a request resumes an overlapping page repeats. */
-const OVERLAP = 2;
 
 /** How a failure message names a page a quirk made. */
 const QUIRK_PAGE: Readonly<Record<PageQuirk, string>> = { overlap: 'overlapping', repeat: 'repeated', empty: 'empty', stale: 'stale', reorder: 'reordered', short: 'short' };
@@ -158,24 +154,6 @@ function expectation(e: Ending): string {
   }
 }
 
-/**
- * What the source does with one page request: refused with a code (and the quirk that made
- * it refuse, a stale token), or a page: the events it holds, whether it ends the stream, the
- * quirk that fired, the previous page itself for a repeat, and where its token resumes.
- */
-type Serving =
-  | { readonly refused: 'bad-request' | 'stale-token'; readonly fired?: 'stale' }
-  | {
-      readonly events: readonly SourceEvent[];
-      readonly ends: boolean;
-      readonly fired: PageQuirk | undefined;
-      readonly repeat?: Page;
-      /** Where the page's token resumes: after `at` (newest first: below it; null: from the top); null when it carries none. */
-      readonly mint: { readonly at: Position | null } | null;
-      /** How far the stream had got, for a message about an end claimed or missed. */
-      readonly left: string;
-    };
-
 const NONE: Facts = { applied: false, effects: [], watermarks: [], foreign: null, outcomes: [] };
 /** A call that took effect and produced nothing the checkers read: shared, as most steps are. */
 const APPLIED: Facts = { ...NONE, applied: true };
@@ -183,20 +161,14 @@ const APPLIED: Facts = { ...NONE, applied: true };
 export const actorKey = (a: Actor): string => `${a.worker}#${a.incarnation}`;
 
 export class Truth {
-  binding: Binding;
-  bound: string;
-  /** Every event id the history names: the version the source holds now, and what is known of each version. */
+  /** The source, replayed from its rules (model/source-replica.ts). */
+  private readonly source: SourceReplica;
+  /** Every event id the history names, with what is known of each version. */
   private readonly entries = new Map<string, Entry>();
-  /** The eligible stream of the current binding, in the stable order. */
-  private eligibleStream: SourceEvent[] = [];
+  /** Every eligible event before this index has a durable outcome: outcomes only ever grow. */
   private frontier = 0;
   /** Every eligible event before this index is handled (see `handled`): outcomes and handling only ever grow. */
   private handledUpTo = 0;
-  /** The largest first ordering field ever held, as the source reports it. */
-  head: number | null = null;
-  /** The largest position ever held: insertion-stable sources never put anything behind it. */
-  private newest: Position | null = null;
-
   /** The harness store, replayed from its rule (model/store-replica.ts). */
   private readonly store = new StoreReplica();
   /** The lease, replayed from its rule (model/lease-replica.ts). */
@@ -204,53 +176,48 @@ export class Truth {
   /** The generation each incarnation heard granted. */
   private readonly generations = new Map<string, number>();
 
-  /** What each page token means: resume after this position (null: from the start), under this binding. */
-  private readonly tokens = new Map<string, { readonly after: Position | null; readonly bound: string }>();
-  private readonly lastPage = new Map<string, Page>();
-  /** How many changes the source had taken when each binding's last page was served: a repeat never crosses a change. */
-  private readonly lastPageChanges = new Map<string, number>();
-  private changes = 0;
-  /** On a newest-first source, what each token means: continue below this position (null: from the newest). */
-  private readonly below = new Map<string, { readonly before: Position | null; readonly bound: string }>();
-  private readonly newestFirst: boolean;
-
   readonly problems: WorldProblem[] = [];
+  /** The step being replayed: where a contradiction the source replica finds is told. */
+  private at = 0;
   private readonly poison: ReadonlySet<string>;
-  private readonly pageSize: number;
-  private readonly resumes: ReadonlySet<string>;
   /** Where the plan put its faults and page quirks. */
   private readonly addresses: FaultAddresses;
 
   constructor(readonly header: HistoryHeader) {
-    this.resumes = new Set(header.resumes);
     this.addresses = new FaultAddresses(header.faults);
-    this.binding = header.binding;
-    this.bound = fingerprint(header.binding);
     this.poison = new Set(header.poison);
     this.leaseReplica = new LeaseReplica(header.leaseTtl);
-    this.pageSize = header.pageSize;
-    this.newestFirst = header.order === 'newest-first';
-    for (const e of header.initial) {
-      // One version per id: a second initial event with the id would silently replace the first.
-      if (this.entries.get(e.id)?.current !== undefined) this.problem(0, `the source's initial events hold ${e.id} twice`);
-      this.hold(e);
-    }
-    this.resort();
+    this.source = new SourceReplica(header, (what) => this.problem(this.at, what));
+  }
+
+  /** The binding the consumer reads under now. */
+  get binding(): Binding {
+    return this.source.binding;
+  }
+
+  /** Its fingerprint. */
+  get bound(): string {
+    return this.source.bound;
+  }
+
+  /** The largest first ordering field ever held, as the source reports it. */
+  get head(): number | null {
+    return this.source.head;
   }
 
   /** The eligible stream of the current binding, in the stable order. */
   eligible(): readonly SourceEvent[] {
-    return this.eligibleStream;
+    return this.source.eligible();
   }
 
   /** The current version of an event, if the source holds it. */
   event(id: string): SourceEvent | undefined {
-    return this.entries.get(id)?.current;
+    return this.source.event(id);
   }
 
   /** The first eligible event, in the stable order, that has no durable outcome yet. */
   firstWithoutOutcome(): SourceEvent | undefined {
-    const stream = this.eligibleStream;
+    const stream = this.source.eligible();
     while (this.frontier < stream.length && this.known(stream[this.frontier] as SourceEvent)?.outcome === true) this.frontier++;
     return stream[this.frontier];
   }
@@ -260,7 +227,7 @@ export class Truth {
    * them is handled, so a claim that judges the whole stream costs only what is left.
    */
   *unhandled(): Generator<SourceEvent> {
-    const stream = this.eligibleStream;
+    const stream = this.source.eligible();
     while (this.handledUpTo < stream.length && this.handled(stream[this.handledUpTo] as SourceEvent)) this.handledUpTo++;
     for (let i = this.handledUpTo; i < stream.length; i++) {
       const e = stream[i] as SourceEvent;
@@ -273,8 +240,8 @@ export class Truth {
    * watermark moved back. Cuts that differ only where no eligible event lies cover the same.
    */
   coveredOnlyBy(wider: Cut, narrower: Cut): SourceEvent | undefined {
-    const i = this.firstIndex((p) => !covers(narrower, p));
-    const e = this.eligibleStream[i];
+    const i = this.source.firstIndex((p) => !covers(narrower, p));
+    const e = this.source.eligible()[i];
     return e !== undefined && covers(wider, positionOf(e)) ? e : undefined;
   }
 
@@ -304,7 +271,7 @@ export class Truth {
     if (entry === undefined) {
       // Written out, not spread from blank(): a spread made entries of another shape than
       // versions, and the checker ran over twice as slow.
-      entry = { delivered: 0, parked: false, outcome: false, servedUnder: undefined, payloads: undefined, handoff: undefined, current: undefined, later: null };
+      entry = { delivered: 0, parked: false, outcome: false, servedUnder: undefined, payloads: undefined, handoff: undefined, later: null };
       this.entries.set(id, entry);
     }
     return entry;
@@ -327,14 +294,25 @@ export class Truth {
   /** Replays one step and says what it did. */
   advance(step: Step): Facts {
     switch (step.kind) {
-      case 'mutation':
-        if (++this.changes > this.header.mutations.length) this.problem(step.seq, `the source changed ${this.changes} times, but the plan makes ${this.header.mutations.length} changes`);
-        this.mutate(step.seq, step.event, step.mutation);
+      case 'mutation': {
+        this.at = step.seq;
+        const { removed, inserted } = this.source.mutate(step.event, step.mutation);
+        if (this.source.changes > this.header.mutations.length) this.problem(step.seq, `the source changed ${this.source.changes} times, but the plan makes ${this.header.mutations.length} changes`);
+        // The gap-free frontiers only move back as far as the event that changed.
+        if (removed >= 0) {
+          if (removed < this.frontier) this.frontier--;
+          if (removed < this.handledUpTo) this.handledUpTo--;
+        }
+        if (inserted >= 0) {
+          if (inserted <= this.frontier) this.frontier = inserted;
+          if (inserted <= this.handledUpTo) this.handledUpTo = inserted;
+        }
         return NONE;
+      }
       case 'rebind':
-        this.binding = step.binding;
-        this.bound = fingerprint(step.binding);
-        this.resort();
+        this.source.rebind(step.binding);
+        this.frontier = 0;
+        this.handledUpTo = 0;
         return NONE;
       case 'life':
         return NONE;
@@ -349,73 +327,6 @@ export class Truth {
 
   private problem(seq: number, what: string): void {
     this.problems.push({ seq, what });
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // The source
-
-  private hold(e: SourceEvent): void {
-    this.entry(e.id).current = e;
-    const first = e.key[0] ?? 0;
-    this.head = this.head === null ? first : Math.max(this.head, first);
-    // A SourceEvent is a Position (its key and id) as it stands: compared without a copy.
-    if (this.newest === null || comparePositions(e, this.newest) > 0) this.newest = positionOf(e);
-  }
-
-  private resort(): void {
-    const stream: SourceEvent[] = [];
-    for (const { current } of this.entries.values()) if (current !== undefined && isEligible(this.binding, current)) stream.push(current);
-    this.eligibleStream = stream.sort(comparePositions);
-    this.frontier = 0;
-    this.handledUpTo = 0;
-  }
-
-  /** The index of the first eligible event whose position satisfies `after` (binary search: the stream is sorted). */
-  private firstIndex(past: (p: Position) => boolean): number {
-    const stream = this.eligibleStream;
-    let lo = 0;
-    let hi = stream.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (past(stream[mid] as SourceEvent)) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
-  }
-
-  private mutate(seq: number, e: SourceEvent, kind: 'insert' | 'move' | 'flip'): void {
-    const before = this.entries.get(e.id)?.current;
-    const contract = this.header.contract;
-    if (kind === 'insert' ? before !== undefined || e.version !== 1 : before === undefined || e.version !== before.version + 1) {
-      this.problem(seq, `the source's ${kind} of ${formatRef(e)} does not follow from what it held (${before ? `version ${before.version}` : 'no such event'})`);
-    }
-    const broken =
-      contract.kind === 'snapshot'
-        ? kind !== 'insert' || (this.newest !== null && comparePositions(e, this.newest) <= 0) || (this.binding.upTo !== null && (e.key[0] ?? 0) <= this.binding.upTo)
-        : contract.kind === 'insertion-stable'
-          ? this.newest !== null && comparePositions(e, this.newest) <= 0
-          : contract.kind === 'replay-window'
-            ? (e.key[0] ?? 0) < (this.head ?? 0) - contract.window
-            : false;
-    if (broken) {
-      this.problem(seq, `the source's ${kind} of ${formatRef(e)} at ${formatPosition(positionOf(e))} breaks its ${contract.kind} contract (head ${String(this.head)}${this.newest ? `, newest position ${formatPosition(this.newest)}` : ''})`);
-    }
-    // Out with the old version, in with the new, each by binary search in the sorted stream.
-    if (before !== undefined && isEligible(this.binding, before)) {
-      const i = this.firstIndex((p) => comparePositions(p, before) >= 0);
-      if (this.eligibleStream[i]?.id === before.id) {
-        this.eligibleStream.splice(i, 1);
-        if (i < this.frontier) this.frontier--;
-        if (i < this.handledUpTo) this.handledUpTo--;
-      }
-    }
-    this.hold(e);
-    if (isEligible(this.binding, e)) {
-      const i = this.firstIndex((p) => comparePositions(p, e) > 0);
-      this.eligibleStream.splice(i, 0, e);
-      if (i <= this.frontier) this.frontier = i;
-      if (i <= this.handledUpTo) this.handledUpTo = i;
-    }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -518,20 +429,20 @@ export class Truth {
   }
 
   /**
-   * A page request replayed: the source decides from the request, the plan's quirk and the
-   * eligible stream whether it refuses and what page it serves (`serve`); the recorded page
+   * A page request replayed: the source replica decides from the request, the plan's quirk
+   * and the eligible stream whether it refuses and what page it serves; the recorded page
    * must be exactly that, each event as the source holds it.
    */
   private fetch(step: CallStep, planned: FaultLabel | undefined, after: 'crash-after' | 'timeout' | undefined, quirk: PageQuirk | undefined): Facts {
     if (step.call.kind !== 'fetch') return NONE;
     const { resume, limit } = step.call.request;
-    const serving = this.serve(resume, limit, quirk);
+    const source = this.source;
+    const serving = source.serve(resume, limit, quirk);
     if ('refused' in serving) {
       this.settle(step, planned, ended(serving.refused, after, serving.fired));
       if (serving.fired === 'stale' && resume.kind === 'token') {
         // An expired token is never accepted again.
-        this.tokens.delete(resume.token);
-        this.below.delete(resume.token);
+        source.expire(resume.token);
       }
       if (step.result !== undefined) this.problem(step.seq, `fetch ${step.seq} failed with ${serving.refused}, yet recorded a page`);
       return NONE;
@@ -547,149 +458,34 @@ export class Truth {
     }
     // Served means the caller saw it: a page lost to a crash or a timeout taught it nothing.
     const seen = want.outcome.kind === 'ok';
+    const { binding, bound } = source;
     for (const e of page.events) {
-      const entry = this.entry(e.id);
-      const now = entry.current;
+      const now = source.event(e.id);
       if (now === undefined || !sameEvent(now, e)) {
         this.problem(step.seq, `fetch ${step.seq} served ${formatRef(e)} as ${canonicalJson(e).slice(0, 120)}, but the source holds ${now ? canonicalJson(now).slice(0, 120) : 'no such event'}`);
-      } else if (!isEligible(this.binding, e)) {
+      } else if (!isEligible(binding, e)) {
         this.problem(step.seq, `fetch ${step.seq} served ${formatRef(e)}, which is not eligible under the binding`);
       }
       if (!seen) continue;
-      const v = this.version(e, entry);
-      v.servedUnder = withOne(v.servedUnder, this.bound);
+      const v = this.version(e);
+      v.servedUnder = withOne(v.servedUnder, bound);
       v.payloads = withOne(v.payloads, e.payload);
     }
-    if (page.head !== this.head) this.problem(step.seq, `fetch ${step.seq} reported head ${String(page.head)}, but the source's head is ${String(this.head)}`);
+    if (page.head !== source.head) this.problem(step.seq, `fetch ${step.seq} reported head ${String(page.head)}, but the source's head is ${String(this.head)}`);
     const what = `fetch ${step.seq}${serving.fired === undefined ? '' : ` (${serving.fired})`}`;
     if (serving.repeat !== undefined) {
       if (canonicalJson(serving.repeat) !== canonicalJson(page)) this.problem(step.seq, `${what} ${servedText(page)}, but a repeat serves the previous page ${listed(serving.repeat.events)} again`);
       return APPLIED;
     }
     if (!sameVersions(page.events, serving.events)) {
-      const rule = serving.fired === undefined ? `from there${this.newestFirst ? ', newest first,' : ''} the eligible stream holds` : `${/^[aeiou]/.test(QUIRK_PAGE[serving.fired]) ? 'an' : 'a'} ${QUIRK_PAGE[serving.fired]} page from there holds`;
+      const rule = serving.fired === undefined ? `from there${this.header.order === 'newest-first' ? ', newest first,' : ''} the eligible stream holds` : `${/^[aeiou]/.test(QUIRK_PAGE[serving.fired]) ? 'an' : 'a'} ${QUIRK_PAGE[serving.fired]} page from there holds`;
       this.problem(step.seq, `${what} ${servedText(page)}, but ${rule} ${listed(serving.events)}`);
     } else if ((page.next === null) !== serving.ends) {
       this.problem(step.seq, `${what} ${page.next === null ? 'ended the stream' : 'continued the stream'} ${serving.left}`);
     }
-    if (page.next !== null && serving.mint !== null) {
-      if (this.newestFirst) {
-        if (!this.below.has(page.next)) this.below.set(page.next, { before: serving.mint.at, bound: this.bound });
-      } else if (!this.tokens.has(page.next)) this.tokens.set(page.next, { after: serving.mint.at, bound: this.bound });
-    }
-    if (!this.newestFirst && serving.fired !== 'empty') {
-      // A repeat serves the previous page that carried events, and only one served since the
-      // source last changed.
-      this.lastPage.set(this.bound, page);
-      this.lastPageChanges.set(this.bound, this.changes);
-    }
+    const wrong = source.served(resume, page, serving);
+    if (wrong !== null) this.problem(step.seq, `${what} ${wrong}`);
     return APPLIED;
-  }
-
-  /**
-   * What the source does with a page request, from the rules of design.md ("The world"):
-   * a limit that is not a positive integer, a resume form the source does not offer, or a
-   * token it never minted under this binding (or one that expired) is refused; otherwise the
-   * page is the next slice of the eligible stream from where the request resumes, at most the
-   * page size and the limit, unless the plan put a page quirk here that has something to act
-   * on, in which case the page is what that quirk makes of it (PAGE_QUIRK_MEANINGS).
-   */
-  private serve(resume: Resume, limit: number, quirk: PageQuirk | undefined): Serving {
-    if (!Number.isInteger(limit) || limit < 1) return { refused: 'bad-request' };
-    if (quirk === 'stale' && resume.kind === 'token') return { refused: 'stale-token', fired: 'stale' };
-    if (this.newestFirst) return this.serveNewestFirst(resume, limit, quirk);
-    if (resume.kind !== 'start' && resume.kind !== 'token' && !this.resumes.has(resume.kind)) return { refused: 'bad-request' };
-    const start = this.startOf(resume);
-    if (typeof start === 'string') return { refused: start };
-    const stream = this.eligibleStream;
-    const total = stream.length;
-    if (quirk === 'repeat') {
-      const previous = this.lastPage.get(this.bound);
-      const first = previous?.events[0];
-      const from = stream[start];
-      // Never a page that ends the stream, one from before a change, or one that starts past where this request does.
-      if (previous !== undefined && previous.next !== null && this.lastPageChanges.get(this.bound) === this.changes && (first === undefined || from === undefined || comparePositions(first, from) <= 0)) {
-        return { events: previous.events, ends: false, fired: 'repeat', repeat: previous, mint: null, left: '' };
-      }
-    }
-    const before = start === 0 ? null : stream[start - 1];
-    if (quirk === 'empty' && start < total) return { events: [], ends: false, fired: 'empty', mint: { at: before === null || before === undefined ? null : positionOf(before) }, left: `at ${start} of ${total} eligible events` };
-    let size = Math.min(limit, this.pageSize);
-    let fired: PageQuirk | undefined;
-    if (quirk === 'short' && start + 1 < total && size > 1) {
-      size = 1;
-      fired = 'short';
-    }
-    const slice = stream.slice(start, start + size);
-    const last = slice.at(-1);
-    const upTo = start + slice.length;
-    const ends = !(upTo < total && last !== undefined);
-    let events: readonly SourceEvent[] = slice;
-    if (quirk === 'overlap' && start > 0) {
-      events = [...stream.slice(Math.max(0, start - OVERLAP), start), ...slice];
-      fired = 'overlap';
-    }
-    if (quirk === 'reorder' && slice.length > 1) {
-      events = [...slice].reverse();
-      fired = 'reorder';
-    }
-    return { events, ends, fired, mint: ends || last === undefined ? null : { at: positionOf(last) }, left: `at ${Math.max(start, upTo)} of ${total} eligible events` };
-  }
-
-  /**
-   * A page of a newest-first source (design.md: "`start` gives the newest page and each token
-   * the next older one"): resumed at a point (the start: above every event; a token: below
-   * the oldest event of the page that carried it, or, for an empty page, where that page's
-   * request resumed), it holds the eligible events just below that point, the newest first,
-   * as many as the page size and the limit allow; it ends the stream exactly when no eligible
-   * event is left below its oldest one. Of the quirks only `empty`, `short` and `stale` mean
-   * anything read downwards; the others never fire.
-   */
-  private serveNewestFirst(resume: Resume, limit: number, quirk: PageQuirk | undefined): Serving {
-    let from: Position | null = null;
-    if (resume.kind === 'token') {
-      const meaning = this.below.get(resume.token);
-      if (meaning === undefined || meaning.bound !== this.bound) return { refused: 'stale-token' };
-      from = meaning.before;
-    } else if (resume.kind !== 'start') return { refused: 'bad-request' };
-    const at = from;
-    const stream = this.eligibleStream;
-    // How many eligible events lie below the resume point: the page serves the newest of them.
-    const end = at === null ? stream.length : this.firstIndex((p) => comparePositions(p, at) >= 0);
-    if (quirk === 'empty' && end > 0) return { events: [], ends: false, fired: 'empty', mint: { at }, left: `with ${end} older eligible events left` };
-    let size = Math.min(limit, this.pageSize);
-    let fired: PageQuirk | undefined;
-    if (quirk === 'short' && end > 1 && size > 1) {
-      size = 1;
-      fired = 'short';
-    }
-    const begin = Math.max(0, end - size);
-    const oldest = stream[begin];
-    const ends = begin === 0;
-    return { events: stream.slice(begin, end).reverse(), ends, fired, mint: ends || oldest === undefined ? null : { at: positionOf(oldest) }, left: `with ${begin} older eligible events left` };
-  }
-
-  /** Where a request resumes in the eligible stream, or the error the source refuses it with. */
-  private startOf(resume: Resume): number | 'bad-request' | 'stale-token' {
-    switch (resume.kind) {
-      case 'start':
-        return 0;
-      case 'token': {
-        const meaning = this.tokens.get(resume.token);
-        // A token minted under another binding is as good as unknown (R2).
-        if (meaning === undefined || meaning.bound !== this.bound) return 'stale-token';
-        const after = meaning.after;
-        return after === null ? 0 : this.firstIndex((p) => comparePositions(p, after) > 0);
-      }
-      case 'after':
-        return isPosition(resume.position) ? this.firstIndex((p) => comparePositions(p, resume.position as Position) > 0) : 'bad-request';
-      case 'key-gt':
-        return this.firstIndex((p) => compareKeys(p.key, resume.key) > 0);
-      case 'key-gte':
-        return this.firstIndex((p) => compareKeys(p.key, resume.key) >= 0);
-      case 'offset':
-        return Number.isInteger(resume.offset) && resume.offset >= 0 ? resume.offset : 'bad-request';
-    }
   }
 
   /** A commit whose guards held: the store applies it whole, and what it means for outcomes is read here. */
