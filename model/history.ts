@@ -2,6 +2,7 @@ import type { Binding } from './binding.js';
 import type { Contract, Delivery, DeliveryOrder, DurableState, FetchRequest, Page, ResumeStyle, StoreOp } from './api.js';
 import type { EventRef, SourceEvent } from './event.js';
 import { kindsOf } from './kinds.js';
+import type { TokenKind } from './tokens.js';
 import type { PlannedFault, PlannedMutation } from './plan.js';
 
 export type { Contract, Delivery, DeliveryOrder, DurableState, FetchRequest, Page, Resume, ResumeStyle, StoreOp } from './api.js';
@@ -58,6 +59,12 @@ export interface HistoryHeader {
    * from the newest event down.
    */
   readonly order?: DeliveryOrder;
+  /**
+   * What the source's page tokens are (model/tokens.ts). Absent: plain continuations, as
+   * every history before the field was written. `scroll` or `iterator`: ground truth
+   * replays every token by the rule of its kind.
+   */
+  readonly tokens?: TokenKind;
 }
 
 export const REFUSALS = ['dead-letter', 'fail-visibly'] as const;

@@ -20,6 +20,7 @@ import {
 } from './history.js';
 import { isPosition } from './order.js';
 import { FAULTABLE_CALLS, PLACEABLE_CALLS } from './plan.js';
+import { TOKEN_KINDS } from './tokens.js';
 
 /**
  * A history is validated before it is judged. The checker reads a history as the types of
@@ -169,6 +170,7 @@ const FILTERS = new Vocabulary(FILTER_KINDS);
 const DELIVERY = new Vocabulary(DELIVERIES);
 const REFUSAL = new Vocabulary(REFUSALS);
 const ORDER = new Vocabulary(DELIVERY_ORDERS);
+const TOKENS = new Vocabulary(TOKEN_KINDS);
 const STYLES = new Vocabulary(RESUME_KINDS.filter((k) => k !== 'start' && k !== 'token'));
 const FAULTABLE = new Vocabulary(FAULTABLE_CALLS);
 const PLACEABLE = new Vocabulary(PLACEABLE_CALLS);
@@ -325,6 +327,7 @@ function header(w: Walk, value: unknown): number | null {
   }
   if (o.refusals !== undefined) member(w, 'refusals', o.refusals, REFUSAL);
   if (o.order !== undefined) member(w, 'order', o.order, ORDER);
+  if (o.tokens !== undefined) member(w, 'tokens', o.tokens, TOKENS);
   w.out();
   return arity;
 }
