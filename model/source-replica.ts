@@ -2,7 +2,6 @@ import { fingerprint, isEligible, type Binding } from './binding.js';
 import { formatRef, positionOf, type SourceEvent } from './event.js';
 import type { Contract, HistoryHeader, Mutation, Page, PageQuirk, Resume } from './history.js';
 import { compareKeys, comparePositions, formatPosition, isPosition, type Position } from './order.js';
-import { TokenReplay } from './tokens.js';
 
 /**
  * The paginated source, as ground truth replays it: written from the rules the documents
@@ -67,18 +66,43 @@ export interface Moved {
   readonly inserted: number;
 }
 
+/**
+ * Where the source keeps an event id's current version. Ground truth keeps everything it
+ * knows of an id in one record, found by one lookup: the source's part of it is `current`.
+ */
+export interface Holding {
+  current: SourceEvent | undefined;
+}
+
+/** The records of every event id the history names, with a way to make one: the table the source's holdings live in. */
+export interface Holdings<H extends Holding> {
+  readonly records: ReadonlyMap<string, H>;
+  record(id: string): H;
+}
+
+/** A table of holdings of its own, for a source replayed alone. */
+export function ownHoldings(): Holdings<Holding> {
+  const records = new Map<string, Holding>();
+  return {
+    records,
+    record(id) {
+      let r = records.get(id);
+      if (r === undefined) records.set(id, (r = { current: undefined }));
+      return r;
+    },
+  };
+}
+
 /** What a token of a newest-first source means: continue below this position (null: from the newest), under this binding. */
 interface Below {
   readonly before: Position | null;
   readonly bound: string;
 }
 
-export class SourceReplica {
+export class SourceReplica<H extends Holding = Holding> {
   binding: Binding;
   /** The fingerprint of the binding: what a token is bound to. */
   bound: string;
-  /** Every event the source holds, at its current version. */
-  private readonly held = new Map<string, SourceEvent>();
   /** The eligible stream of the current binding, in the stable order. */
   private stream: SourceEvent[] = [];
   /** The largest first ordering field ever held: the head a page shows and a replay window is measured from. */
@@ -88,22 +112,27 @@ export class SourceReplica {
   /** How many changes the source has taken: a repeat never crosses one. */
   changes = 0;
 
-  /** What each page token means: resume after this position (null: from the start), under this binding, by the rule of its kind. */
-  private readonly tokens: TokenReplay;
+  /** What each page token means: resume after this position (null: from the start), under this binding. */
+  private readonly tokens = new Map<string, { readonly after: Position | null; readonly bound: string }>();
   /** On a newest-first source, what each token means instead. */
   private readonly below = new Map<string, Below>();
   /** Each binding's previous page with events, and how many changes the source had taken when it was served. */
-  private readonly previous = new Map<string, { readonly page: Page; readonly changes: number }>();
+  private readonly previous = new Map<string, Page>();
+  private readonly previousChanges = new Map<string, number>();
 
   private readonly newestFirst: boolean;
   private readonly offered: ReadonlySet<string>;
   private readonly pageSize: number;
   private readonly contract: Contract;
 
-  /** `report` is told every contradiction found in what the world says the source did, with a message. */
+  /**
+   * `report` is told every contradiction found in what the world says the source did, with a
+   * message; `held` is where every event the source holds is kept, at its current version.
+   */
   constructor(
     header: HistoryHeader,
     private readonly report: (what: string) => void,
+    private readonly held: Holdings<H>,
   ) {
     this.binding = header.binding;
     this.bound = fingerprint(header.binding);
@@ -111,10 +140,9 @@ export class SourceReplica {
     this.offered = new Set(header.resumes);
     this.pageSize = header.pageSize;
     this.contract = header.contract;
-    this.tokens = new TokenReplay(header.tokens);
     for (const e of header.initial) {
       // One version per id: a second initial event with the id would silently replace the first.
-      if (this.held.has(e.id)) report(`the source's initial events hold ${e.id} twice`);
+      if (this.held.records.get(e.id)?.current !== undefined) report(`the source's initial events hold ${e.id} twice`);
       this.hold(e);
     }
     this.rebind(header.binding);
@@ -127,7 +155,7 @@ export class SourceReplica {
 
   /** The current version of an event, if the source holds it. */
   event(id: string): SourceEvent | undefined {
-    return this.held.get(id);
+    return this.held.records.get(id)?.current;
   }
 
   /** The index of the first eligible event whose position satisfies `past`, which holds for a suffix of the stream (binary search). */
@@ -148,12 +176,12 @@ export class SourceReplica {
     this.binding = binding;
     this.bound = fingerprint(binding);
     const stream: SourceEvent[] = [];
-    for (const e of this.held.values()) if (isEligible(binding, e)) stream.push(e);
+    for (const { current } of this.held.records.values()) if (current !== undefined && isEligible(binding, current)) stream.push(current);
     this.stream = stream.sort(comparePositions);
   }
 
   private hold(e: SourceEvent): void {
-    this.held.set(e.id, e);
+    this.held.record(e.id).current = e;
     const first = e.key[0] ?? 0;
     this.head = this.head === null ? first : Math.max(this.head, first);
     // A SourceEvent is a Position (its key and id) as it stands: compared without a copy.
@@ -167,7 +195,7 @@ export class SourceReplica {
    */
   mutate(e: SourceEvent, kind: Mutation): Moved {
     this.changes++;
-    const before = this.held.get(e.id);
+    const before = this.held.records.get(e.id)?.current;
     if (kind === 'insert' ? before !== undefined || e.version !== 1 : before === undefined || e.version !== before.version + 1) {
       this.report(`the source's ${kind} of ${formatRef(e)} does not follow from what it held (${before ? `version ${before.version}` : 'no such event'})`);
     }
@@ -230,7 +258,6 @@ export class SourceReplica {
     if (resume.kind !== 'start' && resume.kind !== 'token' && !this.offered.has(resume.kind)) return { refused: 'bad-request' };
     const start = this.resumesAt(resume);
     if (typeof start === 'string') return { refused: start };
-    if (this.tokens.stuck(resume)) return { events: [], ends: false, fired: undefined, mint: null, left: 'on an iterator token whose batch came back empty' };
     const stream = this.stream;
     const total = stream.length;
     const left = (at: number): string => `at ${at} of ${total} eligible events`;
@@ -238,10 +265,10 @@ export class SourceReplica {
       // repeat: "the binding's previous page again, token and all; fires when that page had a
       // token, the source has not changed since, and it does not start past where the request resumes".
       const last = this.previous.get(this.bound);
-      const first = last?.page.events[0];
+      const first = last?.events[0];
       const from = stream[start];
-      if (last !== undefined && last.page.next !== null && last.changes === this.changes && (first === undefined || from === undefined || comparePositions(first, from) <= 0)) {
-        return { events: last.page.events, ends: false, fired: 'repeat', repeat: last.page, mint: null, left: '' };
+      if (last !== undefined && last.next !== null && this.previousChanges.get(this.bound) === this.changes && (first === undefined || from === undefined || comparePositions(first, from) <= 0)) {
+        return { events: last.events, ends: false, fired: 'repeat', repeat: last, mint: null, left: '' };
       }
     }
     // empty: "no events, and a token that resumes exactly where the request did; fires when eligible events remain there".
@@ -340,11 +367,13 @@ export class SourceReplica {
       if (page.next !== null && serving.mint !== null && !this.below.has(page.next)) this.below.set(page.next, { before: serving.mint.at, bound: this.bound });
       return null;
     }
-    // What the token means, and what a re-sent one must serve, by its kind (model/tokens.ts).
-    const wrong = this.tokens.served({ resume, bound: this.bound, page, mint: serving.mint, fired: serving.fired });
+    if (page.next !== null && serving.mint !== null && !this.tokens.has(page.next)) this.tokens.set(page.next, { after: serving.mint.at, bound: this.bound });
     // A repeat serves the previous page that carried events, and only one served since the source last changed.
-    if (serving.fired !== 'empty') this.previous.set(this.bound, { page, changes: this.changes });
-    return wrong;
+    if (serving.fired !== 'empty') {
+      this.previous.set(this.bound, page);
+      this.previousChanges.set(this.bound, this.changes);
+    }
+    return null;
   }
 
   /** The token expired (a `stale` page): never accepted again. */

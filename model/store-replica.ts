@@ -36,13 +36,41 @@ export interface StoredWatermark {
 
 type Entry = { readonly event: EventRef; readonly payload: string };
 
+/**
+ * Where the store keeps its completion records, one flag per event version. Ground truth
+ * keeps everything it knows of a version in one record, found by one lookup, and the store's
+ * completion records live there; a store replayed alone keeps its own (`ownCompletions`).
+ */
+export interface CompletionRecords {
+  has(ref: EventRef): boolean;
+  add(ref: EventRef): void;
+}
+
+/** Completion records of its own: per event id, the versions recorded (one almost always, kept as that number). */
+export function ownCompletions(): CompletionRecords {
+  const held = new Map<string, number | Set<number>>();
+  return {
+    has(ref) {
+      const h = held.get(ref.id);
+      return h === undefined ? false : typeof h === 'number' ? h === ref.version : h.has(ref.version);
+    },
+    add(ref) {
+      const h = held.get(ref.id);
+      if (h === undefined) held.set(ref.id, ref.version);
+      else if (typeof h === 'number') {
+        if (h !== ref.version) held.set(ref.id, new Set([h, ref.version]));
+      } else h.add(ref.version);
+    },
+  };
+}
+
 export class StoreReplica {
   private stored: StoredWatermark | null = null;
   private anchor: DurableState['anchor'] = null;
   /** Outbox entries not yet marked delivered, by event version, oldest first. */
   private readonly outbox = new Map<string, Entry>();
-  /** Completion records: per event id, the versions recorded (one version almost always: kept as that number). */
-  private readonly completions = new Map<string, number | Set<number>>();
+
+  constructor(private readonly completions: CompletionRecords = ownCompletions()) {}
 
   /** The stored watermark, or null while nothing was written. */
   get watermark(): StoredWatermark | null {
@@ -56,8 +84,7 @@ export class StoreReplica {
 
   /** Whether the event version has a completion record: what `completed` answers for it. */
   isCompleted(ref: EventRef): boolean {
-    const held = this.completions.get(ref.id);
-    return held === undefined ? false : typeof held === 'number' ? held === ref.version : held.has(ref.version);
+    return this.completions.has(ref);
   }
 
   /**
@@ -85,7 +112,7 @@ export class StoreReplica {
     for (const op of ops) {
       switch (op.op) {
         case 'complete':
-          this.record(op.event);
+          this.completions.add(op.event);
           break;
         case 'watermark':
           this.stored = { binding: op.binding, value: op.value, writer };
@@ -108,14 +135,6 @@ export class StoreReplica {
           break;
       }
     }
-  }
-
-  private record(ref: EventRef): void {
-    const held = this.completions.get(ref.id);
-    if (held === undefined) this.completions.set(ref.id, ref.version);
-    else if (typeof held === 'number') {
-      if (held !== ref.version) this.completions.set(ref.id, new Set([held, ref.version]));
-    } else held.add(ref.version);
   }
 }
 

@@ -5,7 +5,7 @@ import { PAGE_QUIRKS, type Actor, type CallStep, type DurableState, type FaultLa
 import { covers, type Cut } from './cut.js';
 import { LeaseReplica } from './lease-replica.js';
 import { sameJson, StoreReplica, type StoredWatermark } from './store-replica.js';
-import { SourceReplica, type Served } from './source-replica.js';
+import { SourceReplica, type Holding, type Served } from './source-replica.js';
 
 /**
  * Ground truth, rebuilt from the history's header and its recorded steps alone. The world
@@ -89,22 +89,25 @@ interface Version {
   payloads: string | Set<string> | undefined;
   /** The binding under which its outbox entry was handed off: its later delivery acts for that binding. */
   handoff: string | undefined;
+  /** The store's completion record for it (kept here for the store replica: one lookup finds all). */
+  completed: boolean;
 }
 
 /**
- * One event id: what is known of each of its versions (an effect may name an id the source
- * never held: a phantom). The entry is itself what is known of version 1, which is nearly
- * every version a history names: one object per event, not two, where a million-step history
- * holds hundreds of thousands of them.
+ * One event id: its current version, when the source holds it (the source replica's
+ * holding), and what is known of each of its versions (an effect may name an id the source
+ * never held: a phantom). One lookup by id serves both. The entry is itself what is known of
+ * version 1, which is nearly every version a history names: one object per event, not two,
+ * where a million-step history holds hundreds of thousands of them.
  */
-interface Entry extends Version {
+interface Entry extends Version, Holding {
   /** Every later version (a mutable record's changes). */
   later: Map<number, Version> | null;
 }
 
 /** What nothing has happened to yet. */
 function blank(): Version {
-  return { delivered: 0, parked: false, outcome: false, servedUnder: undefined, payloads: undefined, handoff: undefined };
+  return { delivered: 0, parked: false, outcome: false, servedUnder: undefined, payloads: undefined, handoff: undefined, completed: false };
 }
 
 const PAGE_QUIRK: ReadonlySet<string> = new Set(PAGE_QUIRKS);
@@ -162,15 +165,15 @@ export const actorKey = (a: Actor): string => `${a.worker}#${a.incarnation}`;
 
 export class Truth {
   /** The source, replayed from its rules (model/source-replica.ts). */
-  private readonly source: SourceReplica;
+  private readonly source: SourceReplica<Entry>;
   /** Every event id the history names, with what is known of each version. */
   private readonly entries = new Map<string, Entry>();
   /** Every eligible event before this index has a durable outcome: outcomes only ever grow. */
   private frontier = 0;
   /** Every eligible event before this index is handled (see `handled`): outcomes and handling only ever grow. */
   private handledUpTo = 0;
-  /** The harness store, replayed from its rule (model/store-replica.ts). */
-  private readonly store = new StoreReplica();
+  /** The harness store, replayed from its rule (model/store-replica.ts); its completion records are kept with each version. */
+  private readonly store = new StoreReplica({ has: (ref) => this.known(ref)?.completed === true, add: (ref) => void (this.version(ref).completed = true) });
   /** The lease, replayed from its rule (model/lease-replica.ts). */
   private readonly leaseReplica: LeaseReplica;
   /** The generation each incarnation heard granted. */
@@ -187,7 +190,7 @@ export class Truth {
     this.addresses = new FaultAddresses(header.faults);
     this.poison = new Set(header.poison);
     this.leaseReplica = new LeaseReplica(header.leaseTtl);
-    this.source = new SourceReplica(header, (what) => this.problem(this.at, what));
+    this.source = new SourceReplica(header, (what) => this.problem(this.at, what), { records: this.entries, record: (id) => this.entry(id) });
   }
 
   /** The binding the consumer reads under now. */
@@ -271,7 +274,7 @@ export class Truth {
     if (entry === undefined) {
       // Written out, not spread from blank(): a spread made entries of another shape than
       // versions, and the checker ran over twice as slow.
-      entry = { delivered: 0, parked: false, outcome: false, servedUnder: undefined, payloads: undefined, handoff: undefined, later: null };
+      entry = { delivered: 0, parked: false, outcome: false, servedUnder: undefined, payloads: undefined, handoff: undefined, completed: false, current: undefined, later: null };
       this.entries.set(id, entry);
     }
     return entry;
@@ -460,14 +463,15 @@ export class Truth {
     const seen = want.outcome.kind === 'ok';
     const { binding, bound } = source;
     for (const e of page.events) {
-      const now = source.event(e.id);
+      const entry = this.entry(e.id);
+      const now = entry.current;
       if (now === undefined || !sameEvent(now, e)) {
         this.problem(step.seq, `fetch ${step.seq} served ${formatRef(e)} as ${canonicalJson(e).slice(0, 120)}, but the source holds ${now ? canonicalJson(now).slice(0, 120) : 'no such event'}`);
       } else if (!isEligible(binding, e)) {
         this.problem(step.seq, `fetch ${step.seq} served ${formatRef(e)}, which is not eligible under the binding`);
       }
       if (!seen) continue;
-      const v = this.version(e);
+      const v = this.version(e, entry);
       v.servedUnder = withOne(v.servedUnder, bound);
       v.payloads = withOne(v.payloads, e.payload);
     }

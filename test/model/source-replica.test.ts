@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import type { Binding } from '../../model/binding.js';
 import type { SourceEvent } from '../../model/event.js';
 import { PAGE_QUIRKS, type Contract, type HistoryHeader, type Page, type PageQuirk, type Resume, type ResumeStyle } from '../../model/history.js';
-import { SourceReplica } from '../../model/source-replica.js';
+import { ownHoldings, SourceReplica } from '../../model/source-replica.js';
 import type { MutationSpec } from '../../scenarios/plan.js';
 import { WorldError } from '../../src/world/errors.js';
 import { Source } from '../../src/world/source.js';
@@ -70,7 +70,7 @@ function header(initial: readonly SourceEvent[], binding: Binding, contract: Con
 function compare(initial: readonly SourceEvent[], binding0: Binding, contract: Contract, pageSize: number, resumes: readonly ResumeStyle[], newestFirst: boolean, actions: readonly Action[]): void {
   const world = new Source(initial, { pageSize, resumes, contract, ...(newestFirst ? { order: 'newest-first' as const } : {}) }, 'differential');
   const contradictions: string[] = [];
-  const replica = new SourceReplica(header(initial, binding0, contract, pageSize, resumes, newestFirst), (what) => contradictions.push(what));
+  const replica = new SourceReplica(header(initial, binding0, contract, pageSize, resumes, newestFirst), (what) => contradictions.push(what), ownHoldings());
   let binding = binding0;
   const tokens: string[] = [];
   for (const [i, action] of actions.entries()) {
