@@ -2,6 +2,7 @@ import { fingerprint, isEligible, type Binding } from './binding.js';
 import { formatRef, positionOf, type SourceEvent } from './event.js';
 import type { Contract, HistoryHeader, Mutation, Page, PageQuirk, Resume } from './history.js';
 import { compareKeys, comparePositions, formatPosition, isPosition, type Position } from './order.js';
+import { TokenReplay } from './tokens.js';
 
 /**
  * The paginated source, as ground truth replays it: written from the rules the documents
@@ -112,8 +113,8 @@ export class SourceReplica<H extends Holding = Holding> {
   /** How many changes the source has taken: a repeat never crosses one. */
   changes = 0;
 
-  /** What each page token means: resume after this position (null: from the start), under this binding. */
-  private readonly tokens = new Map<string, { readonly after: Position | null; readonly bound: string }>();
+  /** What each page token means: resume after this position (null: from the start), under this binding, by the rule of its kind. */
+  private readonly tokens: TokenReplay;
   /** On a newest-first source, what each token means instead. */
   private readonly below = new Map<string, Below>();
   /** Each binding's previous page with events, and how many changes the source had taken when it was served. */
@@ -140,6 +141,7 @@ export class SourceReplica<H extends Holding = Holding> {
     this.offered = new Set(header.resumes);
     this.pageSize = header.pageSize;
     this.contract = header.contract;
+    this.tokens = new TokenReplay(header.tokens);
     for (const e of header.initial) {
       // One version per id: a second initial event with the id would silently replace the first.
       if (this.held.records.get(e.id)?.current !== undefined) report(`the source's initial events hold ${e.id} twice`);
@@ -258,6 +260,7 @@ export class SourceReplica<H extends Holding = Holding> {
     if (resume.kind !== 'start' && resume.kind !== 'token' && !this.offered.has(resume.kind)) return { refused: 'bad-request' };
     const start = this.resumesAt(resume);
     if (typeof start === 'string') return { refused: start };
+    if (this.tokens.stuck(resume)) return { events: [], ends: false, fired: undefined, mint: null, left: 'on an iterator token whose batch came back empty' };
     const stream = this.stream;
     const total = stream.length;
     const left = (at: number): string => `at ${at} of ${total} eligible events`;
@@ -367,13 +370,14 @@ export class SourceReplica<H extends Holding = Holding> {
       if (page.next !== null && serving.mint !== null && !this.below.has(page.next)) this.below.set(page.next, { before: serving.mint.at, bound: this.bound });
       return null;
     }
-    if (page.next !== null && serving.mint !== null && !this.tokens.has(page.next)) this.tokens.set(page.next, { after: serving.mint.at, bound: this.bound });
+    // What the token means, and what a re-sent one must serve, by its kind (model/tokens.ts).
+    const wrong = this.tokens.served({ resume, bound: this.bound, page, mint: serving.mint, fired: serving.fired });
     // A repeat serves the previous page that carried events, and only one served since the source last changed.
     if (serving.fired !== 'empty') {
       this.previous.set(this.bound, page);
       this.previousChanges.set(this.bound, this.changes);
     }
-    return null;
+    return wrong;
   }
 
   /** The token expired (a `stale` page): never accepted again. */
