@@ -480,7 +480,7 @@ const bridge: Row = {
 
 const forks: Row = {
   title: 'real kills for examples/python/ledger_consumer.py, with and without its fork server, against the same ledger in process, same seed',
-  jobs: (o) => [{ key: 'forks', job: 'forks', args: { worlds: o.quick ? 8 : 30, rounds: o.quick ? 1 : 3, seed: o.seed }, limitS: 600 }],
+  jobs: (o) => [{ key: 'forks', job: 'forks', args: { worlds: o.quick ? 8 : 60, rounds: o.quick ? 1 : 3, seed: o.seed }, limitS: 600 }],
   report(results) {
     const r = results.get('forks');
     const rounds = r?.rounds ?? [];

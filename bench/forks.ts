@@ -44,8 +44,10 @@ export async function forks(args: ForksArgs, say: Say, peakRssMiB: () => number)
   const forked = await processConsumer(command, { cwd: repoRoot(), kills: 'real', warn: () => {} });
   const started = await processConsumer(command, { cwd: repoRoot(), kills: 'real', forkServer: false, warn: () => {} });
   const inside = await nodeExampleInProcess();
-  for (const consumer of [inside, forked, started]) {
-    const warm = await checkProperty(consumer, { runs: 3, seed: args.seed + 1 });
+  // Warm-up, untimed: the in-process ledger long enough for its code to be compiled hot, as
+  // it is in a round, the process consumers long enough to have started their processes.
+  for (const [consumer, runs] of [[inside, args.worlds], [forked, 3], [started, 3]] as const) {
+    const warm = await checkProperty(consumer, { runs, seed: args.seed + 1 });
     if (warm.status !== 'pass') throw new Error(`${consumer.name} did not pass its warm-up worlds: ${warm.status}`);
   }
   for (let round = 0; round < args.rounds; round++) {

@@ -58,8 +58,7 @@ export const ledger = {
             stored = value;
           }
           if (page.next === null) break;
-          // Like any world error: back to durable state.
-          if ((await world.lease()) !== generation) throw Object.assign(new Error('lost the lease'), { name: 'WorldError', code: 'conflict', definite: true });
+          if ((await world.lease()) !== generation) throw Object.assign(new Error('lost the lease'), { code: 'conflict' });
           // The token only continues this traversal; it is never the watermark.
           resume = { kind: 'token', token: page.next };
         }

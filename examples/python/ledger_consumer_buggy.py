@@ -96,7 +96,9 @@ def run(client, start):
                 if page["next"] is None:
                     break
                 if client.lease() != generation:
-                    raise WorldError("conflict", True, "lost the lease")
+                    # Another worker holds the lease now: this incarnation ends (the process
+                    # exits 1) and the next starts from durable state, as in ledger.mjs.
+                    raise RuntimeError("lost the lease")
                 # The token only continues this traversal; it is never the watermark (R8).
                 resume = {"kind": "token", "token": page["next"]}
             if contract["kind"] == "none":
