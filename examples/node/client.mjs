@@ -11,6 +11,10 @@
 // object sends nothing any more, and the next `start` runs `run` afresh. Offer it only if
 // everything your consumer keeps lives inside `run` (module-level caches, open handles and
 // buffers would survive a session crash, where a real kill would lose them).
+//
+// No fork server: Node has no fork(2) (child_process.fork starts a new Node, the very start-up
+// a fork server saves), so the hello never offers `forks` and every real kill starts a new
+// process (docs/protocol.md, Fork servers, says what a Node consumer can do instead).
 import { createInterface } from 'node:readline';
 
 export function serve({ name, capabilities, kind = 'whitebox', run, inspect, sessions = false }) {
