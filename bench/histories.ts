@@ -131,7 +131,7 @@ export function syntheticHistory(options: SyntheticOptions): History {
       delivery: 'at-least-once',
       poison: [],
       pageSize: PAGE_SIZE,
-      leaseTtl: 1,
+      leaseTtlSteps: 1,
       resumes: ['after'],
       faults: [],
       mutations,

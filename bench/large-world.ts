@@ -71,7 +71,7 @@ export function largeWorldPlan(events: number, options: LargeWorldOptions = {}):
     workers: adverse ? 2 : 1,
     // A page's worth of calls and more: the holder renews once a page, so the lease lapses
     // only when the holder was kept waiting.
-    leaseTtl: adverse ? 4 * pageSize : 10,
+    leaseTtlSteps: adverse ? 4 * pageSize : 10,
     mutations,
     rebind: null,
     poison: [],

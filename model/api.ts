@@ -5,14 +5,25 @@ import { kindsOf } from './kinds.js';
  * The types an adapter sees: what it asks the source and the store, what they answer, and
  * what a source promises. The history (history.ts) records calls in these terms, but an
  * adapter needs nothing else of the oracle's schema.
+ *
+ * The vocabulary is declared here and in history.ts once, as lists the program reads (the
+ * world's argument checks, plan validation, the history parser and
+ * schema/protocol.schema.json, which test/vocabulary.test.ts holds equal to them).
+ *
+ * Units, said once (docs/design.md, "The world", says the same): time in the world is
+ * counted in **steps**, one per call of any worker, worker start or end, source change or
+ * inspection, so a lease's time to live (`leaseTtlSteps`) and a phase's budget are numbers
+ * of steps; a replay window (`window`) and the head are measured in **units of the first
+ * ordering field** (a key's first number), not in positions or events.
  */
 export const DELIVERIES = ['at-least-once', 'exactly-once'] as const;
 export type Delivery = (typeof DELIVERIES)[number];
 
 /**
  * A source's declared stability. `snapshot` and `insertion-stable` sources never put an
- * eligible event behind a served position; `replay-window` may, but only within `window`
- * positions of the head; `none` promises nothing.
+ * eligible event behind a served position; `replay-window` may, but only at most `window`
+ * units of the first ordering field behind the head (a change at key [k, ...] with
+ * k >= head - window); `none` promises nothing.
  */
 export type Contract =
   | { readonly kind: 'snapshot' }
@@ -46,6 +57,13 @@ export const RESUME_KINDS = kindsOf<Resume['kind']>()(['start', 'token', 'after'
 /** The resume forms a source can offer besides starting over. */
 export type ResumeStyle = Exclude<Resume['kind'], 'start'>;
 
+/**
+ * The resume forms a source may offer besides `start` and `token`, which every source
+ * offers: what a plan's `source.resumes`, a history header's `resumes`, a source profile's
+ * `resumes` and the protocol's `source.resumes` list.
+ */
+export const OFFERED_RESUMES = kindsOf<Exclude<ResumeStyle, 'token'>>()(['after', 'key-gt', 'key-gte', 'offset']);
+
 export interface FetchRequest {
   readonly resume: Resume;
   readonly limit: number;
@@ -77,6 +95,9 @@ export type StoreOp =
   | { readonly op: 'dead-letter'; readonly event: EventRef; readonly reason: string };
 
 export const STORE_OP_KINDS = kindsOf<StoreOp['op']>()(['effect', 'complete', 'unless-completed', 'watermark', 'anchor', 'outbox', 'outbox-done', 'dead-letter']);
+
+/** The store operations about one event version: each carries `event`. */
+export const EVENT_OP_KINDS = kindsOf<Extract<StoreOp, { readonly event: EventRef }>['op']>()(['effect', 'complete', 'unless-completed', 'outbox', 'outbox-done', 'dead-letter']);
 
 export interface Page {
   readonly events: readonly SourceEvent[];

@@ -21,10 +21,11 @@ export interface History {
  * The history format this tidemark writes and judges. 2: the header carries the plan (its
  * faults and page quirks, its changes to the source, the resume forms offered), so that
  * ground truth recomputes every call's ending instead of believing the world's labels.
- * A history recorded before (no version) is refused naming `header.version`: its world can
+ * 3: the lease's time to live is named with its unit, `leaseTtlSteps` (it was `leaseTtl`).
+ * A history of another format (or none) is refused naming `header.version`: its world can
  * be recorded again from its seed and path.
  */
-export const HISTORY_VERSION = 2;
+export const HISTORY_VERSION = 3;
 
 export interface HistoryHeader {
   readonly version: typeof HISTORY_VERSION;
@@ -38,8 +39,8 @@ export interface HistoryHeader {
   readonly poison: readonly string[];
   /** The most events one page carries: ground truth computes from it what each page must hold. */
   readonly pageSize: number;
-  /** The lease's time to live in world steps: ground truth replays every grant with it. */
-  readonly leaseTtl: number;
+  /** The lease's time to live, in steps (model/api.ts, units): ground truth replays every grant with it. */
+  readonly leaseTtlSteps: number;
   /** The resume forms the source offers besides start and token: any other is refused (bad-request). */
   readonly resumes: readonly ResumeStyle[];
   /** The plan's faults and page quirks, by the call each is put at: ground truth replays where each fires. */

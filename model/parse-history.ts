@@ -1,4 +1,4 @@
-import { CONTRACT_KINDS, DELIVERIES, DELIVERY_ORDERS, RESUME_KINDS, STORE_OP_KINDS } from './api.js';
+import { CONTRACT_KINDS, DELIVERIES, DELIVERY_ORDERS, OFFERED_RESUMES, RESUME_KINDS, STORE_OP_KINDS } from './api.js';
 import { FILTER_KINDS } from './binding.js';
 import {
   CALL_FAULTS,
@@ -171,7 +171,7 @@ const DELIVERY = new Vocabulary(DELIVERIES);
 const REFUSAL = new Vocabulary(REFUSALS);
 const ORDER = new Vocabulary(DELIVERY_ORDERS);
 const TOKENS = new Vocabulary(TOKEN_KINDS);
-const STYLES = new Vocabulary(RESUME_KINDS.filter((k) => k !== 'start' && k !== 'token'));
+const STYLES = new Vocabulary(OFFERED_RESUMES);
 const FAULTABLE = new Vocabulary(FAULTABLE_CALLS);
 const PLACEABLE = new Vocabulary(PLACEABLE_CALLS);
 const QUIRKS = new Vocabulary(PAGE_QUIRKS);
@@ -266,7 +266,7 @@ function history(w: Walk, value: unknown): void {
   if (version !== HISTORY_VERSION) {
     w.problem(
       'header.version',
-      `${HISTORY_VERSION}, the history format this tidemark judges (a history recorded before the header carried the plan has none: record it again by replaying its seed and path)`,
+      `${HISTORY_VERSION}, the history format this tidemark judges (format 2 named the lease's time to live leaseTtl, and a history recorded before the header carried the plan has no format: record it again by replaying its seed and path)`,
       version,
     );
     return;
@@ -306,7 +306,7 @@ function header(w: Walk, value: unknown): number | null {
     w.out();
   }
   integer(w, 'pageSize', o.pageSize, 1);
-  integer(w, 'leaseTtl', o.leaseTtl, 1);
+  integer(w, 'leaseTtlSteps', o.leaseTtlSteps, 1);
   const resumes = list(w, 'resumes', o.resumes);
   if (resumes !== null) {
     w.in('resumes');

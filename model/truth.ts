@@ -189,7 +189,7 @@ export class Truth {
   constructor(readonly header: HistoryHeader) {
     this.addresses = new FaultAddresses(header.faults);
     this.poison = new Set(header.poison);
-    this.leaseReplica = new LeaseReplica(header.leaseTtl);
+    this.leaseReplica = new LeaseReplica(header.leaseTtlSteps);
     this.source = new SourceReplica(header, (what) => this.problem(this.at, what), { records: this.entries, record: (id) => this.entry(id) });
   }
 

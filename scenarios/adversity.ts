@@ -172,7 +172,7 @@ export function aim(plan: Plan, cell: Cell, draw: AimDraw, ctx: AimContext): Pla
         break;
       case 'lease-retake':
         // Three workers on a short lease: one pausing mid-page loses it and takes it back.
-        p = { ...p, workers: Math.max(p.workers, 3), leaseTtl: Math.min(p.leaseTtl, 4) };
+        p = { ...p, workers: Math.max(p.workers, 3), leaseTtlSteps: Math.min(p.leaseTtlSteps, 4) };
         break;
       case 'newest-first-error':
         // The second request of a read is the first below the newest page, when pages are small enough to need one.

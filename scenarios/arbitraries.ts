@@ -400,7 +400,7 @@ export function worldDrawArb(options: PlanOptions = {}) {
     mutations: fc.array(mutationArb(size, fc.nat(6), [...UNTIED_CALLS, 'claim', 'claim']), { maxLength: size.maxMutations }),
     workers: fc.integer({ min: 2, max: 3 }),
     // Short leases most of the time: a lease that lapses mid-page is where generations compete.
-    leaseTtl: fc.oneof({ withCrossShrink: true }, { weight: 2, arbitrary: fc.integer({ min: 3, max: 8 }) }, { weight: 1, arbitrary: fc.integer({ min: 3, max: 24 }) }),
+    leaseTtlSteps: fc.oneof({ withCrossShrink: true }, { weight: 2, arbitrary: fc.integer({ min: 3, max: 8 }) }, { weight: 1, arbitrary: fc.integer({ min: 3, max: 24 }) }),
     rebind: fc.record({ anchor: fc.nat(2), before: placementArb(fc.nat(3)), filter: filterArb, upTo: fc.nat(size.maxKey) }),
     // Runs of one choice: a run keeps picking the same worker, so one worker can race ahead
     // through pages while another waits with its call in flight (see `scheduleOf`).
@@ -512,7 +512,7 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
       seed: String(w.seed),
       budget,
       workers: swarm.generations === 0 ? 1 : w.workers,
-      leaseTtl: w.leaseTtl,
+      leaseTtlSteps: w.leaseTtlSteps,
       mutations,
       rebind,
       poison,

@@ -19,7 +19,7 @@ function byKind(kind: string): Binding {
 
 /** Two workers and a three-step lease, so one can lose it to the other within a few calls. */
 function race(schedule: readonly number[]): Partial<Plan> {
-  return { workers: 2, leaseTtl: 3, schedule };
+  return { workers: 2, leaseTtlSteps: 3, schedule };
 }
 
 /** w2 makes its first five calls (lease, load, fetch, completed, its first write), then waits. */

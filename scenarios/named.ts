@@ -35,7 +35,7 @@ export function plan(events: SourceEvent[], faults: Fault[], over: Partial<Plan>
     seed: '0',
     budget: DEFAULT_BUDGET,
     workers: 1,
-    leaseTtl: 8,
+    leaseTtlSteps: 8,
     mutations: [],
     rebind: null,
     poison: [],
@@ -108,7 +108,7 @@ export const ADVERSITY_SCENARIOS: readonly NamedScenario[] = [
     plan: plan([ev(41), ev(42), ev(43), ev(44)], [], {
       ...TWO_PAGES,
       workers: 2,
-      leaseTtl: 3,
+      leaseTtlSteps: 3,
       schedule: [...Array<number>(8).fill(0), ...Array<number>(9).fill(1), ...Array<number>(4).fill(0)],
     }),
   },

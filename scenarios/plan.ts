@@ -1,9 +1,10 @@
 import type { Binding } from '../model/binding.js';
 import type { SourceEvent } from '../model/event.js';
 import type { TokenKind } from '../model/tokens.js';
-import { CALL_FAULTS, FAULT_LABELS, PAGE_QUIRKS, type CallFault, type CallKind, type Contract, type DeliveryOrder, type FaultLabel, type PageQuirk, type ResumeStyle } from '../model/history.js';
+import { CALL_FAULTS, FAULT_LABELS, PAGE_QUIRKS, type CallFault, type Contract, type DeliveryOrder, type FaultLabel, type PageQuirk, type ResumeStyle } from '../model/history.js';
+import { ADDRESS_ALIASES, FAULTABLE_CALLS as ADDRESSABLE_FAULT_CALLS, PLACEABLE_CALLS, type AddressAlias, type FaultableCall, type PlaceableCall } from '../model/plan.js';
 
-export { CALL_FAULTS, PAGE_QUIRKS, type CallFault, type PageQuirk };
+export { CALL_FAULTS, PAGE_QUIRKS, PLACEABLE_CALLS, type CallFault, type FaultableCall, type PageQuirk, type PlaceableCall };
 
 /**
  * A plan is one world as data: the stream, the binding, how the source paginates, which
@@ -22,8 +23,8 @@ export interface Plan {
   readonly budget: Budget;
   /** Competing workers in the adversity phase (the drain phase has one). */
   readonly workers: number;
-  /** Lease time to live, in world calls: a worker that stops renewing loses it after this long. */
-  readonly leaseTtl: number;
+  /** Lease time to live, in steps (model/api.ts, units): a worker that stops renewing loses it after this long. */
+  readonly leaseTtlSteps: number;
   /** Changes to the source during the adversity phase, kept within its contract. */
   readonly mutations: readonly MutationSpec[];
   /** Restart every worker under another binding, on the same store, at this adversity call. */
@@ -65,8 +66,7 @@ export type EffectCall = 'effect';
  * land anywhere between two checkpoints of a consumer that commits each record.
  */
 export type CheckpointCall = 'checkpoint';
-export type PlaceableCall = Exclude<CallKind, 'malformed'> | EffectCall | CheckpointCall;
-export const PLACEABLE_CALLS: readonly PlaceableCall[] = ['fetch', 'load', 'completed', 'commit', 'emit', 'lease', 'claim', 'effect', 'checkpoint'];
+// PlaceableCall and PLACEABLE_CALLS are the model's (model/plan.ts): a history's header carries these addresses.
 
 /**
  * A change to the source, at its placement in the adversity phase. The world turns it
@@ -109,10 +109,12 @@ export interface SourceSpec {
  */
 export const NEWEST_FIRST_QUIRKS: readonly PageQuirk[] = ['empty', 'short', 'stale'];
 
-/** Calls that can be faulted. Claims are not: a crash before a claim is a crash after the call before it. */
-export type FaultableCall = Exclude<CallKind, 'claim' | 'malformed'> | EffectCall | CheckpointCall;
-/** The concrete calls the generators fault; a plan may also name `effect` and `checkpoint`. */
-export const FAULTABLE_CALLS: readonly Exclude<FaultableCall, EffectCall | CheckpointCall>[] = ['fetch', 'load', 'completed', 'commit', 'emit', 'lease'];
+/**
+ * The concrete calls the generators fault (FaultableCall, model/plan.ts, without its
+ * aliases); a plan may also name `effect` and `checkpoint`. Claims are not faulted: a crash
+ * before a claim is a crash after the call before it.
+ */
+export const FAULTABLE_CALLS = ADDRESSABLE_FAULT_CALLS.filter((c): c is Exclude<FaultableCall, AddressAlias> => !(ADDRESS_ALIASES as readonly string[]).includes(c));
 
 /**
  * One fault at one call boundary: the `nth` (from 0) call of that kind in the run, or after

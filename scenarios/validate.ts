@@ -1,6 +1,9 @@
-import type { Binding, Filter } from '../model/binding.js';
+import { CONTRACT_KINDS, DELIVERY_ORDERS, OFFERED_RESUMES } from '../model/api.js';
+import { FILTER_KINDS, type Binding, type Filter } from '../model/binding.js';
+import { MUTATIONS } from '../model/history.js';
+import { FAULTABLE_CALLS, PLACEABLE_CALLS } from '../model/plan.js';
 import { TOKEN_KINDS } from '../model/tokens.js';
-import { FAULT_KINDS, FAULTABLE_CALLS, isPageQuirk, NEWEST_FIRST_QUIRKS, PLACEABLE_CALLS, type Placement, type Plan } from './plan.js';
+import { FAULT_KINDS, isPageQuirk, NEWEST_FIRST_QUIRKS, type Placement, type Plan } from './plan.js';
 
 /** A plan or binding that cannot be run; `field` names the offending part, e.g. `events[3].key`. */
 export class PlanError extends Error {
@@ -13,9 +16,14 @@ export class PlanError extends Error {
   }
 }
 
-const RESUMES = ['token', 'after', 'key-gt', 'key-gte', 'offset'];
-const CONTRACTS = ['snapshot', 'insertion-stable', 'replay-window', 'none'];
-const ORDERS = ['ascending', 'newest-first'];
+// The vocabulary is model/'s, read as plain strings: a plan may hold anything.
+const RESUMES: readonly string[] = OFFERED_RESUMES;
+const CONTRACTS: readonly string[] = CONTRACT_KINDS;
+const ORDERS: readonly string[] = DELIVERY_ORDERS;
+const FAULT_CALLS: readonly string[] = FAULTABLE_CALLS;
+const PLACES: readonly string[] = PLACEABLE_CALLS;
+const CHANGES: readonly string[] = MUTATIONS;
+const FAULT_LABELS: readonly string[] = FAULT_KINDS;
 
 /** Throws a PlanError naming the first field that is wrong; returns the plan otherwise. */
 export function validatePlan(plan: Plan): Plan {
@@ -41,7 +49,8 @@ export function validatePlan(plan: Plan): Plan {
   const { source } = plan;
   need(isObject(source), 'source', 'must be an object');
   need(Number.isInteger(source.pageSize) && source.pageSize >= 1, 'source.pageSize', 'must be a positive integer');
-  need(Array.isArray(source.resumes) && source.resumes.every((r) => RESUMES.includes(r)), 'source.resumes', `must list only ${RESUMES.join(', ')}`);
+  // Start and token are offered by every source; the list names the others (as a history's header does).
+  need(Array.isArray(source.resumes) && source.resumes.every((r) => RESUMES.includes(r)), 'source.resumes', `must list only ${RESUMES.join(', ')} (start and token are always offered)`);
   need(isObject(source.contract) && CONTRACTS.includes(source.contract.kind), 'source.contract.kind', `must be one of ${CONTRACTS.join(', ')}`);
   if (source.contract.kind === 'replay-window') {
     need(Number.isInteger(source.contract.window) && source.contract.window >= 1, 'source.contract.window', 'must be a positive integer');
@@ -54,11 +63,11 @@ export function validatePlan(plan: Plan): Plan {
   need(!newestFirst || source.tokens === undefined || source.tokens === 'continuation', 'source.tokens', "must be 'continuation' for a newest-first source");
   need(Array.isArray(plan.faults), 'faults', 'must be an array');
   plan.faults.forEach((f, i) => {
-    need([...FAULTABLE_CALLS, 'effect', 'checkpoint'].includes(f.call), `faults[${i}].call`, `must be one of ${[...FAULTABLE_CALLS, 'effect', 'checkpoint'].join(', ')}`);
+    need(FAULT_CALLS.includes(f.call), `faults[${i}].call`, `must be one of ${FAULT_CALLS.join(', ')}`);
     need(f.since === undefined || (Number.isInteger(f.since) && f.since >= 0), `faults[${i}].since`, 'must be a non-negative integer');
     need(f.since === undefined || f.after === undefined, `faults[${i}].since`, 'cannot go with after: a fault counts from an event or from an effect, not both');
     need(Number.isInteger(f.nth) && f.nth >= 0, `faults[${i}].nth`, 'must be a non-negative integer');
-    need(FAULT_KINDS.includes(f.kind), `faults[${i}].kind`, `must be one of ${FAULT_KINDS.join(', ')}`);
+    need(FAULT_LABELS.includes(f.kind), `faults[${i}].kind`, `must be one of ${FAULT_LABELS.join(', ')}`);
     need(!isPageQuirk(f.kind) || f.call === 'fetch', `faults[${i}].kind`, `is a page quirk, so its call must be fetch, not ${f.call}`);
     need(
       !newestFirst || !isPageQuirk(f.kind) || NEWEST_FIRST_QUIRKS.includes(f.kind),
@@ -68,10 +77,10 @@ export function validatePlan(plan: Plan): Plan {
     validateAfter(f.after, ids, `faults[${i}].after`);
   });
   need(Number.isInteger(plan.workers) && plan.workers >= 1 && plan.workers <= 8, 'workers', 'must be an integer from 1 to 8');
-  need(Number.isInteger(plan.leaseTtl) && plan.leaseTtl >= 1, 'leaseTtl', 'must be a positive integer');
+  need(Number.isInteger(plan.leaseTtlSteps) && plan.leaseTtlSteps >= 1, 'leaseTtlSteps', 'must be a positive integer');
   need(Array.isArray(plan.mutations), 'mutations', 'must be an array');
   plan.mutations.forEach((m, i) => {
-    need(['insert', 'move', 'flip'].includes(m.kind), `mutations[${i}].kind`, 'must be insert, move or flip');
+    need(CHANGES.includes(m.kind), `mutations[${i}].kind`, `must be one of ${CHANGES.join(', ')}`);
     validatePlacement(m.before, `mutations[${i}].before`, ids);
     for (const field of ['target', 'back'] as const) {
       need(Number.isInteger(m[field]) && m[field] >= 0, `mutations[${i}].${field}`, 'must be a non-negative integer');
@@ -125,13 +134,13 @@ function validateFilter(filter: Filter): void {
       need(Array.isArray(filter.values), 'binding.filter.values', 'must be an array');
       return;
     default:
-      throw new PlanError('binding.filter.kind', `must be all, equals or in, got ${JSON.stringify((filter as { kind: unknown }).kind)}`);
+      throw new PlanError('binding.filter.kind', `must be one of ${FILTER_KINDS.join(', ')}, got ${JSON.stringify((filter as { kind: unknown }).kind)}`);
   }
 }
 
 function validatePlacement(p: Placement, field: string, ids: ReadonlySet<string>): void {
   need(isObject(p), field, 'must be { call, nth }');
-  need(PLACEABLE_CALLS.includes(p.call), `${field}.call`, `must be one of ${PLACEABLE_CALLS.join(', ')}`);
+  need(PLACES.includes(p.call), `${field}.call`, `must be one of ${PLACES.join(', ')}`);
   need(Number.isInteger(p.nth) && p.nth >= 0, `${field}.nth`, 'must be a non-negative integer');
   validateAfter(p.after, ids, `${field}.after`);
 }

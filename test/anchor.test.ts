@@ -16,7 +16,7 @@ const keys = [0, 1, 1, 1, 0, 1, 1, 1, 3, 0];
 const events: SourceEvent[] = keys.map((k, i) => ({ id: `e0${i}`, version: 1, key: [k], attrs: { kind: 'order' }, payload: `e0${i}:order` }));
 const world = plan(events, [0, 1, 2, 3].map((nth) => ({ call: 'fetch' as const, nth, kind: 'overlap' as const, after: 'e01' })), {
   source: { pageSize: 2, resumes: [], contract: { kind: 'replay-window', window: 1 } },
-  leaseTtl: 3,
+  leaseTtlSteps: 3,
   mutations: [
     { before: { call: 'claim', nth: 0 }, kind: 'insert', target: 0, back: 1 },
     { before: { call: 'commit', nth: 0 }, kind: 'insert', target: 0, back: 0 },

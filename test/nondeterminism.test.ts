@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { HISTORY_VERSION } from '../model/history.js';
 import { EXIT } from '../src/cli.js';
 import { findMutant } from '../src/selftest/mutants.js';
 import { firstDifference, replayWorld } from '../src/run/replay.js';
@@ -91,7 +92,7 @@ describe('an entry recorded in an older history format', () => {
     const recorded = await cli('check', '--adapter', buggy, '--scenario', 'failed-event-holds-watermark', '--regressions', file);
     expect(recorded.code).toBe(EXIT.fail);
     const json = JSON.parse(readFileSync(file, 'utf8')) as { entries: { hash: string; format?: number }[] };
-    expect(json.entries[0]!.format).toBe(2);
+    expect(json.entries[0]!.format).toBe(HISTORY_VERSION);
     // The hash of the same world as an older format recorded it, whose header lacked the plan.
     const older = { ...json, entries: json.entries.map(({ format: _format, ...e }) => ({ ...e, hash: '0'.repeat(64) })) };
     writeFileSync(file, JSON.stringify(older));
@@ -99,7 +100,7 @@ describe('an entry recorded in an older history format', () => {
     expect(replayed.code, replayed.out).toBe(EXIT.fail);
     expect(replayed.out).not.toContain('not deterministic');
     // The same hash in this format is held to: unchanged code that replays to another history is not deterministic.
-    writeFileSync(file, JSON.stringify({ ...older, entries: older.entries.map((e) => ({ ...e, format: 2 })) }));
+    writeFileSync(file, JSON.stringify({ ...older, entries: older.entries.map((e) => ({ ...e, format: HISTORY_VERSION })) }));
     const held = await cli('replay', '--adapter', buggy, '--scenario', 'failed-event-holds-watermark', '--regressions', file);
     expect(held.code).toBe(EXIT.unknown);
     expect(held.out).toContain('not deterministic');

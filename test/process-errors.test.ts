@@ -12,7 +12,7 @@ import { processConsumer } from '../src/adapter/process/bridge.js';
 describe('errors over the process protocol', () => {
   it('carry a conflict cause and a rejected ref; start carries the lease time to live', async () => {
     const consumer = await processConsumer('node test/fixtures/process/error-details.mjs');
-    const run = await execute(plan([ev(41)], [], { poison: ['e41'], leaseTtl: 6 }), consumer);
+    const run = await execute(plan([ev(41)], [], { poison: ['e41'], leaseTtlSteps: 6 }), consumer);
     const claim = run.history.steps.find((s): s is CallStep => s.kind === 'call' && s.call.kind === 'claim');
     expect(claim?.call.kind === 'claim' && claim.call.claim.kind === 'failed').toBe(true);
     const reason = claim?.call.kind === 'claim' && claim.call.claim.kind === 'failed' ? claim.call.claim.reason : '{}';

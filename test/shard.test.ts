@@ -205,7 +205,7 @@ describe('--shard I/N and tidemark merge', () => {
     writeFileSync(file('older-2.json'), JSON.stringify(older));
     const old = await cli('merge', file('fail-1.json'), file('older-2.json'));
     expect(old.code).toBe(EXIT.usage);
-    expect(old.err).toContain('cannot be judged: not a valid history: header.version: 2, the history format this tidemark judges');
+    expect(old.err).toContain('cannot be judged: not a valid history: header.version: 3, the history format this tidemark judges');
   });
 
   it('merge refuses shards of one adapter path whose code changed between them: no pass from a stale cache', async () => {

@@ -148,7 +148,7 @@ export function describeHeader(header: HistoryHeader): string[] {
   return [
     `events (${header.initial.length}): ${events.join(' ') || 'none'}`,
     `binding: ${describeBinding(header.binding)}`,
-    `source: ${contract.kind}${contract.kind === 'replay-window' ? `(${contract.window})` : ''}, page size ${header.pageSize}, lease time to live ${header.leaseTtl} steps`,
+    `source: ${contract.kind}${contract.kind === 'replay-window' ? `(${contract.window})` : ''}, page size ${header.pageSize}, lease time to live ${header.leaseTtlSteps} steps`,
     `consumer: ${header.delivery}${header.poison.length > 0 ? `, poison ${header.poison.join(' ')}` : ''}${header.refusals === undefined ? '' : `, refused effects: ${header.refusals}`}`,
   ];
 }
@@ -172,7 +172,7 @@ export function describePlan(plan: Plan): string[] {
     `faults (${plan.faults.length}): ${faults.join(', ') || 'none'}`,
   ];
   if (plan.mutations.length > 0) lines.push(`mutations (${plan.mutations.length}): ${mutations.join(', ')}`);
-  if (plan.workers > 1) lines.push(`workers: ${plan.workers}, lease time to live ${plan.leaseTtl} steps`);
+  if (plan.workers > 1) lines.push(`workers: ${plan.workers}, lease time to live ${plan.leaseTtlSteps} steps`);
   if (plan.rebind) lines.push(`rebind before ${address(plan.rebind.before)} to: ${describeBinding(plan.rebind.binding)}`);
   return lines;
 }

@@ -1,4 +1,5 @@
 import type { Binding } from '../../model/binding.js';
+import { EVENT_OP_KINDS, RESUME_KINDS, STORE_OP_KINDS } from '../../model/api.js';
 import type { EventRef, SourceEvent } from '../../model/event.js';
 import { HISTORY_VERSION, type Actor, type Call, type CallResult, type CallStep, type History, type LifeStep, type Outcome, type Page, type Phase, type Step, type StoreOp } from '../../model/history.js';
 import { isPageQuirk, type Plan } from '../../scenarios/plan.js';
@@ -90,7 +91,7 @@ export class World {
     this.source = new Source(plan.events, plan.source, plan.seed);
     this.faults = new FaultPlan(plan.faults);
     this.placed = new CallCounter([...plan.mutations.map((m) => m.before), ...(plan.rebind === null ? [] : [plan.rebind.before])]);
-    this.lease = new Lease(plan.leaseTtl);
+    this.lease = new Lease(plan.leaseTtlSteps);
     this.binding = frozenCopy(plan.binding);
     const { pageSize, resumes, contract, order, tokens } = plan.source;
     // The order only when newest-first, and the token kind only when not a plain
@@ -110,7 +111,7 @@ export class World {
         delivery: this.consumer.capabilities.delivery,
         poison: this.plan.poison,
         pageSize: this.plan.source.pageSize,
-        leaseTtl: this.plan.leaseTtl,
+        leaseTtlSteps: this.plan.leaseTtlSteps,
         // The plan, so that ground truth recomputes where each fault and quirk fired.
         resumes: this.plan.source.resumes,
         faults: this.plan.faults,
@@ -553,7 +554,7 @@ export class World {
       source: this.offer,
       worker: life.actor.worker,
       incarnation: life.actor.incarnation,
-      leaseTtl: Object.freeze({ value: this.plan.leaseTtl, unit: 'steps' as const }),
+      leaseTtl: Object.freeze({ value: this.plan.leaseTtlSteps, unit: 'steps' as const }),
       fetch: (asked) => {
         const request = frozenCopy(asked);
         return this.submit(life, { kind: 'fetch', request }, (fault) => {
@@ -625,26 +626,27 @@ function isRef(value: unknown): value is EventRef {
   return typeof v === 'object' && v !== null && typeof v.id === 'string' && Number.isInteger(v.version);
 }
 
-const RESUME_KINDS = ['start', 'token', 'after', 'key-gt', 'key-gte', 'offset'];
+// The vocabulary is model/'s (model/api.ts): read as plain strings, since what is checked here is anything a consumer sent.
+const RESUMES: readonly string[] = RESUME_KINDS;
+const OPS: readonly string[] = STORE_OP_KINDS;
+const EVENT_OPS: readonly string[] = EVENT_OP_KINDS;
 
 function badRequest(request: unknown): string | null {
   const r = request as { resume?: { kind?: unknown }; limit?: unknown } | null;
   if (typeof r !== 'object' || r === null) return 'expects { resume, limit }';
-  if (typeof r.resume !== 'object' || r.resume === null || !RESUME_KINDS.includes(r.resume.kind as string)) return `resume.kind must be one of ${RESUME_KINDS.join(', ')}`;
+  if (typeof r.resume !== 'object' || r.resume === null || !RESUMES.includes(r.resume.kind as string)) return `resume.kind must be one of ${RESUMES.join(', ')}`;
   // A key resume without a key is the natural first page of `{ key: watermark?.key }`.
   const key = (r.resume as { key?: unknown }).key;
   if ((r.resume.kind === 'key-gt' || r.resume.kind === 'key-gte') && !isKey(key)) return `resume.key must be an array of finite numbers for ${r.resume.kind}, got ${shown(key)}`;
   return null;
 }
 
-const OPS = ['effect', 'complete', 'unless-completed', 'watermark', 'anchor', 'outbox', 'outbox-done', 'dead-letter'];
-
 function badOps(ops: unknown): string | null {
   if (!Array.isArray(ops)) return 'expects an array of operations';
   for (const [i, op] of ops.entries()) {
     const o = op as { op?: unknown; event?: unknown; payload?: unknown; binding?: unknown } | null;
     if (typeof o !== 'object' || o === null || !OPS.includes(o.op as string)) return `ops[${i}].op must be one of ${OPS.join(', ')}`;
-    if (['effect', 'complete', 'unless-completed', 'outbox', 'outbox-done', 'dead-letter'].includes(o.op as string) && !isRef(o.event)) return `ops[${i}].event must be { id, version }`;
+    if (EVENT_OPS.includes(o.op as string) && !isRef(o.event)) return `ops[${i}].event must be { id, version }`;
     if ((o.op === 'effect' || o.op === 'outbox') && typeof o.payload !== 'string') return `ops[${i}].payload must be a string`;
     if ((o.op === 'watermark' || o.op === 'anchor') && typeof o.binding !== 'string') return `ops[${i}].binding must be a string`;
   }

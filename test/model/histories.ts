@@ -198,7 +198,7 @@ export interface TimelineSpec {
    */
   readonly pageSize?: number;
   /** The lease's time to live in steps; defaults to LEASE_TTL. Ground truth replays every grant with it. */
-  readonly leaseTtl?: number;
+  readonly leaseTtlSteps?: number;
 }
 
 /** The default page size: more than any hand-written stream holds, so one page from the start serves it all. */
@@ -257,7 +257,7 @@ export class Timeline {
       delivery: spec.delivery ?? 'at-least-once',
       poison: spec.poison ?? [],
       pageSize: spec.pageSize ?? PAGE_SIZE,
-      leaseTtl: spec.leaseTtl ?? LEASE_TTL,
+      leaseTtlSteps: spec.leaseTtlSteps ?? LEASE_TTL,
     };
     this.bound = fingerprint(this.header.binding);
     for (const e of this.header.initial) this.grow(e);

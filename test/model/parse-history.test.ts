@@ -150,7 +150,7 @@ describe('the defects that reached the checker', () => {
   });
 
   it('the page size and the lease time to live are required: no missing field turns a check off', () => {
-    for (const field of ['pageSize', 'leaseTtl']) {
+    for (const field of ['pageSize', 'leaseTtlSteps']) {
       const h = valid();
       delete h.header[field];
       const e = rejected(h);
@@ -165,7 +165,7 @@ describe('the defects that reached the checker', () => {
     for (const header of [before.header, { ...before.header, version: '1' }, { ...before.header, version: 1 }]) {
       const error = rejected({ ...before, header });
       expect(error.problems.map((p) => p.path)).toEqual(['header.version']);
-      expect(error.message).toMatch(/^not a valid history: header\.version: 2, the history format this tidemark judges \(a history recorded before the header carried the plan has none: record it again by replaying its seed and path\), (missing|got "1"|got 1)$/);
+      expect(error.message).toMatch(/^not a valid history: header\.version: 3, the history format this tidemark judges \(format 2 named the lease's time to live leaseTtl, and a history recorded before the header carried the plan has no format: record it again by replaying its seed and path\), (missing|got "1"|got 1)$/);
     }
   });
 

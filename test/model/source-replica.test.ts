@@ -51,14 +51,14 @@ const versions = (events: readonly SourceEvent[]): string[] => events.map((e) =>
 
 function header(initial: readonly SourceEvent[], binding: Binding, contract: Contract, pageSize: number, resumes: readonly ResumeStyle[], newestFirst: boolean): HistoryHeader {
   return {
-    version: 2,
+    version: 3,
     initial,
     binding,
     contract,
     delivery: 'at-least-once',
     poison: [],
     pageSize,
-    leaseTtl: 1,
+    leaseTtlSteps: 1,
     resumes,
     faults: [],
     mutations: [],

@@ -318,9 +318,9 @@ describe('the lease, replayed from its time to live', () => {
     t.start('w2');
     t.lease(2);
     const h = finish(t, ['w1', 'w2']);
-    expect(problems({ ...h, header: { ...h.header, leaseTtl: 10 } })).toEqual(['call 3 (lease) must have failed with conflict, but the world recorded ok, applied']);
+    expect(problems({ ...h, header: { ...h.header, leaseTtlSteps: 10 } })).toEqual(['call 3 (lease) must have failed with conflict, but the world recorded ok, applied']);
     // Expired by step 3 with a time to live of 1: a new generation, as recorded.
-    expect(problems({ ...h, header: { ...h.header, leaseTtl: 1 } })).toEqual([]);
+    expect(problems({ ...h, header: { ...h.header, leaseTtlSteps: 1 } })).toEqual([]);
   });
 
   it('a generation that does not follow from the grants before it', () => {
@@ -328,7 +328,7 @@ describe('the lease, replayed from its time to live', () => {
     t.start();
     t.lease(3);
     const h = finish(t);
-    expect(problems({ ...h, header: { ...h.header, leaseTtl: 10 } })).toEqual(['lease at step 1 granted generation 3, but the replay grants 1']);
+    expect(problems({ ...h, header: { ...h.header, leaseTtlSteps: 10 } })).toEqual(['lease at step 1 granted generation 3, but the replay grants 1']);
   });
 });
 

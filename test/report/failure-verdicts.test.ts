@@ -59,7 +59,7 @@ describe('the world described', () => {
       faults: [{ call: 'commit', nth: 0, kind: 'crash-after', after: 'e42' }, { call: 'fetch', nth: 1, kind: 'empty', after: 'e41' }],
       mutations: [{ before: { call: 'emit', nth: 2 }, kind: 'insert', target: 0, back: 1 }],
       workers: 2,
-      leaseTtl: 4,
+      leaseTtlSteps: 4,
     });
     expect(lines).toContain('faults (2): crash-after at commit #0 about e42, empty at fetch #1 after e41');
     expect(lines).toContain('mutations (1): insert before emit #2');

@@ -182,7 +182,7 @@ describe('the picture of one executed world', () => {
         ...end,
       ];
       const history: History = {
-        header: { initial: [a, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: [], pageSize: 3, leaseTtl: 10, version: 2, resumes: [], faults: [], mutations: [{ before: { call: 'commit', nth: 1 }, kind: 'insert', target: 0, back: 3 }] },
+        header: { initial: [a, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: [], pageSize: 3, leaseTtlSteps: 10, version: 3, resumes: [], faults: [], mutations: [{ before: { call: 'commit', nth: 1 }, kind: 'insert', target: 0, back: 3 }] },
         steps,
       };
       const execution: Execution = { plan: findScenario('failed-event-holds-watermark')!.plan, history, hash: hashHistory(history), result: check(history) };
@@ -275,7 +275,7 @@ describe('the picture of one executed world', () => {
       { kind: 'life', seq: 12, phase: 'drain', actor: w2, event: { kind: 'hung' } },
     ];
     const history: History = {
-      header: { initial: [a, b, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: ['c'], pageSize: 3, leaseTtl: 10, version: 2,
+      header: { initial: [a, b, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: ['c'], pageSize: 3, leaseTtlSteps: 10, version: 3,
         resumes: [],
         // The plan: the page quirk and the timeout the steps record, and the move.
         faults: [

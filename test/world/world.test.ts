@@ -34,7 +34,7 @@ function plan(over: Partial<Plan> = {}): Plan {
     seed: 'world-test',
     budget: { adversity: 200, drain: 200 },
     workers: 1,
-    leaseTtl: 8,
+    leaseTtlSteps: 8,
     mutations: [],
     rebind: null,
     poison: [],
@@ -225,7 +225,7 @@ describe('errors a consumer can act on', () => {
         await w.caughtUp();
       },
     };
-    await execute(plan({ leaseTtl: 5 }), reader);
+    await execute(plan({ leaseTtlSteps: 5 }), reader);
     expect(seen[0]).toEqual({ value: 5, unit: 'steps' });
   });
 });
@@ -463,7 +463,7 @@ describe('lease generations in the history', () => {
       },
     };
     const { history, result } = await execute(
-      plan({ workers: 2, leaseTtl: 1, schedule: [0, 1], faults: [{ call: 'lease', nth: 1, kind }] }),
+      plan({ workers: 2, leaseTtlSteps: 1, schedule: [0, 1], faults: [{ call: 'lease', nth: 1, kind }] }),
       blind,
     );
     const leases = callSteps(history).filter((s) => s.call.kind === 'lease');
