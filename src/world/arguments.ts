@@ -6,42 +6,93 @@
  * naming the field.
  */
 
+/**
+ * What is wrong with a value that is not an object as JSON data, as the end of a sentence
+ * that starts with its path ("is NaN, which JSON cannot carry"), or null when it is fine.
+ */
+export function notJson(value: unknown): string | null {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+    case 'undefined':
+      // undefined is what an omitted optional field looks like; JSON leaves it out.
+      return null;
+    case 'number':
+      return Number.isFinite(value) ? null : `is ${String(value)}, which JSON cannot carry`;
+    case 'bigint':
+      return `is a BigInt (${String(value)}n); the world takes plain numbers`;
+    case 'function':
+    case 'symbol':
+      return `is a ${typeof value}; the world takes JSON data`;
+    default:
+      return null;
+  }
+}
+
+export const CYCLIC = 'is cyclic: it contains itself';
+
+/** JSON has no holes: `[1, , 3]` would print as `[1,null,3]`, which is not what was handed over. */
+export const HOLE = 'is a hole in an array; the world takes JSON data, which has none';
+
+/**
+ * Where a walk is, as the segments below its root: a path string is built only for the
+ * problem, never for every field walked (that was most of what checking an argument cost).
+ */
+export class Where {
+  private readonly segments: (string | number)[] = [];
+
+  constructor(private readonly root: string) {}
+
+  enter(segment: string | number): void {
+    this.segments.push(segment);
+  }
+
+  leave(): void {
+    this.segments.pop();
+  }
+
+  /** "root.field[2].key", the path of where the walk is now. */
+  path(): string {
+    let out = this.root;
+    for (const s of this.segments) out += typeof s === 'number' ? `[${s}]` : `.${s}`;
+    return out;
+  }
+}
+
 /** Where `value` stops being JSON data, as "path: problem", or null when it is JSON data. */
 export function jsonProblem(value: unknown, path: string): string | null {
   // Ancestors only: the same object twice in different branches is fine (JSON copies it),
   // an object inside itself is not.
-  const ancestors = new Set<object>();
-  const walk = (v: unknown, at: string): string | null => {
-    switch (typeof v) {
-      case 'string':
-      case 'boolean':
-      case 'undefined':
-        // undefined is what an omitted optional field looks like; JSON leaves it out.
-        return null;
-      case 'number':
-        return Number.isFinite(v) ? null : `${at} is ${String(v)}, which JSON cannot carry`;
-      case 'bigint':
-        return `${at} is a BigInt (${String(v)}n); the world takes plain numbers`;
-      case 'function':
-      case 'symbol':
-        return `${at} is a ${typeof v}; the world takes JSON data`;
-      default: {
-        if (v === null) return null;
-        const o = v as object;
-        if (ancestors.has(o)) return `${at} is cyclic: it contains itself`;
-        ancestors.add(o);
-        const entries: [string, unknown][] = Array.isArray(o) ? o.map((x, i) => [`${at}[${i}]`, x]) : Object.keys(o).map((k) => [`${at}.${k}`, (o as Record<string, unknown>)[k]]);
-        for (const [p, x] of entries) {
-          const problem = walk(x, p);
-          if (problem !== null) return problem;
-        }
-        ancestors.delete(o);
-        return null;
+  const ancestors: object[] = [];
+  const where = new Where(path);
+  const walk = (v: unknown): string | null => {
+    if (v === null || typeof v !== 'object') {
+      const problem = notJson(v);
+      return problem === null ? null : `${where.path()} ${problem}`;
+    }
+    if (ancestors.includes(v)) return `${where.path()} ${CYCLIC}`;
+    ancestors.push(v);
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        where.enter(i);
+        const problem = i in v ? walk(v[i]) : `${where.path()} ${HOLE}`;
+        where.leave();
+        if (problem !== null) return problem;
+      }
+    } else {
+      const record = v as Record<string, unknown>;
+      for (const k of Object.keys(record)) {
+        where.enter(k);
+        const problem = walk(record[k]);
+        where.leave();
+        if (problem !== null) return problem;
       }
     }
+    ancestors.pop();
+    return null;
   };
   try {
-    return walk(value, path);
+    return walk(value);
   } catch (error) {
     // A getter or proxy that throws, or nesting deeper than the stack.
     return `${path} cannot be read as JSON data: ${error instanceof Error ? error.message : 'it threw'}`;

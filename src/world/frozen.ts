@@ -1,3 +1,5 @@
+import { CYCLIC, HOLE, notJson, Where } from './arguments.js';
+
 /**
  * Deep-frozen copies of plain data, for everything that crosses between the world and a
  * consumer. The oracle judges the history and the plan; if a consumer held the very objects
@@ -23,7 +25,31 @@ const MAX_DEPTH = 200;
  * recorded and is refused with a TypeError.
  */
 export function frozenCopy<T>(value: T): T {
-  return copy(value, 0) as T;
+  return new Copier(null).copy(value, 0) as T;
+}
+
+/** A consumer's argument, copied: the frozen copy, or where it stops being JSON data. */
+export type Checked<T> = { readonly copy: T; readonly problem: null } | { readonly copy: undefined; readonly problem: string };
+
+/**
+ * A frozen copy of an argument a consumer hands the world, checked on the way: one walk
+ * that finds what `jsonProblem` finds (the same problem, with the same path) and copies what
+ * `frozenCopy` copies. Checking first and copying after walked every argument twice, and
+ * built a path string for every field it passed. A value that is JSON data but nested deeper
+ * than any real one is refused with frozenCopy's TypeError.
+ */
+export function checkedCopy<T>(value: T, path: string): Checked<T> {
+  const copier = new Copier(new Where(path));
+  let copy: unknown;
+  try {
+    copy = copier.copy(value, 0);
+  } catch (error) {
+    // A getter or proxy that throws, or nesting deeper than the stack.
+    return { copy: undefined, problem: `${path} cannot be read as JSON data: ${error instanceof Error ? error.message : 'it threw'}` };
+  }
+  if (copier.problem !== null) return { copy: undefined, problem: copier.problem };
+  if (copier.tooDeep) throw tooDeep();
+  return { copy: copy as T, problem: null };
 }
 
 /**
@@ -37,28 +63,91 @@ export function freezeOwn<T>(value: T): T {
   return Object.freeze(value);
 }
 
-function copy(value: unknown, depth: number): unknown {
-  if (value === null || typeof value !== 'object') return value;
-  if (depth > MAX_DEPTH) throw new TypeError('a value handed to the world is nested too deep, or contains itself; it cannot be recorded');
-  if (Array.isArray(value)) {
+function tooDeep(): TypeError {
+  return new TypeError('a value handed to the world is nested too deep, or contains itself; it cannot be recorded');
+}
+
+/**
+ * The copier. With a `Where`, it also checks that the value is JSON data, and stops at the
+ * first problem; without, it only copies (the world's own values, which are data already).
+ */
+class Copier {
+  problem: string | null = null;
+  /** Deeper than MAX_DEPTH somewhere: refused once the check found nothing else. */
+  tooDeep = false;
+  /** The objects the check is inside of, to tell a value that contains itself (checked copies only). */
+  private readonly ancestors: object[] = [];
+
+  constructor(private readonly where: Where | null) {}
+
+  copy(value: unknown, depth: number): unknown {
+    const where = this.where;
+    if (value === null || typeof value !== 'object') {
+      if (where !== null) {
+        const problem = notJson(value);
+        if (problem !== null) this.problem = `${where.path()} ${problem}`;
+      }
+      return value;
+    }
+    if (where === null) {
+      if (depth > MAX_DEPTH) throw tooDeep();
+      return Array.isArray(value) ? this.array(value, depth) : this.object(value, depth);
+    }
+    if (this.ancestors.includes(value)) {
+      this.problem = `${where.path()} ${CYCLIC}`;
+      return undefined;
+    }
+    // The check goes on past the depth limit, so that a problem further on is still the one told.
+    if (depth > MAX_DEPTH) this.tooDeep = true;
+    this.ancestors.push(value);
+    const out = Array.isArray(value) ? this.array(value, depth) : this.object(value, depth);
+    this.ancestors.pop();
+    return out;
+  }
+
+  private array(value: readonly unknown[], depth: number): unknown {
+    const where = this.where;
     const n = value.length;
     const out: unknown[] = [];
     for (let i = 0; i < n; i++) {
-      // A hole stays a hole: a sparse array prints as it did.
-      if (i in value) out[i] = copy(value[i], depth + 1);
-      else out.length = i + 1;
+      if (!(i in value)) {
+        // The world's own values keep a hole as a hole, so a sparse array prints as it did;
+        // a consumer's argument has none to keep (see HOLE).
+        if (where !== null) {
+          where.enter(i);
+          this.problem = `${where.path()} ${HOLE}`;
+          where.leave();
+          return undefined;
+        }
+        out.length = i + 1;
+        continue;
+      }
+      where?.enter(i);
+      out[i] = this.copy(value[i], depth + 1);
+      where?.leave();
+      if (this.problem !== null) return undefined;
     }
     return Object.freeze(out);
   }
-  const proto: unknown = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return value;
-  const out: Record<string, unknown> = proto === null ? Object.create(null) : {};
-  const record = value as Record<string, unknown>;
-  for (const name of Object.keys(record)) {
-    const item = copy(record[name], depth + 1);
-    // Assigning `__proto__` would set the prototype; JSON.parse makes it an own property, and so does this.
-    if (name === '__proto__') Object.defineProperty(out, name, { value: item, enumerable: true, writable: true, configurable: true });
-    else out[name] = item;
+
+  private object(value: object, depth: number): unknown {
+    const where = this.where;
+    const proto: unknown = Object.getPrototypeOf(value);
+    const plain = proto === Object.prototype || proto === null;
+    // Not plain data: passed through as it is, though what it holds is still checked.
+    if (!plain && where === null) return value;
+    const out: Record<string, unknown> = proto === null ? Object.create(null) : {};
+    const record = value as Record<string, unknown>;
+    for (const name of Object.keys(record)) {
+      where?.enter(name);
+      const item = this.copy(record[name], depth + 1);
+      where?.leave();
+      if (this.problem !== null) return undefined;
+      if (!plain) continue;
+      // Assigning `__proto__` would set the prototype; JSON.parse makes it an own property, and so does this.
+      if (name === '__proto__') Object.defineProperty(out, name, { value: item, enumerable: true, writable: true, configurable: true });
+      else out[name] = item;
+    }
+    return plain ? Object.freeze(out) : value;
   }
-  return Object.freeze(out);
 }

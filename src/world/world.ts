@@ -1,7 +1,7 @@
 import type { Binding } from '../../model/binding.js';
 import { EVENT_OP_KINDS, RESUME_KINDS, STORE_OP_KINDS } from '../../model/api.js';
 import type { EventRef, SourceEvent } from '../../model/event.js';
-import { HISTORY_VERSION, type Actor, type Call, type CallResult, type CallStep, type History, type LifeStep, type Outcome, type Page, type Phase, type Step, type StoreOp } from '../../model/history.js';
+import { HISTORY_VERSION, type Actor, type Call, type CallResult, type CallStep, type FetchRequest, type History, type LifeStep, type Outcome, type Page, type Phase, type Step, type StoreOp } from '../../model/history.js';
 import { isPageQuirk, type Plan } from '../../scenarios/plan.js';
 import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../adapter/consumer.js';
 import { isKey, jsonProblem, shown } from './arguments.js';
@@ -9,7 +9,7 @@ import { AdapterError, ConsumerUnrunnableError } from '../adapter/errors.js';
 import { worldBug } from './bugs.js';
 import { WorldError } from './errors.js';
 import { CallCounter, FaultPlan } from './faults.js';
-import { freezeOwn, frozenCopy } from './frozen.js';
+import { checkedCopy, freezeOwn, frozenCopy } from './frozen.js';
 import { Lease } from './lease.js';
 import { PendingCalls } from './pending.js';
 import { canonicalJson, fingerprint } from './order.js';
@@ -484,24 +484,28 @@ export class World {
   private api(life: Life, binding: Binding): WorkerWorld {
     const raw = this.rawApi(life, binding);
     // Arguments that are not JSON data (a cycle, a BigInt) are refused first: everything
-    // after, the history included, assumes JSON.
+    // after, the history included, assumes JSON. The arguments the world keeps are checked
+    // and copied in one walk, and what follows reads the copy.
     return {
       ...raw,
-      fetch: (request) => {
-        const problem = jsonProblem(request, 'request') ?? badRequest(request);
-        return problem ? this.malformed(life, 'fetch', problem) : raw.fetch(request);
+      fetch: (asked) => {
+        const request = checkedCopy(asked, 'request');
+        const problem = request.problem ?? badRequest(request.copy);
+        return problem !== null ? this.malformed(life, 'fetch', problem) : raw.fetch(request.copy as FetchRequest);
       },
-      completed: (events) => {
-        const problem = jsonProblem(events, 'events') ?? (Array.isArray(events) && events.every(isRef) ? null : 'expects an array of { id, version }');
-        return problem ? this.malformed(life, 'completed', problem) : raw.completed(events);
+      completed: (asked) => {
+        const events = checkedCopy(asked, 'events');
+        const problem = events.problem ?? (Array.isArray(events.copy) && events.copy.every(isRef) ? null : 'expects an array of { id, version }');
+        return problem !== null ? this.malformed(life, 'completed', problem) : raw.completed(events.copy as readonly EventRef[]);
       },
-      commit: (ops, options) => {
+      commit: (asked, options) => {
+        const ops = checkedCopy(asked, 'ops');
         const problem =
-          jsonProblem(ops, 'ops') ??
+          ops.problem ??
           jsonProblem(options, 'options') ??
-          badOps(ops) ??
+          badOps(ops.copy) ??
           (options?.fence !== undefined && !Number.isInteger(options.fence) ? 'fence must be an integer generation' : null);
-        return problem ? this.malformed(life, 'commit', problem) : raw.commit(ops, options);
+        return problem !== null ? this.malformed(life, 'commit', problem) : raw.commit(ops.copy as readonly StoreOp[], options);
       },
       emit: (event, payload) => {
         const problem = jsonProblem(event, 'event') ?? (isRef(event) && typeof payload === 'string' ? null : 'expects ({ id, version }, payload string)');
@@ -524,8 +528,10 @@ export class World {
   /**
    * The raw calls. Nothing handed to the consumer is an object the history or the world
    * keeps using unfrozen (the binding, the offer, pages and their events, loaded state), and
-   * every argument is copied before it is recorded or acted on: a consumer cannot change
-   * what the world serves or what the oracle reads, whatever it does to the objects it holds.
+   * every argument is copied before it is recorded or acted on (by api, which hands these
+   * calls the frozen copies of the request, the events and the operations): a consumer
+   * cannot change what the world serves or what the oracle reads, whatever it does to the
+   * objects it holds.
    */
   private rawApi(life: Life, binding: Binding): WorkerWorld {
     const who = `${life.actor.worker}#${life.actor.incarnation}`;
@@ -555,27 +561,24 @@ export class World {
       worker: life.actor.worker,
       incarnation: life.actor.incarnation,
       leaseTtl: Object.freeze({ value: this.plan.leaseTtlSteps, unit: 'steps' as const }),
-      fetch: (asked) => {
-        const request = frozenCopy(asked);
-        return this.submit(life, { kind: 'fetch', request }, (fault) => {
+      fetch: (request) =>
+        this.submit(life, { kind: 'fetch', request }, (fault) => {
           const page = this.source.fetch(binding, request, fault && isPageQuirk(fault.kind) ? fault.kind : undefined);
           return { value: page, result: { kind: 'page', page } };
-        });
-      },
+        }),
       load: () =>
         this.submit(life, { kind: 'load' }, () => {
-          const state = frozenCopy(this.store.state());
+          // Frozen in place rather than copied: the store keeps frozen copies of what was
+          // committed, and replaces its records rather than changing them, so all of it is shared.
+          const state = freezeOwn(this.store.state());
           return { value: state, result: { kind: 'state', state } };
         }),
-      completed: (asked: readonly EventRef[]) => {
-        const events = frozenCopy(asked);
-        return this.submit(life, { kind: 'completed', events }, () => {
+      completed: (events: readonly EventRef[]) =>
+        this.submit(life, { kind: 'completed', events }, () => {
           const flags = freezeOwn(this.store.completed(events));
           return { value: flags, result: { kind: 'flags', flags } };
-        });
-      },
-      commit: (asked: readonly StoreOp[], options) => {
-        const ops = frozenCopy(asked);
+        }),
+      commit: (ops: readonly StoreOp[], options) => {
         const fence = options?.fence ?? null;
         return this.submit(life, { kind: 'commit', ops, fence }, () => {
           for (const op of ops) if ((op.op === 'effect' || op.op === 'outbox') && this.poison.has(op.event.id)) this.refuse(op.event);
