@@ -135,6 +135,9 @@ export function syntheticHistory(options: SyntheticOptions): History {
       resumes: ['after'],
       faults: [],
       mutations,
+      rebind: null,
+      workers: 1,
+      consumer: 'whitebox',
     },
     steps,
   };

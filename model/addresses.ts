@@ -1,6 +1,6 @@
 import type { Call } from './history.js';
 import { isPosition } from './order.js';
-import type { PlaceableCall, PlannedFault } from './plan.js';
+import type { Address, PlaceableCall, PlannedFault } from './plan.js';
 
 /**
  * Which planned fault, if any, names each call: the addressing rule of a plan (model/plan.ts,
@@ -15,9 +15,11 @@ import type { PlaceableCall, PlannedFault } from './plan.js';
  * that returned the event. With `since`, calls count from the one after the `since`-th effect
  * call. Among the faults that name a call, the plan's first wins.
  *
- * Claims and malformed calls are never counted: no fault can be put at them.
+ * Claims and malformed calls are never counted for faults: no fault can be put at them. The
+ * same rule places the plan's changes and its rebind (`all`), where every adversity call the
+ * world picked counts, claims included.
  */
-export class FaultAddresses {
+export class FaultAddresses<A extends Address = PlannedFault> {
   /** Calls so far, by name. */
   private readonly total = new Map<PlaceableCall, number>();
   /** For each event, calls so far about it, by name. */
@@ -28,14 +30,29 @@ export class FaultAddresses {
   private readonly afterEffect = new Map<number, ReadonlyMap<PlaceableCall, number>>();
   private readonly sinces: ReadonlySet<number>;
 
-  constructor(private readonly faults: readonly PlannedFault[]) {
+  constructor(private readonly faults: readonly A[]) {
     this.sinces = new Set(faults.flatMap((f) => (f.since === undefined ? [] : [f.since])));
   }
 
   /** Counts one call (not a claim, not a malformed call) and returns the fault the plan put at it. */
-  at(call: Call): PlannedFault | undefined {
+  at(call: Call): A | undefined {
+    const names = this.count(call);
+    return names === null ? undefined : this.faults.find((f) => this.named(f, names));
+  }
+
+  /** Counts one call and returns the indexes of every address that names it, in the plan's order. */
+  all(call: Call): number[] {
+    const names = this.count(call);
+    if (names === null) return [];
+    const out: number[] = [];
+    for (const [i, f] of this.faults.entries()) if (this.named(f, names)) out.push(i);
+    return out;
+  }
+
+  /** Counts one call under each of its names; null when the plan has no address to count for. */
+  private count(call: Call): Named[] | null {
     // A plan without faults names no call: nothing to count, which keeps a calm history's replay cheap.
-    if (this.faults.length === 0) return undefined;
+    if (this.faults.length === 0) return null;
     const names: Named[] = [this.name(call.kind as PlaceableCall, about(call))];
     const effects = effectIds(call);
     if (effects.length > 0) names.push(this.name('effect', effects));
@@ -44,14 +61,17 @@ export class FaultAddresses {
       const index = (this.total.get('effect') ?? 0) - 1;
       if (this.sinces.has(index)) this.afterEffect.set(index, new Map(this.total));
     }
-    return this.faults.find((f) => {
-      const named = names.find((n) => n.name === f.call);
-      if (named === undefined) return false;
-      if (f.since !== undefined) return countedFrom(this.afterEffect.get(f.since), named, f.nth);
-      if (f.after === undefined) return f.nth === named.nth;
-      if (named.about !== null) return named.about.get(f.after) === f.nth;
-      return countedFrom(this.firstDelivered.get(f.after), named, f.nth);
-    });
+    return names;
+  }
+
+  /** Whether the address names the call just counted under these names. */
+  private named(f: Address, names: readonly Named[]): boolean {
+    const named = names.find((n) => n.name === f.call);
+    if (named === undefined) return false;
+    if (f.since !== undefined) return countedFrom(this.afterEffect.get(f.since), named, f.nth);
+    if (f.after === undefined) return f.nth === named.nth;
+    if (named.about !== null) return named.about.get(f.after) === f.nth;
+    return countedFrom(this.firstDelivered.get(f.after), named, f.nth);
   }
 
   /** A fetch that ran returned these events: calls from here on count towards addresses tied to them. */

@@ -72,6 +72,7 @@ export function check(history: History): CheckResult {
       for (let i = before; i < checker.anomalies.length; i++) found.push(checker.anomalies[i] as Anomaly);
     }
   }
+  truth.finish();
   for (const checker of checkers) checker.finish(truth, history);
   const stats: CheckStats = { steps: history.steps.length, eligible: truth.eligible().length, effects, commits, incarnations };
 

@@ -3,7 +3,7 @@ import type { Contract, Delivery, DeliveryOrder, DurableState, FetchRequest, Pag
 import type { EventRef, SourceEvent } from './event.js';
 import { kindsOf } from './kinds.js';
 import type { TokenKind } from './tokens.js';
-import type { PlannedFault, PlannedMutation } from './plan.js';
+import type { PlannedFault, PlannedMutation, PlannedRebind } from './plan.js';
 
 export type { Contract, Delivery, DeliveryOrder, DurableState, FetchRequest, Page, Resume, ResumeStyle, StoreOp } from './api.js';
 
@@ -27,6 +27,10 @@ export interface History {
  */
 export const HISTORY_VERSION = 3;
 
+/** Where a consumer keeps its durable state (see HistoryHeader.consumer). */
+export type ConsumerKind = 'whitebox' | 'blackbox';
+export const CONSUMER_KINDS = kindsOf<ConsumerKind>()(['whitebox', 'blackbox']);
+
 export interface HistoryHeader {
   readonly version: typeof HISTORY_VERSION;
   /** The events the source held before the first step. */
@@ -47,6 +51,16 @@ export interface HistoryHeader {
   readonly faults: readonly PlannedFault[];
   /** The plan's changes to the source: the world records each as a mutation step, and makes no more. */
   readonly mutations: readonly PlannedMutation[];
+  /** The plan's rebind, or null: a rebind step anywhere else, or under another binding, is the world contradicting itself. */
+  readonly rebind: PlannedRebind | null;
+  /** How many workers the adversity phase runs, named w1 to wN; the drain runs w1 alone. */
+  readonly workers: number;
+  /**
+   * Where the consumer keeps its durable state: `whitebox`, in the world's store, through
+   * calls; `blackbox`, in a store of its own, which the world looks into and records as
+   * observed steps. A whitebox history has no observed step.
+   */
+  readonly consumer: ConsumerKind;
   /**
    * What the consumer declared it does with a refused effect (its source profile). Absent:
    * it dead-letters, and a visible failure is judged as always. `fail-visibly`: it stops
@@ -240,4 +254,6 @@ export interface RebindStep {
   readonly seq: number;
   readonly phase: Phase;
   readonly binding: Binding;
+  /** The call the rebind came before, which died with its worker: it counts where the plan places changes and the rebind. */
+  readonly call: Call;
 }

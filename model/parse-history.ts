@@ -1,6 +1,7 @@
 import { CONTRACT_KINDS, DELIVERIES, DELIVERY_ORDERS, OFFERED_RESUMES, RESUME_KINDS, STORE_OP_KINDS } from './api.js';
 import { FILTER_KINDS } from './binding.js';
 import {
+  CONSUMER_KINDS,
   CALL_FAULTS,
   CALL_KINDS,
   HISTORY_VERSION,
@@ -171,6 +172,7 @@ const DELIVERY = new Vocabulary(DELIVERIES);
 const REFUSAL = new Vocabulary(REFUSALS);
 const ORDER = new Vocabulary(DELIVERY_ORDERS);
 const TOKENS = new Vocabulary(TOKEN_KINDS);
+const CONSUMERS = new Vocabulary(CONSUMER_KINDS);
 const STYLES = new Vocabulary(OFFERED_RESUMES);
 const FAULTABLE = new Vocabulary(FAULTABLE_CALLS);
 const PLACEABLE = new Vocabulary(PLACEABLE_CALLS);
@@ -325,6 +327,22 @@ function header(w: Walk, value: unknown): number | null {
     for (let i = 0; i < mutations.length; i++) plannedMutation(w, i, mutations[i]);
     w.out();
   }
+  if (o.rebind !== null) {
+    const rebind = record(w, 'rebind', o.rebind, 'null, or the plan\'s rebind { before, binding }');
+    if (rebind !== null) {
+      w.in('rebind');
+      const before = record(w, 'before', rebind.before, 'an address { call, nth }');
+      if (before !== null) {
+        w.in('before');
+        address(w, before, PLACEABLE);
+        w.out();
+      }
+      binding(w, 'binding', rebind.binding);
+      w.out();
+    }
+  }
+  integer(w, 'workers', o.workers, 1);
+  member(w, 'consumer', o.consumer, CONSUMERS);
   if (o.refusals !== undefined) member(w, 'refusals', o.refusals, REFUSAL);
   if (o.order !== undefined) member(w, 'order', o.order, ORDER);
   if (o.tokens !== undefined) member(w, 'tokens', o.tokens, TOKENS);
@@ -457,9 +475,16 @@ function step(w: Walk, i: number, value: unknown, arity: number | null): void {
         sourceEvent(w, 'event', s.event, arity);
         member(w, 'mutation', s.mutation, CHANGES);
         break;
-      case 'rebind':
+      case 'rebind': {
         binding(w, 'binding', s.binding);
+        // The call the rebind came before: it died with its worker, so it never ran.
+        const c = record(w, 'call', s.call);
+        if (c === null) break;
+        w.in('call');
+        if (member(w, 'kind', c.kind, CALLS)) call(w, c, false);
+        w.out();
         break;
+      }
       case 'observed': {
         actor(w, s.actor);
         if (s.watermark !== undefined) record(w, 'watermark', s.watermark, 'an object { value }');

@@ -1,3 +1,4 @@
+import type { Binding } from './binding.js';
 import type { CallKind, FaultLabel, Mutation } from './history.js';
 import { kindsOf } from './kinds.js';
 
@@ -57,4 +58,15 @@ export interface PlannedMutation {
   readonly kind: Mutation;
   readonly target: number;
   readonly back: number;
+}
+
+/**
+ * The plan's rebind: before the adversity call `before` names, the world stops every worker
+ * and restarts them under `binding` on the same store. That call dies with its worker, so the
+ * rebind step records it (model/history.ts, RebindStep), and it counts where changes and the
+ * rebind are placed as any call does.
+ */
+export interface PlannedRebind {
+  readonly before: Address;
+  readonly binding: Binding;
 }

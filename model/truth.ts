@@ -1,7 +1,9 @@
 import { canonicalJson, isEligible, type Binding } from './binding.js';
 import { formatRef, positionOf, type EventRef, type SourceEvent } from './event.js';
 import { FaultAddresses } from './addresses.js';
-import { PAGE_QUIRKS, type Actor, type CallStep, type DurableState, type FaultLabel, type HistoryHeader, type Outcome, type Page, type PageQuirk, type Resume, type Step, type StoreOp } from './history.js';
+import { Lives } from './lives.js';
+import type { Address } from './plan.js';
+import { PAGE_QUIRKS, type Actor, type CallStep, type DurableState, type FaultLabel, type HistoryHeader, type Mutation, type MutationStep, type Outcome, type Page, type PageQuirk, type Resume, type Step, type StoreOp } from './history.js';
 import { covers, type Cut } from './cut.js';
 import { LeaseReplica } from './lease-replica.js';
 import { sameJson, StoreReplica, type StoredWatermark } from './store-replica.js';
@@ -112,6 +114,11 @@ function blank(): Version {
 
 const PAGE_QUIRK: ReadonlySet<string> = new Set(PAGE_QUIRKS);
 
+/** Whether a recorded change is the planned one: the same kind, or an insert, which the world makes when no event fits. */
+function fits(recorded: Mutation, planned: Mutation): boolean {
+  return recorded === planned || recorded === 'insert';
+}
+
 /** How a failure message names a page a quirk made. */
 const QUIRK_PAGE: Readonly<Record<PageQuirk, string>> = { overlap: 'overlapping', repeat: 'repeated', empty: 'empty', stale: 'stale', reorder: 'reordered', short: 'short' };
 
@@ -185,9 +192,24 @@ export class Truth {
   private readonly poison: ReadonlySet<string>;
   /** Where the plan put its faults and page quirks. */
   private readonly addresses: FaultAddresses;
+  /**
+   * Where the plan put its changes, then its rebind (the last address, when there is one):
+   * the world applies them before the adversity call each names, counting every call it
+   * picks there, claims included.
+   */
+  private readonly placements: FaultAddresses<Address>;
+  /** Changes recorded since the last adversity call: the plan must have put each before the next one. */
+  private changes: MutationStep[] = [];
+  /** The plan's changes some recorded call was named by, so made already. */
+  private readonly made = new Set<number>();
+  private rebinds = 0;
+  /** Which incarnations are alive (model/lives.ts): only they make calls. */
+  private readonly lives: Lives;
 
   constructor(readonly header: HistoryHeader) {
     this.addresses = new FaultAddresses(header.faults);
+    this.placements = new FaultAddresses<Address>([...header.mutations.map((m) => m.before), ...(header.rebind === null ? [] : [header.rebind.before])]);
+    this.lives = new Lives(header.workers);
     this.poison = new Set(header.poison);
     this.leaseReplica = new LeaseReplica(header.leaseTtlSteps);
     this.source = new SourceReplica(header, (what) => this.problem(this.at, what), { records: this.entries, record: (id) => this.entry(id) });
@@ -296,9 +318,14 @@ export class Truth {
 
   /** Replays one step and says what it did. */
   advance(step: Step): Facts {
+    if (step.phase === 'drain' && this.changes.length > 0) this.trailing();
+    const wrong = this.lives.enter(step.phase);
+    if (wrong !== null) this.problem(step.seq, wrong);
     switch (step.kind) {
       case 'mutation': {
         this.at = step.seq;
+        if (step.phase === 'adversity') this.changes.push(step);
+        else this.problem(step.seq, `the source changed in the drain phase, but the world makes the plan's changes in the adversity phase only`);
         const { removed, inserted } = this.source.mutate(step.event, step.mutation);
         if (this.source.changes > this.header.mutations.length) this.problem(step.seq, `the source changed ${this.source.changes} times, but the plan makes ${this.header.mutations.length} changes`);
         // The gap-free frontiers only move back as far as the event that changed.
@@ -312,20 +339,82 @@ export class Truth {
         }
         return NONE;
       }
-      case 'rebind':
+      case 'rebind': {
+        const plan = this.header.rebind;
+        if (plan === null) this.problem(step.seq, 'a rebind, but the plan makes none');
+        else if (canonicalJson(plan.binding) !== canonicalJson(step.binding)) this.problem(step.seq, `a rebind to ${canonicalJson(step.binding).slice(0, 160)}, but the plan rebinds to ${canonicalJson(plan.binding).slice(0, 160)}`);
+        if (++this.rebinds > 1) this.problem(step.seq, 'a second rebind, but the plan makes one at most');
+        if (step.phase !== 'adversity') this.problem(step.seq, 'a rebind in the drain phase, but the world rebinds in the adversity phase only');
+        else this.place(step.seq, step.call, true);
+        this.lives.stopAll();
         this.source.rebind(step.binding);
         this.frontier = 0;
         this.handledUpTo = 0;
         return NONE;
-      case 'life':
+      }
+      case 'life': {
+        const bad = this.lives.life(step);
+        if (bad !== null) this.problem(step.seq, bad);
         return NONE;
+      }
       case 'observed': {
+        if (this.header.consumer !== 'blackbox') this.problem(step.seq, "an observed step, but the consumer is whitebox: the world looks into a blackbox consumer's own store only");
         const effects = step.effects.map((e) => this.effect(e.event, e.payload, this.bound));
         return { applied: true, effects, watermarks: step.watermark ? [step.watermark.value] : [], foreign: null, outcomes: effects.map((e) => e.ref) };
       }
-      case 'call':
+      case 'call': {
+        const bad = this.lives.call(step);
+        if (bad !== null) this.problem(step.seq, bad);
+        if (step.phase === 'adversity') this.place(step.seq, step.call, false);
         return this.call(step);
+      }
     }
+  }
+
+  /** Once every step is replayed: changes after the last adversity call are judged as the phase's end judges them. */
+  finish(): void {
+    if (this.changes.length > 0) this.trailing();
+  }
+
+  /**
+   * Changes recorded after the last adversity call, with no call for them to come before.
+   * The world makes a change only as it picks the call the plan put it before, so it never
+   * records one here; a hand-built history may, and then each must be one of the plan's
+   * changes that no recorded call was named by, in the plan's order. What a liar gains from
+   * moving a change here it could gain only by editing the plan too: a change the plan put
+   * before a recorded call is missed at that call.
+   */
+  private trailing(): void {
+    const plan = this.header.mutations;
+    const left = plan.flatMap((m, i) => (this.made.has(i) ? [] : [m.kind]));
+    const got = this.changes.map((m) => m.mutation);
+    const seq = (this.changes[0] as MutationStep).seq;
+    this.changes = [];
+    if (got.length > left.length || got.some((kind, i) => !fits(kind, left[i] as Mutation))) {
+      this.problem(seq, `the source changed (${got.join(', ')}) after the last adversity call, but the plan has ${left.length === 0 ? 'no change' : left.join(', ')} left to make`);
+    }
+  }
+
+  /**
+   * The adversity call at `seq` (or the call a rebind came before, which died with its
+   * worker): the changes recorded since the last such call must be exactly those the plan
+   * put before this one, in the plan's order, each of the planned kind (or an insert, which
+   * the world makes instead when no event fits the change); and the rebind comes before the
+   * call the plan names, which then never runs.
+   */
+  private place(seq: number, call: CallStep['call'], rebinding: boolean): void {
+    const named = this.placements.all(call);
+    const plan = this.header.mutations;
+    for (const i of named) this.made.add(i);
+    const planned = named.filter((i) => i < plan.length).map((i) => (plan[i] as (typeof plan)[number]).kind);
+    const got = this.changes.map((m) => m.mutation);
+    this.changes = [];
+    if (got.length !== planned.length || got.some((kind, i) => !fits(kind, planned[i] as Mutation))) {
+      this.problem(seq, `the plan puts ${planned.length === 0 ? 'no change' : `${planned.join(', ')}`} before call ${seq} (${call.kind}), but the world recorded ${got.length === 0 ? 'none' : got.join(', ')} before it`);
+    }
+    const planRebinds = this.header.rebind !== null && named.includes(plan.length);
+    if (planRebinds && !rebinding) this.problem(seq, `the plan rebinds before call ${seq} (${call.kind}), so it never runs, but the world recorded it`);
+    if (rebinding && !planRebinds) this.problem(seq, `a rebind before a ${call.kind}, but the plan puts it before another call`);
   }
 
   private problem(seq: number, what: string): void {
@@ -347,6 +436,10 @@ export class Truth {
     // Page quirks are the source's behaviour and fire in both phases; call faults (crashes,
     // errors, timeouts) fire in the adversity phase only.
     const fault = planned !== undefined && (step.phase === 'adversity' || PAGE_QUIRK.has(planned)) ? planned : undefined;
+    // The caller dies at a planned crash, whatever the call did (after a refused call too);
+    // a record that says it lived on is already a contradiction (settle), told once.
+    const o = step.outcome.kind;
+    if ((fault === 'crash-before' || fault === 'crash-after') && (o === 'crash-before' || o === 'crash-after' || o === 'error')) this.lives.kill(step.actor);
     if (fault === 'crash-before') {
       this.settle(step, planned, { outcome: { kind: 'crash-before' }, applied: false, label: fault });
       return NONE;
@@ -453,7 +546,9 @@ export class Truth {
     const want = ended(null, after, serving.fired);
     this.settle(step, planned, want);
     const served = serving.repeat?.events ?? serving.events;
-    this.addresses.delivered(served.map((e) => e.id));
+    const ids = served.map((e) => e.id);
+    this.addresses.delivered(ids);
+    this.placements.delivered(ids);
     const page = step.result?.kind === 'page' ? step.result.page : null;
     if (page === null) {
       this.problem(step.seq, `fetch ${step.seq} took effect but recorded no page`);

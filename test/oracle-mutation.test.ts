@@ -20,8 +20,8 @@ import { canonicalJson } from '../model/binding.js';
 import { check, type CheckResult } from '../model/checker.js';
 import { compareCuts, readCut, type Cut } from '../model/cut.js';
 import { refKey, type EventRef } from '../model/event.js';
-import type { CallStep, History, Step, StoreOp } from '../model/history.js';
-import type { PlannedFault } from '../model/plan.js';
+import type { Call, CallStep, History, HistoryHeader, MutationStep, Step, StoreOp } from '../model/history.js';
+import type { Address, PlannedFault, PlannedMutation } from '../model/plan.js';
 import { Truth } from '../model/truth.js';
 import { planArb } from '../scenarios/arbitraries.js';
 import type { Consumer } from '../src/adapter/consumer.js';
@@ -119,9 +119,9 @@ function verdictText(result: CheckResult): string {
 /** Every lie that applies to the `nth` history, a few instances of each. */
 function liesAbout(history: History, nth: number): Record<LieKind, Lie[]> {
   return {
-    'drop-effects': dropEffects(history).map(replanned),
-    'lower-watermark': lowerWatermark(history).map(replanned),
-    'change-payload': changePayload(history).map(replanned),
+    'drop-effects': dropEffects(history).flatMap((l) => replanned(l) ?? []),
+    'lower-watermark': lowerWatermark(history).flatMap((l) => replanned(l) ?? []),
+    'change-payload': changePayload(history).flatMap((l) => replanned(l) ?? []),
     'page-payload': pagePayload(history),
     'page-drop': pageDrop(history),
     'applied-flip': flipApplied(history, nth),
@@ -137,7 +137,7 @@ function liesAbout(history: History, nth: number): Record<LieKind, Lie[]> {
  * the plan's faults would land on other calls, and the lie would be the world's contradiction
  * rather than the consumer's failure.
  */
-function replanned(lie: Lie): Lie {
+function replanned(lie: Lie): Lie | null {
   const counts = new Map<string, number>();
   const faults: PlannedFault[] = [];
   for (const s of lie.history.steps) {
@@ -146,7 +146,34 @@ function replanned(lie: Lie): Lie {
     counts.set(s.call.kind, nth + 1);
     if (s.fault !== undefined) faults.push({ call: s.call.kind, nth, kind: s.fault });
   }
-  return { ...lie, history: { header: { ...lie.history.header, faults }, steps: lie.history.steps } };
+  // The changes and the rebind, each placed before the adversity call it came before (every
+  // call counted there, claims included), as the world places them.
+  const placed = new Map<string, number>();
+  const mutations: PlannedMutation[] = [];
+  let waiting: MutationStep[] = [];
+  let rebind: HistoryHeader['rebind'] = null;
+  const place = (call: Call): Address | null => {
+    const nth = placed.get(call.kind) ?? 0;
+    placed.set(call.kind, nth + 1);
+    if (call.kind === 'malformed') return waiting.length > 0 ? null : { call: 'claim', nth: -1 };
+    const before: Address = { call: call.kind, nth };
+    for (const m of waiting) mutations.push({ before, kind: m.mutation, target: 0, back: 0 });
+    waiting = [];
+    return before;
+  };
+  for (const s of lie.history.steps) {
+    if (s.phase !== 'adversity') continue;
+    if (s.kind === 'mutation') waiting.push(s);
+    else if (s.kind === 'call' && place(s.call) === null) return null;
+    else if (s.kind === 'rebind') {
+      const before = place(s.call);
+      if (before === null) return null;
+      rebind = { before, binding: s.binding };
+    }
+  }
+  // A change the lie left with no call after it can be placed nowhere: no world records that lie.
+  if (waiting.length > 0) return null;
+  return { ...lie, history: { header: { ...lie.history.header, faults, mutations, rebind }, steps: lie.history.steps } };
 }
 
 /** The first, a middle and the last of the candidates. */
@@ -194,7 +221,11 @@ function dropEffects(history: History): Lie[] {
   if (!(end !== undefined && isCall(end) && end.call.kind === 'claim' && end.call.claim.kind === 'caught-up' && end.applied)) return [];
   const truth = finalTruth(history);
   const poison = new Set(history.header.poison);
-  const handled = truth.eligible().filter((e) => !poison.has(e.id) && truth.handled(e));
+  // An event whose effect call crashed its caller is left out: without that call the crash
+  // has no call to happen at, and an incarnation that died at it would live on.
+  const crashed = (e: EventRef): boolean =>
+    history.steps.some((s) => isCall(s) && (s.outcome.kind === 'crash-after' || s.outcome.kind === 'crash-before') && ((s.call.kind === 'emit' && sameRef(s.call.event, e)) || (s.call.kind === 'commit' && s.call.ops.some((op) => op.op === 'effect' && sameRef(op.event, e)))));
+  const handled = truth.eligible().filter((e) => !poison.has(e.id) && truth.handled(e) && !crashed(e));
   return spread(handled).map((e) => ({
     case: history.header.delivery,
     history: withSteps(history, (steps) => {

@@ -116,6 +116,9 @@ export class World {
         resumes: this.plan.source.resumes,
         faults: this.plan.faults,
         mutations: this.plan.mutations,
+        rebind: this.plan.rebind,
+        workers: this.plan.workers,
+        consumer: this.consumer.kind === 'blackbox' ? 'blackbox' : 'whitebox',
         // Only when declared, so that the histories of every other consumer stay as they were.
         ...(this.consumer.capabilities.profile?.refusals === 'fail-visibly' ? { refusals: 'fail-visibly' as const } : {}),
         ...(this.plan.source.order === 'newest-first' ? { order: 'newest-first' as const } : {}),
@@ -277,7 +280,7 @@ export class World {
     if (rebind === null || !this.placed.names(rebind.before)) return false;
     this.stopAll(null);
     this.binding = frozenCopy(rebind.binding);
-    this.steps.push({ kind: 'rebind', seq: this.steps.length, phase: this.phase, binding: rebind.binding });
+    this.steps.push({ kind: 'rebind', seq: this.steps.length, phase: this.phase, binding: rebind.binding, call });
     for (const w of workers) this.start(w);
     return true;
   }

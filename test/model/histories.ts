@@ -229,6 +229,8 @@ export function timeline(spec: TimelineSpec = {}): Timeline {
 
 export class Timeline {
   readonly header: HistoryHeader;
+  /** The header, as the builder fills in the plan while the steps are written. */
+  private readonly plan: { -readonly [K in keyof HistoryHeader]: HistoryHeader[K] };
   /** The binding fingerprint the watermark and anchor ops are recorded under. */
   readonly bound: string;
   private readonly steps: Step[] = [];
@@ -243,11 +245,17 @@ export class Timeline {
   private readonly faults: PlannedFault[] = [];
   private readonly mutations: PlannedMutation[] = [];
   private readonly calls = new Map<string, number>();
-  private unplaced = 0;
+  /** Adversity calls so far by kind, claims included: where the plan's changes and rebind are placed. */
+  private readonly placed = new Map<string, number>();
+  /** Changes recorded since the last adversity call: the plan puts them before the next one. */
+  private unplaced: MutationStep['mutation'][] = [];
 
   constructor(spec: TimelineSpec) {
-    this.header = {
+    this.header = this.plan = {
       version: HISTORY_VERSION,
+      rebind: null,
+      workers: 1,
+      consumer: 'whitebox',
       resumes: ['after', 'key-gt', 'key-gte', 'offset'],
       faults: this.faults,
       mutations: this.mutations,
@@ -271,6 +279,7 @@ export class Timeline {
   /** The adversity phase is over: faults and mutations off, one live worker from here on. */
   drain(): void {
     if ([...this.lives.values()].some((l) => l.alive)) throw new Error('end the adversity incarnations first (budget(), a claim or a crash)');
+    this.placeTrailing();
     this.phase = 'drain';
   }
 
@@ -279,6 +288,8 @@ export class Timeline {
   /** A new incarnation of `worker` (default: the current worker, else w1) is born and acts next. */
   start(worker: string = this.worker ?? 'w1'): number {
     const incarnation = (this.lives.get(worker)?.actor.incarnation ?? 0) + 1;
+    const index = /^w(\d+)$/.exec(worker);
+    if (this.phase === 'adversity' && index !== null) this.plan.workers = Math.max(this.plan.workers, Number(index[1]));
     this.lives.set(worker, { actor: { worker, incarnation }, alive: true });
     this.worker = worker;
     return this.life({ kind: 'start' });
@@ -394,13 +405,28 @@ export class Timeline {
    * header's fingerprint: the checker must judge who wrote them from ground truth, not from
    * the label, and tests may pass an explicit label to say otherwise.
    */
-  rebind(binding: Binding): number {
+  rebind(binding: Binding, before: Call = { kind: 'load' }): number {
     this.endAll();
-    return this.push({ kind: 'rebind', seq: this.steps.length, phase: this.phase, binding });
+    // The plan puts the rebind before the call it preempts, which never runs (`before`).
+    this.plan.rebind = { before: this.place(before), binding };
+    return this.push({ kind: 'rebind', seq: this.steps.length, phase: this.phase, binding, call: before });
   }
 
   build(): History {
+    if (this.phase === 'adversity') this.placeTrailing();
     return { header: this.header, steps: [...this.steps] };
+  }
+
+  /**
+   * Changes recorded after the last adversity call: the world would have made each before a
+   * call it then ran, but a test may end the phase first. The plan puts them before a claim
+   * that never comes, which ground truth accepts for changes after the last call.
+   */
+  private placeTrailing(): void {
+    if (this.unplaced.length === 0) return;
+    const before = { call: 'claim' as const, nth: (this.placed.get('claim') ?? 0) + 1000 };
+    for (const kind of this.unplaced) this.mutations.push({ before, kind, target: 0, back: 0 });
+    this.unplaced = [];
   }
 
   // Internals ----------------------------------------------------------------------------------
@@ -416,8 +442,7 @@ export class Timeline {
       this.calls.set(call.kind, nth + 1);
       if (fault !== undefined) this.faults.push({ call: call.kind, nth, kind: fault });
     }
-    const countedNth = this.calls.get(call.kind) ?? 0;
-    for (; this.unplaced > 0; this.unplaced--) this.mutations.push({ before: { call: call.kind === 'malformed' ? 'claim' : call.kind, nth: countedNth }, kind: 'insert', target: 0, back: 0 });
+    if (this.phase === 'adversity') this.place(call);
     const label = options.label === undefined ? fault : (options.label ?? undefined);
     const step: CallStep = { kind: 'call', seq: this.steps.length, phase: this.phase, actor, call, outcome, applied, ...(label === undefined ? {} : { fault: label }) };
     // As the world does: a call that took effect records what it returned, even when the
@@ -428,9 +453,23 @@ export class Timeline {
     return seq;
   }
 
+  /** Counts an adversity call where the plan places changes, and puts the changes recorded since the last one before it. */
+  private place(call: Call): { call: Exclude<Call['kind'], 'malformed'>; nth: number } {
+    const nth = this.placed.get(call.kind) ?? 0;
+    this.placed.set(call.kind, nth + 1);
+    if (call.kind === 'malformed') {
+      if (this.unplaced.length > 0) throw new Error('a plan cannot put a change before a malformed call: make another call after the change');
+      return { call: 'claim', nth: -1 };
+    }
+    const before = { call: call.kind, nth };
+    for (const kind of this.unplaced) this.mutations.push({ before, kind, target: 0, back: 0 });
+    this.unplaced = [];
+    return before;
+  }
+
   private mutate(event: SourceEvent, mutation: MutationStep['mutation']): number {
     this.grow(event);
-    this.unplaced++;
+    this.unplaced.push(mutation);
     return this.push({ kind: 'mutation', seq: this.steps.length, phase: this.phase, event, mutation });
   }
 

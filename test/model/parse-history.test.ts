@@ -236,7 +236,10 @@ function exempt(path: string, history: Record<string, any>): boolean {
   if (/\.state\.anchor\.(token|watermark)(\.|\[|$)/.test(path)) return true;
   const refused = /^steps\[(\d+)\]\.call\.request\.(limit|resume\.(token|position|offset))/.exec(path);
   if (refused) {
-    const outcome = history.steps[Number(refused[1])].outcome.kind;
+    // A rebind's call never ran: like a refused one, it is recorded as the consumer wrote it.
+    const step = history.steps[Number(refused[1])];
+    if (step.kind === 'rebind') return true;
+    const outcome = step.outcome.kind;
     return outcome === 'error' || outcome === 'crash-before';
   }
   return false;

@@ -62,6 +62,9 @@ function header(initial: readonly SourceEvent[], binding: Binding, contract: Con
     resumes,
     faults: [],
     mutations: [],
+    rebind: null,
+    workers: 1,
+    consumer: 'whitebox',
     ...(newestFirst ? { order: 'newest-first' as const } : {}),
   };
 }

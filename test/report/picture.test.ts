@@ -171,6 +171,7 @@ describe('the picture of one executed world', () => {
     const event = (id: string, key: number): SourceEvent => ({ id, version: 1, key: [key], attrs: { kind: 'order' }, payload: `${id}@1` });
     const [a, b, c] = [event('a', 1), event('b', 2), event('c', 3)];
     const w1: Actor = { worker: 'w1', incarnation: 1 };
+    const w1d: Actor = { worker: 'w1', incarnation: 2 };
     const ok = { kind: 'ok' } as const;
     const pictureOf = (end: Step[]): { execution: Execution; html: string } => {
       const steps: Step[] = [
@@ -178,26 +179,28 @@ describe('the picture of one executed world', () => {
         { kind: 'call', seq: 1, phase: 'adversity', actor: w1, call: { kind: 'fetch', request: { resume: { kind: 'start' }, limit: 3 } }, outcome: ok, applied: true, result: { kind: 'page', page: { events: [a, c], next: null, head: 3 } } },
         { kind: 'call', seq: 2, phase: 'adversity', actor: w1, call: { kind: 'commit', ops: [{ op: 'effect', event: a, payload: a.payload }, { op: 'effect', event: c, payload: c.payload }, { op: 'watermark', binding: 'orders', value: { key: [3], id: 'c' } }], fence: null }, outcome: ok, applied: true },
         { kind: 'mutation', seq: 3, phase: 'adversity', event: b, mutation: 'insert' },
-        { kind: 'life', seq: 4, phase: 'drain', actor: w1, event: { kind: 'start' } },
+        // The budget ends the adversity phase; the drain is w1's next incarnation, as in a world.
+        { kind: 'life', seq: 4, phase: 'adversity', actor: w1, event: { kind: 'budget' } },
+        { kind: 'life', seq: 5, phase: 'drain', actor: w1d, event: { kind: 'start' } },
         ...end,
       ];
       const history: History = {
-        header: { initial: [a, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: [], pageSize: 3, leaseTtlSteps: 10, version: 3, resumes: [], faults: [], mutations: [{ before: { call: 'commit', nth: 1 }, kind: 'insert', target: 0, back: 3 }] },
+        header: { initial: [a, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: [], pageSize: 3, leaseTtlSteps: 10, version: 3, resumes: [], faults: [], mutations: [{ before: { call: 'commit', nth: 1 }, kind: 'insert', target: 0, back: 3 }], rebind: null, workers: 1, consumer: 'whitebox' },
         steps,
       };
       const execution: Execution = { plan: findScenario('failed-event-holds-watermark')!.plan, history, hash: hashHistory(history), result: check(history) };
       return { execution, html: renderPicture(execution, { consumer: 'hand-made', replay: 'none' }) };
     };
     const failed = pictureOf([
-      { kind: 'call', seq: 5, phase: 'drain', actor: w1, call: { kind: 'claim', claim: { kind: 'failed', reason: 'cannot prove the hole' } }, outcome: ok, applied: true },
-      { kind: 'life', seq: 6, phase: 'drain', actor: w1, event: { kind: 'returned' } },
+      { kind: 'call', seq: 6, phase: 'drain', actor: w1d, call: { kind: 'claim', claim: { kind: 'failed', reason: 'cannot prove the hole' } }, outcome: ok, applied: true },
     ]);
     expect(failed.execution.result.verdict.anomalies.find((x) => x.kind === 'premature-watermark')?.steps).toEqual([2, 3]);
     const failedInsertX = /<g class="witness" data-witness="3">.*?<line x1="([\d.]+)"/.exec(failed.html)![1];
     expect(/<rect class="premature" data-shade="premature" x="([\d.]+)"/.exec(failed.html)![1]).toBe(failedInsertX);
     expect(failed.html).toContain('it passed a hole where the source later put an eligible event');
     expect(failed.html).not.toContain('data-shade="behind"');
-    const hung = pictureOf([{ kind: 'life', seq: 5, phase: 'drain', actor: w1, event: { kind: 'hung' } }]);
+    expect(failed.html).toContain('data-life="budget"');
+    const hung = pictureOf([{ kind: 'life', seq: 6, phase: 'drain', actor: w1d, event: { kind: 'hung' } }]);
     expect(hung.execution.result.verdict.status).toBe('unknown');
     expect(hung.html).toContain('data-shade="behind"');
     expect(hung.html).not.toContain('data-shade="premature"');
@@ -257,7 +260,7 @@ describe('the picture of one executed world', () => {
     const [a, b, c] = [event('a', 1), event('b', 2), event('c', 3)];
     const w1: Actor = { worker: 'w1', incarnation: 1 };
     const w1b: Actor = { worker: 'w1', incarnation: 2 };
-    const w2: Actor = { worker: 'w2', incarnation: 1 };
+    const w1c: Actor = { worker: 'w1', incarnation: 3 };
     const ok = { kind: 'ok' } as const;
     const steps: Step[] = [
       { kind: 'life', seq: 0, phase: 'adversity', actor: w1, event: { kind: 'start' } },
@@ -265,14 +268,14 @@ describe('the picture of one executed world', () => {
       { kind: 'call', seq: 2, phase: 'adversity', actor: w1, call: { kind: 'commit', ops: [{ op: 'outbox', event: a, payload: a.payload }, { op: 'watermark', binding: 'orders', value: { key: [1], id: 'a' } }], fence: null }, outcome: ok, applied: true },
       { kind: 'call', seq: 3, phase: 'adversity', actor: w1, call: { kind: 'commit', ops: [{ op: 'dead-letter', event: c, reason: 'refused <poison>' }], fence: null }, outcome: ok, applied: true },
       { kind: 'call', seq: 4, phase: 'adversity', actor: w1, call: { kind: 'emit', event: b, payload: b.payload }, outcome: { kind: 'indefinite', code: 'timeout' }, applied: true, fault: 'timeout' },
-      { kind: 'mutation', seq: 5, phase: 'adversity', event: event('b', 5, 2), mutation: 'move' },
-      { kind: 'call', seq: 6, phase: 'adversity', actor: w1, call: { kind: 'malformed', method: 'fetch', problem: 'limit <= 0' }, outcome: { kind: 'error', code: 'bad-request' }, applied: false },
-      { kind: 'life', seq: 7, phase: 'adversity', actor: w1, event: { kind: 'threw', message: 'boom <&>' } },
-      { kind: 'life', seq: 8, phase: 'adversity', actor: w1b, event: { kind: 'start' } },
+      { kind: 'call', seq: 5, phase: 'adversity', actor: w1, call: { kind: 'malformed', method: 'fetch', problem: 'limit <= 0' }, outcome: { kind: 'error', code: 'bad-request' }, applied: false },
+      { kind: 'life', seq: 6, phase: 'adversity', actor: w1, event: { kind: 'threw', message: 'boom <&>' } },
+      { kind: 'life', seq: 7, phase: 'adversity', actor: w1b, event: { kind: 'start' } },
+      // The plan's move, made as the world picks the call it put it before: the claim.
+      { kind: 'mutation', seq: 8, phase: 'adversity', event: event('b', 5, 2), mutation: 'move' },
       { kind: 'call', seq: 9, phase: 'adversity', actor: w1b, call: { kind: 'claim', claim: { kind: 'failed', reason: 'cannot prove <hole>' } }, outcome: ok, applied: true },
-      { kind: 'life', seq: 10, phase: 'drain', actor: w2, event: { kind: 'start' } },
-      { kind: 'life', seq: 11, phase: 'drain', actor: w2, event: { kind: 'budget' } },
-      { kind: 'life', seq: 12, phase: 'drain', actor: w2, event: { kind: 'hung' } },
+      { kind: 'life', seq: 10, phase: 'drain', actor: w1c, event: { kind: 'start' } },
+      { kind: 'life', seq: 11, phase: 'drain', actor: w1c, event: { kind: 'hung' } },
     ];
     const history: History = {
       header: { initial: [a, b, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: ['c'], pageSize: 3, leaseTtlSteps: 10, version: 3,
@@ -283,6 +286,9 @@ describe('the picture of one executed world', () => {
           { call: 'emit', nth: 0, kind: 'timeout' },
         ],
         mutations: [{ before: { call: 'claim', nth: 0 }, kind: 'move', target: 1, back: 0 }],
+        rebind: null,
+        workers: 1,
+        consumer: 'whitebox',
       },
       steps,
     };
@@ -291,13 +297,13 @@ describe('the picture of one executed world', () => {
     const html = renderPicture(execution, { consumer: 'hand-made', replay: 'none' });
     expect(unbalanced(html)).toEqual([]);
     expect(html).toMatch(/<h1[^>]*>UNKNOWN hand-made<\/h1>/);
-    expect(html).toContain('the run could not be judged: incarnation w2#1 stopped calling the world');
-    expect([...html.matchAll(/<g class="lane" data-lane="([^"]+)">/g)].map((m) => m[1])).toEqual(['source', 'w1#1', 'w1#2', 'w2#1']);
+    expect(html).toContain('the run could not be judged: incarnation w1#3 stopped calling the world');
+    expect([...html.matchAll(/<g class="lane" data-lane="([^"]+)">/g)].map((m) => m[1])).toEqual(['source', 'w1#1', 'w1#2', 'w1#3']);
     expect(markLine(html, 1)).toContain('data-fault="reorder"');
     expect(html).toContain('>[c b a] end</text>');
     expect(markLine(html, 4)).toContain('<g class="fault-indefinite">');
     expect(html).toContain('>timeout (applied)</text>');
-    expect(markLine(html, 6)).toContain('data-call="malformed"');
+    expect(markLine(html, 5)).toContain('data-call="malformed"');
     expect(html).toContain('>move b@2 at 5</text>');
     // Two rows for b: where version 1 stood and where version 2 moved.
     expect(html).toContain('>b (2)</text>');
@@ -306,7 +312,6 @@ describe('the picture of one executed world', () => {
     expect(html).toContain('>threw: boom &lt;&amp;&gt;</text>');
     expect(html).toContain('>failed visibly: cannot prove &lt;hole&gt;</text>');
     expect(html).toContain('data-life="hung"');
-    expect(html).toContain('data-life="budget"');
     // The outbox handoff and the poison dead letter are durable outcomes; the move left b@2 without one.
     expect(html).not.toContain('data-shade=');
   });

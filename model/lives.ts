@@ -1,0 +1,76 @@
+import type { Actor, CallStep, LifeStep, Phase } from './history.js';
+
+/**
+ * Which incarnations are alive, replayed from the life steps and the calls' endings: the
+ * world runs workers w1 to wN in the adversity phase and w1 alone in the drain (the
+ * header's `workers`); each worker's incarnations are numbered from 1, a new one born only
+ * when the one before it has ended (it returned, threw, hung, ran out of budget, or crashed
+ * at a call); a rebind and the end of the adversity phase stop every incarnation. A step by
+ * an incarnation that is not alive then is the world contradicting itself: lease
+ * generations, changes made during an incarnation and caught-up claims are all judged per
+ * incarnation, so an actor the world never started must not act.
+ */
+export class Lives {
+  /** Each worker's newest incarnation. */
+  private readonly newest = new Map<string, number>();
+  /** The incarnations alive, as `worker#incarnation`. */
+  private readonly alive = new Set<string>();
+  private phase: Phase = 'adversity';
+
+  constructor(private readonly workers: number) {}
+
+  /** Moves to the step's phase; returns what is wrong, or null. Entering the drain stops every incarnation. */
+  enter(phase: Phase): string | null {
+    if (phase === this.phase) return null;
+    if (phase === 'adversity') return 'a step of the adversity phase after the drain began';
+    this.phase = phase;
+    this.alive.clear();
+    return null;
+  }
+
+  /** A life step; returns what is wrong with it, or null. */
+  life(step: LifeStep): string | null {
+    const { worker, incarnation } = step.actor;
+    const who = key(step.actor);
+    if (step.event.kind === 'start') {
+      if (!this.runs(worker)) return `${who} was started, but the ${this.phase} phase runs ${this.phase === 'drain' ? 'w1 alone' : `workers w1 to w${this.workers}`}`;
+      const next = (this.newest.get(worker) ?? 0) + 1;
+      if (incarnation !== next) return `${who} was started, but ${worker}'s next incarnation is #${next}`;
+      for (const a of this.alive) if (a.startsWith(`${worker}#`)) return `${who} was started while ${a} was still alive`;
+      this.newest.set(worker, incarnation);
+      this.alive.add(who);
+      return null;
+    }
+    if (!this.alive.delete(who)) return `${who} ended (${step.event.kind}), but it was not alive`;
+    return null;
+  }
+
+  /** A call step; returns what is wrong with it, or null. */
+  call(step: CallStep): string | null {
+    const who = key(step.actor);
+    if (!this.alive.has(who)) return `${who} made a call (${step.call.kind}), but it was not alive: the world never started it, or it had ended`;
+    return null;
+  }
+
+  /**
+   * A crash the plan put at the incarnation's call ends it: the world kills the caller
+   * whether the call ran, failed (a crash after a refused call is still a crash), or never
+   * started. Ground truth says which call that is, not the recorded outcome.
+   */
+  kill(actor: Actor): void {
+    this.alive.delete(key(actor));
+  }
+
+  /** A rebind stops every incarnation. */
+  stopAll(): void {
+    this.alive.clear();
+  }
+
+  private runs(worker: string): boolean {
+    if (this.phase === 'drain') return worker === 'w1';
+    const m = /^w([1-9]\d*)$/.exec(worker);
+    return m !== null && Number(m[1]) <= this.workers;
+  }
+}
+
+const key = (a: Actor): string => `${a.worker}#${a.incarnation}`;
