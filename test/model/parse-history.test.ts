@@ -73,7 +73,9 @@ async function recorded(): Promise<History[]> {
   for (const scenario of ALL_SCENARIOS) for (const consumer of consumers) runs.push([consumer, scenario.plan]);
   for (const name of ['failed-event-holds-watermark', 'repeated-page', 'stale-token']) runs.push([blackbox, findScenario(name)!.plan]);
   runs.push([sloppy, findScenario('failed-event-holds-watermark')!.plan]);
-  for (const plan of fc.sample(planArb(), { seed: SEED, numRuns: 30 })) runs.push([referenceConsumer(), plan]);
+  // Worlds of a fixed seed, which hold every rarer step the test asks for (a fresh seed's 30
+  // worlds miss one now and then, which failed the test by chance), then a fresh seed's.
+  for (const seed of [20261201, SEED]) for (const plan of fc.sample(planArb(), { seed, numRuns: 30 })) runs.push([referenceConsumer(), plan]);
   const histories: History[] = [];
   for (const [consumer, plan] of runs) histories.push((await execute(plan, consumer)).history);
   return histories;
