@@ -29,23 +29,56 @@ export class FaultAddresses<A extends Address = PlannedFault> {
   /** The totals just after each effect call a `since` address counts from. */
   private readonly afterEffect = new Map<number, ReadonlyMap<PlaceableCall, number>>();
   private readonly sinces: ReadonlySet<number>;
+  /**
+   * The addresses by what names them, so that a call costs the lookups of its own names and
+   * events, not a walk over the whole plan (a large adverse world has hundreds of faults):
+   * `name|n`, the n-th call of that name counted from the start; an address counted from a
+   * later moment (the first delivery of its event, or an effect) is filed here once that
+   * moment comes, at its absolute count; `name|event|n`, the n-th call of that name about
+   * that event.
+   */
+  private readonly absolute = new Map<string, number[]>();
+  private readonly aboutEvent = new Map<string, number[]>();
+  /** Addresses waiting for their event's first delivery, by event; for their `since` effect, by its index. */
+  private readonly byDelivery = new Map<string, number[]>();
+  private readonly bySince = new Map<number, number[]>();
 
   constructor(private readonly faults: readonly A[]) {
     this.sinces = new Set(faults.flatMap((f) => (f.since === undefined ? [] : [f.since])));
+    for (const [i, f] of faults.entries()) {
+      if (f.since !== undefined) file(this.bySince, f.since, i);
+      else if (f.after === undefined) file(this.absolute, `${f.call}|${f.nth}`, i);
+      else if (ABOUT_EVENTS.has(f.call)) file(this.aboutEvent, `${f.call}|${f.after}|${f.nth}`, i);
+      else file(this.byDelivery, f.after, i);
+    }
   }
 
   /** Counts one call (not a claim, not a malformed call) and returns the fault the plan put at it. */
   at(call: Call): A | undefined {
     const names = this.count(call);
-    return names === null ? undefined : this.faults.find((f) => this.named(f, names));
+    if (names === null) return undefined;
+    const first = this.candidates(names).find((i) => this.named(this.faults[i] as A, names));
+    return first === undefined ? undefined : this.faults[first];
   }
 
   /** Counts one call and returns the indexes of every address that names it, in the plan's order. */
   all(call: Call): number[] {
     const names = this.count(call);
     if (names === null) return [];
+    return this.candidates(names).filter((i) => this.named(this.faults[i] as A, names));
+  }
+
+  /** The addresses that may name a call of these names, in the plan's order: `named` decides. */
+  private candidates(names: readonly Named[]): number[] {
     const out: number[] = [];
-    for (const [i, f] of this.faults.entries()) if (this.named(f, names)) out.push(i);
+    for (const n of names) {
+      out.push(...(this.absolute.get(`${n.name}|${n.nth}`) ?? []));
+      if (n.about !== null) for (const [id, nth] of n.about) out.push(...(this.aboutEvent.get(`${n.name}|${id}|${nth}`) ?? []));
+    }
+    if (out.length > 1) {
+      out.sort((x, y) => x - y);
+      return out.filter((x, i) => i === 0 || out[i - 1] !== x);
+    }
     return out;
   }
 
@@ -59,7 +92,10 @@ export class FaultAddresses<A extends Address = PlannedFault> {
     if (call.kind === 'commit' && call.ops.some((op) => op.op === 'watermark')) names.push(this.name('checkpoint', about(call)));
     if (effects.length > 0 && this.sinces.size > 0) {
       const index = (this.total.get('effect') ?? 0) - 1;
-      if (this.sinces.has(index)) this.afterEffect.set(index, new Map(this.total));
+      if (this.sinces.has(index)) {
+        this.afterEffect.set(index, new Map(this.total));
+        this.fileFrom(this.bySince.get(index), this.total);
+      }
     }
     return names;
   }
@@ -77,7 +113,21 @@ export class FaultAddresses<A extends Address = PlannedFault> {
   /** A fetch that ran returned these events: calls from here on count towards addresses tied to them. */
   delivered(ids: readonly string[]): void {
     if (this.faults.length === 0) return;
-    for (const id of ids) if (!this.firstDelivered.has(id)) this.firstDelivered.set(id, new Map(this.total));
+    for (const id of ids) {
+      if (this.firstDelivered.has(id)) continue;
+      const base = new Map(this.total);
+      this.firstDelivered.set(id, base);
+      this.fileFrom(this.byDelivery.get(id), base);
+    }
+  }
+
+  /** Files addresses counted from a moment now come, at their absolute counts. */
+  private fileFrom(waiting: readonly number[] | undefined, base: ReadonlyMap<PlaceableCall, number>): void {
+    if (waiting === undefined) return;
+    for (const i of waiting) {
+      const f = this.faults[i] as A;
+      file(this.absolute, `${f.call}|${(base.get(f.call) ?? 0) + f.nth}`, i);
+    }
   }
 
   /** Counts the call under one name: its place among all calls so named, and among those about each event it names. */
@@ -96,6 +146,15 @@ export class FaultAddresses<A extends Address = PlannedFault> {
     }
     return { name, nth, about: nths };
   }
+}
+
+/** The names under which a call is counted among the calls about each event it names (see `about`). */
+const ABOUT_EVENTS: ReadonlySet<string> = new Set(['emit', 'completed', 'commit', 'effect', 'checkpoint']);
+
+function file<K>(index: Map<K, number[]>, key: K, i: number): void {
+  const list = index.get(key);
+  if (list === undefined) index.set(key, [i]);
+  else list.push(i);
 }
 
 interface Named {
