@@ -209,7 +209,7 @@ describe('the published package', () => {
     expect(typeof api.check).toBe('function');
     expect(typeof api.HistoryError).toBe('function');
     // Used as the docs show: a history that is not one is refused with the field's path.
-    const parse = api.parseHistory as (value: unknown) => unknown;
+    // Used as the docs show: a history that is not one is refused with the field's path (a header without its format, first).
     let thrown: unknown;
     try {
       parse({ header: {}, steps: [] });
@@ -217,7 +217,7 @@ describe('the published package', () => {
       thrown = error;
     }
     expect(thrown).toBeInstanceOf(api.HistoryError as new () => Error);
-    expect((thrown as { path: string }).path).toBe('header.binding');
+    expect((thrown as { path: string }).path).toBe('header.version');
   });
 
   it('names its repository', () => {
