@@ -208,8 +208,8 @@ describe('the published package', () => {
     expect(typeof api.parseHistory).toBe('function');
     expect(typeof api.check).toBe('function');
     expect(typeof api.HistoryError).toBe('function');
-    // Used as the docs show: a history that is not one is refused with the field's path.
     // Used as the docs show: a history that is not one is refused with the field's path (a header without its format, first).
+    const parse = api.parseHistory as (value: unknown) => unknown;
     let thrown: unknown;
     try {
       parse({ header: {}, steps: [] });
