@@ -36,6 +36,12 @@ describe('the example Airbyte source', () => {
     expect(hashOf(again.out)).toBe(hashOf(r.out));
   });
 
+  it('records written under another stream are no effect of this one: phantoms, not a pass', async () => {
+    const r = await cli('check', '--airbyte', 'node test/fixtures/connector/other-stream.mjs', '--api', API, '--scenario', 'failed-event-holds-watermark');
+    expect(r.code, r.out).toBe(EXIT.fail);
+    expect(r.out).toContain('phantom-effect');
+  });
+
   it('a Singer tap checked as an Airbyte source is unknown: it refuses `read`, and prints nothing a platform can use', async () => {
     const r = await cli('check', '--airbyte', 'python3 examples/singer/tap_events.py', '--api', API, '--scenario', 'ties-across-page-boundary');
     expect(r.code, r.out + r.err).toBe(EXIT.unknown);

@@ -21,6 +21,9 @@ describe('the API description', () => {
     [{ cursor: { format: 'iso8601' } }, 'cursor.inclusive is missing'],
     [{ cursor: { format: 'iso8601', inclusive: 'yes' } }, 'cursor.inclusive must be a boolean, got "yes"'],
     [{ colour: 'blue' }, 'colour is not a field of the description'],
+    // Names every object inherits are no fields either (they were accepted, found by `in`).
+    [{ constructor: 'x' }, 'constructor is not a field of the description'],
+    [{ cursor: { format: 'iso8601', inclusive: true, toString: 1 } }, 'cursor.toString is not a field of cursor'],
     [{ record: { id: 'id', cursor: 'updated_at', pk: 'id' } }, 'record.pk is not a field of record (its fields: id, cursor, payload)'],
     [{ request: { path: 'v1/events', params: { token: 'cursor' } } }, 'request.path must start with /'],
     [{ request: { path: '/v1/events', params: { limit: 'limit' } } }, 'request.params must name at least one of since, token, offset, page'],

@@ -162,7 +162,8 @@ function walk(value: unknown, fields: Fields, at: string): string | null {
   const name = at === '' ? 'the description' : at;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return `${name} must be an object, got ${JSON.stringify(value)}`;
   const v = value as Record<string, unknown>;
-  const unknown = Object.keys(v).find((k) => !(k in fields));
+  // Own fields only: `in` would find `constructor` or `__proto__` on every object.
+  const unknown = Object.keys(v).find((k) => !Object.hasOwn(fields, k));
   if (unknown !== undefined) return `${at === '' ? '' : `${at}.`}${unknown} is not a field of ${name} (its fields: ${Object.keys(fields).filter((k) => k !== '$schema').join(', ')})`;
   for (const required of REQUIRED[at] ?? []) if (v[required] === undefined) return `${at === '' ? '' : `${at}.`}${required} is missing`;
   for (const [key, kind] of Object.entries(fields)) {

@@ -283,7 +283,9 @@ class Attempt {
         const data = message.data;
         const payload = data[this.api.record.payload];
         try {
-          const ref = this.refOf(data);
+          // A record of another stream is no effect of this stream's events: the platform
+          // writes it elsewhere. It is filed under a name no event has, a phantom.
+          const ref = message.stream === this.api.stream ? this.refOf(data) : { id: `${message.stream}/${String(data[this.api.record.id])}`, version: 1 };
           await this.call(() => this.world.emit(ref, typeof payload === 'string' ? payload : JSON.stringify(payload ?? data)), () => callLabel('emit', ref.id));
         } catch (error) {
           // The destination failed: the platform fails the attempt, whatever became of the record.
