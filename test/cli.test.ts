@@ -103,7 +103,7 @@ describe('tidemark CLI', () => {
       expect(r.code).toBe(EXIT.pass);
       expect(r.out).toBe((await cli(spec.name, '--help')).out);
       expect(r.out).toContain(`Usage: ${spec.usage}`);
-      const rows = [...r.out.matchAll(/^ {2}(--[\w-]+)(?: [A-Z,/=]+)? +(\w+) /gm)].map((m) => [m[1]!, m[2]!]);
+      const rows = [...r.out.matchAll(/^ {2}(--[\w-]+)(?: [A-Za-z,/=|]+)? +(\w+) /gm)].map((m) => [m[1]!, m[2]!]);
       expect(rows).toEqual(spec.flags.map((f) => [`--${f.name}`, f.type]));
       for (const [flag, type] of rows) {
         // The parser takes the flag: whatever else goes wrong, it is not an unknown option.
