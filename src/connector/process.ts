@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { running, type RunningProcess } from '../adapter/process/consumer-process.js';
 import { shellQuote } from '../report/replay-command.js';
+import { killGroup } from '../adapter/process/group.js';
 
 /**
  * One connector process, from spawn to exit or SIGKILL. It runs through the shell in a
@@ -105,11 +106,7 @@ export class ConnectorProcess implements RunningProcess {
     const pid = this.child.pid;
     if (this.groupDone || pid === undefined) return;
     this.groupDone = true;
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // The group is empty already.
-    }
+    killGroup(pid);
   }
 }
 

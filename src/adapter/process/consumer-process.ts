@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface, type Interface } from 'node:readline';
 import type { Capabilities } from '../consumer.js';
 import { protocolProblem } from './schema.js';
+import { killGroup } from './group.js';
 
 /** The protocol version this harness speaks. */
 export const PROTOCOL = 1;
@@ -338,11 +339,7 @@ export class SpawnedProcess extends ConsumerProcess {
     const pid = this.child.pid;
     if (this.groupDone || pid === undefined) return;
     this.groupDone = true;
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // The group is empty: nothing left to kill.
-    }
+    killGroup(pid);
   }
 }
 

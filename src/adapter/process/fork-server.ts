@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConsumerUnrunnableError } from '../errors.js';
 import { ConsumerProcess, EXIT_GRACE_MS, SpawnedProcess, type Hello, type SpawnOptions } from './consumer-process.js';
+import { killGroup } from './group.js';
 
 /**
  * Fork servers (docs/protocol.md, Fork servers). A consumer whose hello offers `forks` can
@@ -445,10 +446,6 @@ export class ForkedProcess extends ConsumerProcess {
     const pid = this.forkedPid;
     if (this.groupDone || pid === undefined) return;
     this.groupDone = true;
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // The group is empty: nothing left to kill.
-    }
+    killGroup(pid);
   }
 }
