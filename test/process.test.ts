@@ -179,19 +179,19 @@ describe.concurrent('misbehaving processes get a clear verdict or error, never a
 
   it('a blackbox one that stalls after a reply: verdict unknown; the harness does not wait on it to inspect', async () => {
     const file = `${FIXTURES}/blackbox-stalls.py`;
-    const run = await execute(findScenario('failed-event-holds-watermark')!.plan, await processConsumer(`python3 ${file}`, { stallMs: 1000 }));
+    const run = await execute(findScenario('failed-event-holds-watermark')!.plan, await processConsumer(`python3 ${file}`, { stallMs: 3000 }));
     const verdict = run.result.verdict;
     expect(verdict.status).toBe('unknown');
     if (verdict.status !== 'unknown') return;
-    expect(verdict.reason).toContain('w1#1 sent no call for 1 s; last call lease (id 1); stderr tail: blackbox-stalls: deadlocked on the ledger lock');
+    expect(verdict.reason).toContain('w1#1 sent no call for 3 s; last call lease (id 1); stderr tail: blackbox-stalls: deadlocked on the ledger lock');
     expect(await gone(file)).toEqual([]);
   });
 
   it('a blackbox one that never answers inspect: a clear error, its process killed', async () => {
     const file = `${FIXTURES}/blackbox-silent.py`;
-    const consumer = await processConsumer(`python3 ${file}`, { stallMs: 500 });
+    const consumer = await processConsumer(`python3 ${file}`, { stallMs: 5000 });
     await expect(execute(findScenario('failed-event-holds-watermark')!.plan, consumer)).rejects.toThrow(
-      /protocol error: no inspection answers inspect i0 within 500 ms; stderr tail: blackbox-silent: inspect\? never heard of it/,
+      /protocol error: no inspection answers inspect i0 within 5000 ms; stderr tail: blackbox-silent: inspect\? never heard of it/,
     );
     expect(await gone(file)).toEqual([]);
   });

@@ -28,10 +28,13 @@ describe('REPORT.md', () => {
   });
 
   it('re-running a sample of its searches gives the same results', async () => {
-    // A third of the mutants, each at one of its 20 seeds, chosen afresh on every run: each
-    // run re-runs 9 of the report's 540 searches, and over runs every mutant and seed comes
-    // up. A search that no longer gives its row fails the run that samples it.
-    const sample = [...MUTANTS].sort(() => Math.random() - 0.5).slice(0, Math.ceil(MUTANTS.length / 3));
+    // Four mutants, each at one of its 20 seeds, chosen afresh on every run: over runs every
+    // mutant and seed comes up, and a search that no longer gives its row fails the run that
+    // samples it. Four, not more: each search is a mutant's whole search and shrinking (three
+    // of them), this test is on the suite's critical path, and the table above is already
+    // rebuilt in full from the rows these searches check; what the sample adds is that the
+    // rows are still what the code finds.
+    const sample = [...MUTANTS].sort(() => Math.random() - 0.5).slice(0, 4);
     for (const m of sample) {
       const mine = rows.get(m.name)!;
       const row = mine[Math.floor(Math.random() * mine.length)]!;

@@ -50,8 +50,10 @@ describe('the conformance cases of a process consumer', () => {
   });
 
   it('cannot be made for a command that never says hello: the reason, quoting its stderr', async () => {
-    await expect(resolveTarget({ command: 'python3 test/fixtures/process/no-hello.py', helloMs: 1000 })).rejects.toThrow(
-      /cannot start consumer process `python3 test\/fixtures\/process\/no-hello\.py`: no hello within 1000 ms; stderr tail: no-hello: listening on port 8080/,
+    // The limit leaves a loaded machine time to start the interpreter and write the stderr line
+    // the message must quote (1 s was not always enough at a load average of 16).
+    await expect(resolveTarget({ command: 'python3 test/fixtures/process/no-hello.py', helloMs: 5000 })).rejects.toThrow(
+      /cannot start consumer process `python3 test\/fixtures\/process\/no-hello\.py`: no hello within 5000 ms; stderr tail: no-hello: listening on port 8080/,
     );
   });
 });
