@@ -64,6 +64,19 @@ describe('what cannot be judged, or run', () => {
     expect(missing.err).toContain('--singer needs --api FILE');
   });
 
+  it('a description whose fields contradict each other is a usage error before anything runs, and so is an option over the base URL', async () => {
+    const api = JSON.parse(readFileSync(API, 'utf8')) as { record: Record<string, unknown> };
+    api.record.cursor = 'id';
+    const file = join(tmp, 'same-field-api.json');
+    writeFileSync(file, JSON.stringify(api));
+    const r = await cli('check', '--singer', TAP, '--api', file, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.usage);
+    expect(r.err).toContain(`--api ${file}: record.cursor is "id", as record.id is`);
+    const option = await cli('check', '--singer', TAP, '--api', API, '--option', 'base_url=http://example.com', '--scenario', 'ties-across-page-boundary');
+    expect(option.code, option.out + option.err).toBe(EXIT.usage);
+    expect(option.err).toContain("--option base_url=...: base_url is the key config.baseUrl names in examples/singer/api.json, where tidemark writes its server's URL");
+  });
+
   it('a connector that prints no RECORD or STATE line is unknown, with the reason', async () => {
     const r = await cli('check', '--singer', 'python3 -c "import sys; print(\'starting\', file=sys.stderr)"', '--api', API, '--scenario', 'ties-across-page-boundary');
     expect(r.code, r.out + r.err).toBe(EXIT.unknown);
