@@ -1114,6 +1114,82 @@ describe('divergent-duplicate: every effect is judged, the first one too', () =>
   });
 });
 
+/**
+ * An effect may carry the key of its version beside its payload (a connector's record carries
+ * its cursor value): it is part of what was served, so a record whose cursor value is not
+ * the one its version was served at is no faithful copy of it, whatever its payload says.
+ */
+describe('divergent-duplicate: an effect that carries a key is held to the key its version was served at', () => {
+  const a1 = ev('a', 1, { payload: 'a' });
+
+  function oneEmit(options: { readonly key?: readonly number[] | null; readonly payload?: string }): { t: Timeline; emitted: number } {
+    const t = timeline({ initial: [a1] });
+    t.start();
+    t.fetch([a1]);
+    const emitted = t.emit(a1, options);
+    t.commit([complete(a1), watermark(at(a1))]);
+    t.budget();
+    t.drain();
+    t.start();
+    t.caughtUp();
+    return { t, emitted };
+  }
+
+  it('R4 divergent-duplicate: the served payload at a key the source never served it at', () => {
+    const { t, emitted } = oneEmit({ key: [7] });
+    const found = onlyAnomaly(t, 'divergent-duplicate');
+    expect(found.events).toEqual([{ id: 'a', version: 1 }]);
+    expect(found.steps).toEqual([emitted]);
+    expect(found.explanation).toBe(`the first effect for a at step ${emitted} carries the key [7], but the source served it at [1]`);
+  });
+
+  it('R4 divergent-duplicate: an effect that carries no key that could be read', () => {
+    const { t, emitted } = oneEmit({ key: null });
+    expect(onlyAnomaly(t, 'divergent-duplicate').explanation).toBe(`the first effect for a at step ${emitted} carries no key, but the source served it at [1]`);
+  });
+
+  it('R4 divergent near miss: the served key, or no key at all, with the served payload', () => {
+    passes(oneEmit({ key: [1] }).t);
+    passes(oneEmit({}).t);
+  });
+
+  it('R4 divergent-duplicate: a payload never served is told first, whatever the key', () => {
+    const { t } = oneEmit({ key: [1], payload: 'b' });
+    expect(onlyAnomaly(t, 'divergent-duplicate').explanation).toContain('carries content the source never served for it');
+  });
+
+  it('R4 divergent-duplicate: a repeat at the served key differs from a first effect at another', () => {
+    const t = timeline({ initial: [a1] });
+    t.start();
+    t.fetch([a1]);
+    const first = t.emit(a1, { key: [9], outcome: 'crash-after' });
+    t.start();
+    t.fetch([a1]);
+    const again = t.emit(a1, { key: [1] });
+    t.commit([complete(a1), watermark(at(a1))]);
+    t.budget();
+    t.drain();
+    t.start();
+    t.caughtUp();
+    const found = failsWith(t, 'divergent-duplicate', 2);
+    expect(found.map((x) => x.steps)).toEqual([[first], [first, again]]);
+  });
+
+  it('R2 phantom-effect: a key for an event never served is still a phantom, not a divergence', () => {
+    const t = timeline({ initial: [a1] });
+    t.start();
+    t.fetch([a1]);
+    t.emit(a1);
+    const phantom = t.emit(a1, { as: { id: 'z', version: 1 }, key: [1] });
+    t.commit([complete(a1), watermark(at(a1))]);
+    t.budget();
+    t.drain();
+    t.start();
+    t.caughtUp();
+    expect(onlyAnomaly(t, 'phantom-effect').steps).toEqual([phantom]);
+  });
+});
+
 describe('watermark-regression: against the highest watermark, in the order of cut points', () => {
   const e5 = ev('e5', 5);
   const e6 = ev('e6', 6);
