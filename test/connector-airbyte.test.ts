@@ -42,6 +42,15 @@ describe('the example Airbyte source', () => {
     expect(r.out).toContain('phantom-effect');
   });
 
+  it('records whose cursor value is not the one their version was served at are divergent, though their content is', async () => {
+    const r = await cli('check', '--airbyte', 'node test/fixtures/connector/cursor-shifted.mjs', '--api', API, '--scenario', 'failed-event-holds-watermark');
+    expect(r.code, r.out).toBe(EXIT.fail);
+    expect(r.out).toContain('FAIL  airbyte-source: divergent-duplicate');
+    // e41 was served at key 41 (00:00:41); the record said an hour later, key 3641.
+    expect(r.out).toMatch(/the first effect for e41 at step \d+ carries the key \[3641\], but the source served it at \[41\]/);
+    expect(r.out).toMatch(/emit effect e41 at key 3641 -> ok/);
+  });
+
   it('a Singer tap checked as an Airbyte source is unknown: it refuses `read`, and prints nothing a platform can use', async () => {
     const r = await cli('check', '--airbyte', 'python3 examples/singer/tap_events.py', '--api', API, '--scenario', 'ties-across-page-boundary');
     expect(r.code, r.out + r.err).toBe(EXIT.unknown);

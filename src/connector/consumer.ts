@@ -9,7 +9,7 @@ import type { Consumer, WorkerWorld } from '../adapter/consumer.js';
 // The sync directories are among the bridge's stores: whatever ends the run removes them with the blackbox stores.
 import { stores as syncDirs } from '../adapter/process/bridge.js';
 import { apiProfile, type ApiDescription } from './api.js';
-import { bookmarkWatermark, renderCursor } from './cursor.js';
+import { bookmarkWatermark, readCursor } from './cursor.js';
 import { ConnectorUnjudgedError } from './errors.js';
 import { askedBy, errorResponse, pageResponse, type Response } from './http.js';
 import { catalogOf, persist, readMessage, syncArgs, type ConnectorKind } from './messages.js';
@@ -65,7 +65,7 @@ interface Shared {
   /** Attempts in a row that ended on their own with nothing durable. */
   inARow: number;
   /** Each world's served events by id (a world's binding object is its own), to map records back to versions. */
-  readonly served: WeakMap<Binding, Map<string, { readonly version: number; readonly cursor: string }[]>>;
+  readonly served: WeakMap<Binding, Map<string, Served[]>>;
   /**
    * Each world's persisted states (keyed by the world's source offer, one object per world),
    * in the order they were offered for commit. The store holds an index into this list, not
@@ -254,7 +254,7 @@ class Attempt {
     const served = this.servedHere();
     for (const e of page.events) {
       const versions = served.get(e.id) ?? [];
-      versions.push({ version: e.version, cursor: String(renderCursor(api.cursor, e.key[0] ?? 0)) });
+      if (!versions.some((v) => v.version === e.version)) versions.push({ version: e.version, key: e.key[0] ?? 0, payload: e.payload });
       served.set(e.id, versions);
     }
     this.atEnd = page.next === null;
@@ -281,12 +281,13 @@ class Attempt {
         this.shared.spoke = true;
         this.lastInput = 'a RECORD';
         const data = message.data;
-        const payload = data[this.api.record.payload];
+        const raw = own(data, this.api.record.payload);
+        const payload = typeof raw === 'string' ? raw : JSON.stringify(raw ?? data);
         try {
           // A record of another stream is no effect of this stream's events: the platform
           // writes it elsewhere. It is filed under a name no event has, a phantom.
-          const ref = message.stream === this.api.stream ? this.refOf(data) : { id: `${message.stream}/${String(data[this.api.record.id])}`, version: 1 };
-          await this.call(() => this.world.emit(ref, typeof payload === 'string' ? payload : JSON.stringify(payload ?? data)), () => callLabel('emit', ref.id));
+          const { ref, key } = message.stream === this.api.stream ? this.effectOf(data, payload) : { ref: { id: `${message.stream}/${String(own(data, this.api.record.id))}`, version: 1 }, key: undefined };
+          await this.call(() => this.world.emit(ref, payload, key), () => callLabel('emit', ref.id));
         } catch (error) {
           // The destination failed: the platform fails the attempt, whatever became of the record.
           if (isWorldError(error)) return STOP;
@@ -364,18 +365,30 @@ class Attempt {
     this.shared.inARow = 0;
   }
 
-  /** The event version a record stands for: the served version with its cursor value, else the latest served. */
-  private refOf(data: Readonly<Record<string, unknown>>): EventRef {
-    const raw = data[this.api.record.id];
+  /**
+   * The event version a record is the effect of, and the key its cursor value claims. The
+   * cursor value is read as a key, as a bookmark is (cursor.ts): the version is the served
+   * one at that key (a date: in that day), the one with the record's content among several;
+   * with none there, the served version with its content, else the latest served. Whether the
+   * record carries what was served, its key and its content, is the checker's to judge
+   * against ground truth (model/checks/effects.ts): a cursor value the version was never
+   * served at is a divergent-duplicate. A record of no served id is still an effect: the
+   * checker calls it a phantom.
+   */
+  private effectOf(data: Readonly<Record<string, unknown>>, payload: string): { readonly ref: EventRef; readonly key: readonly number[] | null } {
+    const raw = own(data, this.api.record.id);
     const id = typeof raw === 'string' ? raw : raw === undefined ? '' : JSON.stringify(raw);
     const versions = this.servedHere().get(id) ?? [];
-    const cursor = String(data[this.api.record.cursor]);
-    const found = versions.find((v) => v.cursor === cursor) ?? versions.at(-1);
-    // A record of no served event is still an effect: the checker calls it a phantom.
-    return { id, version: found?.version ?? 1 };
+    const range = readCursor(this.api.cursor, own(data, this.api.record.cursor));
+    const at = (v: Served): boolean => range !== null && (range.from === range.to ? v.key === range.from : range.from <= v.key && v.key < range.to);
+    const there = versions.filter(at);
+    const found = there.find((v) => v.payload === payload) ?? there.at(-1) ?? versions.find((v) => v.payload === payload) ?? versions.at(-1);
+    // A date names a day, not a key: the record carries the key it was served at when the day is its version's.
+    const key = range === null ? null : found !== undefined && at(found) ? [found.key] : [range.from];
+    return { ref: { id, version: found?.version ?? 1 }, key };
   }
 
-  private servedHere(): Map<string, { readonly version: number; readonly cursor: string }[]> {
+  private servedHere(): Map<string, Served[]> {
     let served = this.shared.served.get(this.world.binding);
     if (served === undefined) this.shared.served.set(this.world.binding, (served = new Map()));
     return served;
@@ -447,6 +460,18 @@ class Attempt {
     this.release?.();
     this.release = null;
   }
+}
+
+/** One served version of an event: its version number, its key and its content. */
+interface Served {
+  readonly version: number;
+  readonly key: number;
+  readonly payload: string;
+}
+
+/** A record's own field: a name every object inherits (`toString`) is no field of a record that lacks it. */
+function own(data: Readonly<Record<string, unknown>>, field: string): unknown {
+  return Object.hasOwn(data, field) ? data[field] : undefined;
 }
 
 /** What the store's anchor holds for a persisted state: its bookmark, to read in a timeline, and its index among the world's states. */
