@@ -1190,6 +1190,46 @@ describe('divergent-duplicate: an effect that carries a key is held to the key i
   });
 });
 
+/**
+ * A null watermark claims nothing done: a run whose every commit wrote null (a connector
+ * whose state never held its bookmark) gave the watermark checks nothing to judge, and says
+ * so, rather than passing them.
+ */
+describe('watermark checks over null watermarks', () => {
+  function committing(values: readonly unknown[]): Timeline {
+    const t = timeline({ initial: [a, b] });
+    t.start();
+    t.fetch([a, b]);
+    t.commit([effect(a), complete(a), watermark(values[0] ?? null)]);
+    for (const v of values.slice(1)) t.commit([watermark(v)]);
+    t.commit([effect(b), complete(b)]);
+    t.budget();
+    t.drain();
+    t.start();
+    t.caughtUp();
+    return t;
+  }
+
+  it('every watermark null: the three watermark checks are untested, with the reason, and nothing else changes', () => {
+    const result = check(committing([null, null]).build());
+    expect(result.verdict.status).toBe('pass');
+    for (const kind of ['premature-watermark', 'watermark-regression', 'token-as-watermark'] as const) {
+      expect(result.results[kind]).toEqual({ status: 'untested', reason: 'every watermark committed (2) was null, which claims nothing done: none could pass an event or fall back' });
+    }
+    expect(result.results['phantom-effect']).toEqual({ status: 'pass' });
+  });
+
+  it('a null after a point is still a regression, and a point after nulls exercises the checks', () => {
+    const fell = check(committing([at(a), null]).build());
+    expect(fell.verdict.anomalies.map((x) => x.kind)).toEqual(['watermark-regression']);
+    const rose = check(committing([null, at(a)]).build());
+    expect(rose.results['premature-watermark']).toEqual({ status: 'pass' });
+    // Nothing stood before the point that it could fall below.
+    expect(rose.results['watermark-regression']).toEqual({ status: 'untested', reason: 'no second watermark was committed under one binding' });
+    expect(check(committing([at(a), at(a)]).build()).results['watermark-regression']).toEqual({ status: 'pass' });
+  });
+});
+
 describe('watermark-regression: against the highest watermark, in the order of cut points', () => {
   const e5 = ev('e5', 5);
   const e6 = ev('e6', 6);
