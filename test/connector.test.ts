@@ -281,15 +281,39 @@ describe('the protocols as a platform reads them', () => {
 
   it("persists Singer's state whole, and Airbyte's per stream, global or legacy, each with the stream's bookmark", () => {
     const api = { ...singerApi, state: { bookmark: 'updated_at', inclusive: false, compression: 'none' } } as const;
-    expect(persist('singer', singerApi, null, { type: 'STATE', value: { bookmarks: { events: { updated_at: 'X' } } } })).toEqual({ state: { bookmarks: { events: { updated_at: 'X' } } }, bookmark: 'X' });
+    expect(persist('singer', singerApi, null, { type: 'STATE', value: { bookmarks: { events: { updated_at: 'X' } } } })).toEqual({ state: { bookmarks: { events: { updated_at: 'X' } } }, bookmark: 'X', miss: null });
     const other = { type: 'STREAM', stream: { stream_descriptor: { name: 'users' }, stream_state: { updated_at: 'U' } } };
     const first = persist('airbyte', api, [other], { type: 'STREAM', stream: { stream_descriptor: { name: 'events' }, stream_state: { updated_at: 'A' } } });
     const second = persist('airbyte', api, first.state, { type: 'STREAM', stream: { stream_descriptor: { name: 'events' }, stream_state: { updated_at: 'B' } } });
     // The other stream's state stays; this stream's latest replaces its earlier one.
-    expect(second).toEqual({ state: [other, { type: 'STREAM', stream: { stream_descriptor: { name: 'events' }, stream_state: { updated_at: 'B' } } }], bookmark: 'B' });
+    expect(second).toEqual({ state: [other, { type: 'STREAM', stream: { stream_descriptor: { name: 'events' }, stream_state: { updated_at: 'B' } } }], bookmark: 'B', miss: null });
     const global = { type: 'GLOBAL', global: { shared_state: {}, stream_states: [{ stream_descriptor: { name: 'events' }, stream_state: { updated_at: 'G' } }] } };
-    expect(persist('airbyte', api, null, global)).toEqual({ state: [global], bookmark: 'G' });
-    expect(persist('airbyte', api, null, { data: { updated_at: 'L' } })).toEqual({ state: { updated_at: 'L' }, bookmark: 'L' });
+    expect(persist('airbyte', api, null, global)).toEqual({ state: [global], bookmark: 'G', miss: null });
+    expect(persist('airbyte', api, null, { data: { updated_at: 'L' } })).toEqual({ state: { updated_at: 'L' }, bookmark: 'L', miss: null });
+  });
+
+  it('says where a bookmark path found nothing, and what stood there instead', () => {
+    const miss = (kind: 'singer' | 'airbyte', bookmark: string, message: Record<string, unknown>, compression: 'none' | 'base64/gzip' = 'none'): string | null =>
+      persist(kind, { ...singerApi, state: { bookmark, inclusive: false, compression } }, null, message).miss;
+    const singer = { type: 'STATE', value: { bookmarks: { events: { updated_at: 'X', id: 'e1' } } } };
+    expect(miss('singer', 'bookmarks.events.updated_at', singer)).toBeNull();
+    expect(miss('singer', 'bookmarks.events.updatedAt', singer)).toBe('bookmarks.events in the STATE value has no "updatedAt": its keys are "updated_at", "id"');
+    expect(miss('singer', 'bookmark.events.updated_at', singer)).toBe('the STATE value has no "bookmark": its keys are "bookmarks"');
+    expect(miss('singer', 'bookmarks.events.updated_at.day', singer)).toBe('bookmarks.events.updated_at in the STATE value is string "X", not an object');
+    expect(miss('singer', 'bookmarks.events.updated_at', { type: 'STATE', value: { bookmarks: { events: { updated_at: null } } } })).toBe('bookmarks.events.updated_at in the STATE value is null');
+    expect(miss('singer', 'a', { type: 'STATE', value: {} })).toBe('the STATE value has no "a": it is empty');
+    // Inherited names are no fields of a state.
+    expect(miss('singer', 'toString', { type: 'STATE', value: { x: 1 } })).toBe('the STATE value has no "toString": its keys are "x"');
+    const users = { type: 'STREAM', stream: { stream_descriptor: { name: 'users' }, stream_state: { cursor: 1 } } };
+    expect(miss('airbyte', 'updated_at', users)).toBe('there is no STREAM state of the stream "events" (the STREAM states are of "users")');
+    const events = { type: 'STREAM', stream: { stream_descriptor: { name: 'events' }, stream_state: { cursor: 1 } } };
+    expect(miss('airbyte', 'updated_at', events)).toBe('the "events" stream_state has no "updated_at": its keys are "cursor"');
+    expect(miss('airbyte', 'updated_at', { type: 'GLOBAL', global: { stream_states: [] } })).toBe('the GLOBAL state has no stream_states entry for "events" (it has entries for no stream)');
+    // A packed state, where the description does not say so, is named as one.
+    const packed = { format: 'base64/gzip', data: gzipSync(JSON.stringify({ events: { updated_at: 7 } })).toString('base64') };
+    expect(miss('airbyte', 'events.updated_at', { data: packed })).toBe('the legacy state data has no "events": its keys are "format", "data" (a packed state: state.compression "base64/gzip" reads through it)');
+    expect(miss('airbyte', 'events.updated_at', { data: packed }, 'base64/gzip')).toBeNull();
+    expect(miss('airbyte', 'events.updated_at', { data: { events: { format: 'base64/gzip', data: 'not gzip' } } }, 'base64/gzip')).toBe('events in the legacy state data is a packed value that does not unpack');
   });
 
   it('reads the bookmark through gzipped state wherever it stands on the path, when the description says so', () => {

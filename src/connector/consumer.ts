@@ -47,6 +47,20 @@ export interface ConnectorStats {
   /** Requests that arrived while another was still unanswered. */
   concurrent: number;
   syncs: number;
+  /** STATE messages written after records whose state held no value at the bookmark's path, and the first one's miss. */
+  unbookmarked: number;
+  firstMiss: string | null;
+}
+
+/**
+ * What one world's STATE messages said of the bookmark: whether any held a value at its path,
+ * and those written after records that held none, with where the path found nothing first.
+ */
+interface Bookmarks {
+  records: boolean;
+  matched: boolean;
+  missed: number;
+  firstMiss: string | null;
 }
 
 /** A stopped attempt: the connector is killed, and the platform's next attempt starts from the persisted state. */
@@ -77,6 +91,8 @@ interface Shared {
   readonly states: WeakMap<object, unknown[]>;
   /** What the connector said in each sync attempt of the recent worlds, for the failure text. */
   readonly outputs: ConnectorOutputs;
+  /** Each world's bookmarks (keyed by its source offer, as states are). */
+  readonly bookmarks: WeakMap<object, Bookmarks>;
 }
 
 const statsOf = new WeakMap<object, ConnectorStats>();
@@ -93,7 +109,15 @@ export function connectorStats(consumer: object): ConnectorStats | undefined {
 }
 
 export function connectorConsumer(kind: ConnectorKind, command: string, api: ApiDescription, options: ConnectorOptions = {}): Consumer {
-  const shared: Shared = { stats: { concurrent: 0, syncs: 0 }, spoke: false, inARow: 0, served: new WeakMap(), states: new WeakMap(), outputs: new ConnectorOutputs() };
+  const shared: Shared = {
+    stats: { concurrent: 0, syncs: 0, unbookmarked: 0, firstMiss: null },
+    spoke: false,
+    inARow: 0,
+    served: new WeakMap(),
+    states: new WeakMap(),
+    outputs: new ConnectorOutputs(),
+    bookmarks: new WeakMap(),
+  };
   const consumer: Consumer = {
     name: kind === 'singer' ? 'singer-tap' : 'airbyte-source',
     capabilities: { delivery: 'at-least-once', contracts: [...api.source.contracts], profile: apiProfile(api) },
@@ -287,6 +311,7 @@ class Attempt {
           // A record of another stream is no effect of this stream's events: the platform
           // writes it elsewhere. It is filed under a name no event has, a phantom.
           const { ref, key } = message.stream === this.api.stream ? this.effectOf(data, payload) : { ref: { id: `${message.stream}/${String(own(data, this.api.record.id))}`, version: 1 }, key: undefined };
+          if (message.stream === this.api.stream) this.bookmarksHere().records = true;
           await this.call(() => this.world.emit(ref, payload, key), () => callLabel('emit', ref.id));
         } catch (error) {
           // The destination failed: the platform fails the attempt, whatever became of the record.
@@ -299,7 +324,8 @@ class Attempt {
       case 'state': {
         this.shared.spoke = true;
         this.lastInput = 'a STATE';
-        const { state, bookmark } = persist(this.kind, this.api, this.persisted, message.message);
+        const { state, bookmark, miss } = persist(this.kind, this.api, this.persisted, message.message);
+        this.sawBookmark(miss);
         const value = bookmarkWatermark(this.api.cursor, bookmark, this.api.state.inclusive);
         const binding = this.world.fingerprint;
         if (!(await this.renew())) return STOP;
@@ -343,6 +369,7 @@ class Attempt {
     }
     if (code === 0) {
       if (!this.atEnd) return STOP; // a sync that stopped before the end: the next one goes on
+      this.unbookmarkedSync();
       await this.call(() => this.world.caughtUp(), () => null);
       return STOP;
     }
@@ -358,6 +385,46 @@ class Attempt {
       if (isWorldError(error)) return false;
       throw error;
     }
+  }
+
+  /**
+   * A STATE's bookmark, found or not. One written after this stream's records whose state
+   * holds no value at the bookmark's path is persisted as a null watermark, which claims
+   * nothing done: counted, for the check's note, with where the path found nothing.
+   */
+  private sawBookmark(miss: string | null): void {
+    const seen = this.bookmarksHere();
+    if (miss === null) {
+      seen.matched = true;
+      return;
+    }
+    if (!seen.records) return;
+    seen.missed++;
+    seen.firstMiss ??= miss;
+    this.shared.stats.unbookmarked++;
+    this.shared.stats.firstMiss ??= miss;
+  }
+
+  /**
+   * A sync that caught up, in a world whose STATE messages after its records never held a
+   * value at the bookmark's path: every watermark was null, so the watermark checks had
+   * nothing to judge. A connector that writes no bookmark at all after writing records is
+   * far likelier a description whose state.bookmark is not where this connector keeps it:
+   * the run cannot be judged, and says where the path found nothing.
+   */
+  private unbookmarkedSync(): void {
+    const seen = this.bookmarksHere();
+    if (!seen.records || seen.matched || seen.missed === 0) return;
+    throw new ConnectorUnjudgedError(
+      `the bookmark path ${JSON.stringify(this.api.state.bookmark)} matched no STATE the connector wrote: of the ${seen.missed} it wrote after its records, before it caught up, none held a value there (in the first, ${seen.firstMiss}). ` +
+        'Every watermark would be null, leaving the watermark checks nothing to judge: set state.bookmark in the API description to where this connector keeps its bookmark (docs/connectors.md, "The state a platform keeps")',
+    );
+  }
+
+  private bookmarksHere(): Bookmarks {
+    let seen = this.shared.bookmarks.get(this.world.source);
+    if (seen === undefined) this.shared.bookmarks.set(this.world.source, (seen = { records: false, matched: false, missed: 0, firstMiss: null }));
+    return seen;
   }
 
   private progressed(): void {

@@ -44,8 +44,15 @@ export function connectorTarget(kind: ConnectorKind, command: string, apiFile: s
     output: (history) => connectorOutput(consumer, history),
     note: () => {
       const stats = connectorStats(consumer);
-      if (!stats || stats.concurrent === 0) return null;
-      return `note: the connector sent ${stats.concurrent} request(s) while another was still unanswered; tidemark answered them one at a time, in arrival order, so a run is only as deterministic as that order`;
+      if (!stats) return null;
+      const notes: string[] = [];
+      if (stats.concurrent > 0) notes.push(`note: the connector sent ${stats.concurrent} request(s) while another was still unanswered; tidemark answered them one at a time, in arrival order, so a run is only as deterministic as that order`);
+      if (stats.unbookmarked > 0) {
+        notes.push(
+          `note: ${stats.unbookmarked} STATE message(s) the connector wrote after its records held no value at the bookmark path ${JSON.stringify(api.state.bookmark)} (the first: ${stats.firstMiss}); each was persisted as a null watermark, which claims nothing done`,
+        );
+      }
+      return notes.length === 0 ? null : notes.join('\n');
     },
   };
 }
