@@ -36,7 +36,11 @@ export interface ApiDescription {
     readonly format: CursorFormat;
     /** Whether `since` serves records at the value itself (`>=`) or only after it (`>`). */
     readonly inclusive: boolean;
-    /** Seconds one unit of the source's key stands for. Default 1, and 21,600 for a date (four keys a day, so that a day's keys tie). */
+    /**
+     * Seconds one unit of the source's key stands for. Default 1, and 21,600 for a date (four
+     * keys a day, so that a day's keys tie). Bounded so that every key has a value of its own
+     * that reads back as that key (cursor.ts, secondsPerKeyProblem).
+     */
     readonly secondsPerKey: number;
   };
   readonly response: {
@@ -50,7 +54,7 @@ export interface ApiDescription {
     readonly hasMore?: string;
   };
   readonly record: {
-    /** The field holding the record's unique, immutable id. */
+    /** The field holding the record's unique, immutable id: a field at the record's top level, as are the two below. */
     readonly id: string;
     /** The field holding its cursor value (`updated_at`). */
     readonly cursor: string;
@@ -221,16 +225,6 @@ export function apiResumes(api: ApiDescription): ResumeStyle[] {
  */
 export function apiProfile(api: ApiDescription): SourceProfile {
   return { resumes: apiResumes(api), keyArity: 1, mutable: api.source.mutable, refusals: 'never', contracts: [...api.source.contracts] };
-}
-
-/** The value at a dotted path (`meta.next`, `bookmarks.events.updated_at`; a number indexes an array). */
-export function getPath(value: unknown, path: string): unknown {
-  let at = value;
-  for (const part of path.split('.')) {
-    if (typeof at !== 'object' || at === null) return undefined;
-    at = (at as Record<string, unknown>)[part];
-  }
-  return at;
 }
 
 /** Sets the value at a dotted path, making the objects on the way. */
