@@ -417,7 +417,7 @@ class Attempt {
     if (!seen.records || seen.matched || seen.missed === 0) return;
     throw new ConnectorUnjudgedError(
       `the bookmark path ${JSON.stringify(this.api.state.bookmark)} matched no STATE the connector wrote: of the ${seen.missed} it wrote after its records, before it caught up, none held a value there (in the first, ${seen.firstMiss}). ` +
-        'Every watermark would be null, leaving the watermark checks nothing to judge: set state.bookmark in the API description to where this connector keeps its bookmark (docs/connectors.md, "The state a platform keeps")',
+        'Every watermark would be null, leaving the watermark checks nothing to judge: set state.bookmark in the API description to where this connector keeps its bookmark (docs/connectors.md, "What the platform does")',
     );
   }
 
