@@ -43,8 +43,9 @@ import type { RuleId } from './rules.js';
  *
  * divergent-duplicate: an effect whose content differs from what the source served for that
  *   event version (the first or only effect too), or a repeated effect that differs from the
- *   first one. Example: effects for 42 with payloads "a" and "b" when only "a" was served; a
- *   single effect for 42 with payload "b".
+ *   first one. Content is the payload, and the key when an effect carries one. Example:
+ *   effects for 42 with payloads "a" and "b" when only "a" was served; a single effect for 42
+ *   with payload "b"; a record of 42 whose cursor value says key 99, where 42 was served at 42.
  *
  * duplicate-effect: more than one effect for one event version from a consumer that claims
  *   exactly-once. Example: crash after commit(effect 42), replay, commit(effect 42) again.

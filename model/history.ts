@@ -174,7 +174,12 @@ export type Call =
   | { readonly kind: 'load' }
   | { readonly kind: 'completed'; readonly events: readonly EventRef[] }
   | { readonly kind: 'commit'; readonly ops: readonly StoreOp[]; readonly fence: number | null }
-  | { readonly kind: 'emit'; readonly event: EventRef; readonly payload: string }
+  /**
+   * `key`, when present, is the ordering key the effect carries for its version (a
+   * connector's record carries its cursor value), or null when it carries none that could be
+   * read: the checker holds it to the key the source served that version at.
+   */
+  | { readonly kind: 'emit'; readonly event: EventRef; readonly payload: string; readonly key?: readonly number[] | null }
   | { readonly kind: 'lease' }
   | { readonly kind: 'claim'; readonly claim: Claim }
   /** A call whose arguments the world could not read; it fails with bad-request. */

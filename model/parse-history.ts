@@ -597,6 +597,7 @@ function call(w: Walk, c: Json, ran: boolean): void {
     case 'emit':
       ref(w, 'event', c.event);
       text(w, 'payload', c.payload);
+      if ('key' in c && c.key !== undefined && c.key !== null) key(w, 'key', c.key, null);
       return;
     case 'claim': {
       const claim = record(w, 'claim', c.claim);

@@ -71,6 +71,13 @@ export interface EffectFact {
   readonly served: boolean;
   /** Whether any served copy of this version carried this payload. */
   readonly faithful: boolean;
+  /**
+   * The key the effect carries (null: none that could be read), when it carries one;
+   * undefined for effects that carry only a payload.
+   */
+  readonly key: readonly number[] | null | undefined;
+  /** The key the source served this version at, when it served it. */
+  readonly servedAt: readonly number[] | undefined;
 }
 
 /**
@@ -89,6 +96,8 @@ interface Version {
   servedUnder: string | Set<string> | undefined;
   /** The payloads served for it: one almost always, a set only when they differ. */
   payloads: string | Set<string> | undefined;
+  /** The key it was served at: a version has one position, which every page shows (else a world problem). */
+  servedAt: readonly number[] | undefined;
   /** The binding under which its outbox entry was handed off: its later delivery acts for that binding. */
   handoff: string | undefined;
   /** The store's completion record for it (kept here for the store replica: one lookup finds all). */
@@ -109,7 +118,7 @@ interface Entry extends Version, Holding {
 
 /** What nothing has happened to yet. */
 function blank(): Version {
-  return { delivered: 0, parked: false, outcome: false, servedUnder: undefined, payloads: undefined, handoff: undefined, completed: false };
+  return { delivered: 0, parked: false, outcome: false, servedUnder: undefined, payloads: undefined, servedAt: undefined, handoff: undefined, completed: false };
 }
 
 const PAGE_QUIRK: ReadonlySet<string> = new Set(PAGE_QUIRKS);
@@ -296,7 +305,7 @@ export class Truth {
     if (entry === undefined) {
       // Written out, not spread from blank(): a spread made entries of another shape than
       // versions, and the checker ran over twice as slow.
-      entry = { delivered: 0, parked: false, outcome: false, servedUnder: undefined, payloads: undefined, handoff: undefined, completed: false, current: undefined, later: null };
+      entry = { delivered: 0, parked: false, outcome: false, servedUnder: undefined, payloads: undefined, servedAt: undefined, handoff: undefined, completed: false, current: undefined, later: null };
       this.entries.set(id, entry);
     }
     return entry;
@@ -486,7 +495,7 @@ export class Truth {
           return NONE;
         }
         done(null);
-        const fact = this.effect(call.event, call.payload, this.bound);
+        const fact = this.effect(call.event, call.payload, this.bound, call.key);
         return { ...NONE, applied: true, effects: [fact], outcomes: [fact.ref] };
       }
       case 'lease':
@@ -569,6 +578,7 @@ export class Truth {
       const v = this.version(e, entry);
       v.servedUnder = withOne(v.servedUnder, bound);
       v.payloads = withOne(v.payloads, e.payload);
+      v.servedAt ??= e.key;
     }
     if (page.head !== source.head) this.problem(step.seq, `fetch ${step.seq} reported head ${String(page.head)}, but the source's head is ${String(this.head)}`);
     const what = `fetch ${step.seq}${serving.fired === undefined ? '' : ` (${serving.fired})`}`;
@@ -649,10 +659,10 @@ export class Truth {
     return APPLIED;
   }
 
-  private effect(ref: EventRef, payload: string, bound: string): EffectFact {
+  private effect(ref: EventRef, payload: string, bound: string, key?: readonly number[] | null): EffectFact {
     const v = this.version(ref);
     const on = v.handoff ?? bound;
-    const fact: EffectFact = { ref, payload, seen: v.delivered, served: holds(v.servedUnder, on), faithful: holds(v.payloads, payload) };
+    const fact: EffectFact = { ref, payload, seen: v.delivered, served: holds(v.servedUnder, on), faithful: holds(v.payloads, payload), servedAt: v.servedAt, key };
     v.delivered++;
     v.outcome = true;
     return fact;

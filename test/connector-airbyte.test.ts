@@ -42,6 +42,23 @@ describe('the example Airbyte source', () => {
     expect(r.out).toContain('phantom-effect');
   });
 
+  it('records whose cursor value is not the one their version was served at are divergent, though their content is', async () => {
+    const r = await cli('check', '--airbyte', 'node test/fixtures/connector/cursor-shifted.mjs', '--api', API, '--scenario', 'failed-event-holds-watermark');
+    expect(r.code, r.out).toBe(EXIT.fail);
+    expect(r.out).toContain('FAIL  airbyte-source: divergent-duplicate');
+    // e41 was served at key 41 (00:00:41); the record said an hour later, key 3641.
+    expect(r.out).toMatch(/the first effect for e41 at step \d+ carries the key \[3641\], but the source served it at \[41\]/);
+    expect(r.out).toMatch(/emit effect e41 at key 3641 -> ok/);
+  });
+
+  it('a STATE after records without the bookmark is told in a note, and dropping the bookmark so is a regression', async () => {
+    const r = await cli('check', '--airbyte', 'node test/fixtures/connector/state-in-progress.mjs', '--api', API, '--scenario', 'failed-event-holds-watermark');
+    expect(r.code, r.out + r.err).toBe(EXIT.fail);
+    expect(r.out).toMatch(/note: \d+ STATE message\(s\) the connector wrote after its records held no value at the bookmark path "updated_at" \(the first: the "events" stream_state has no "updated_at": its keys are "progress"\); each was persisted as a null watermark, which claims nothing done/);
+    // The next sync's in-progress state forgets the bookmark the first sync ended with.
+    expect(r.out).toContain('FAIL  airbyte-source: watermark-regression');
+  });
+
   it('a Singer tap checked as an Airbyte source is unknown: it refuses `read`, and prints nothing a platform can use', async () => {
     const r = await cli('check', '--airbyte', 'python3 examples/singer/tap_events.py', '--api', API, '--scenario', 'ties-across-page-boundary');
     expect(r.code, r.out + r.err).toBe(EXIT.unknown);

@@ -64,6 +64,32 @@ describe('what cannot be judged, or run', () => {
     expect(missing.err).toContain('--singer needs --api FILE');
   });
 
+  it('a description whose fields contradict each other is a usage error before anything runs, and so is an option over the base URL', async () => {
+    const api = JSON.parse(readFileSync(API, 'utf8')) as { record: Record<string, unknown> };
+    api.record.cursor = 'id';
+    const file = join(tmp, 'same-field-api.json');
+    writeFileSync(file, JSON.stringify(api));
+    const r = await cli('check', '--singer', TAP, '--api', file, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.usage);
+    expect(r.err).toContain(`--api ${file}: record.cursor is "id", as record.id is`);
+    const option = await cli('check', '--singer', TAP, '--api', API, '--option', 'base_url=http://example.com', '--scenario', 'ties-across-page-boundary');
+    expect(option.code, option.out + option.err).toBe(EXIT.usage);
+    expect(option.err).toContain("--option base_url=...: base_url is the key config.baseUrl names in examples/singer/api.json, where tidemark writes its server's URL");
+  });
+
+  it('a bookmark path that matches no STATE the tap writes is unknown, naming the path and what the STATE held', async () => {
+    const api = JSON.parse(readFileSync(API, 'utf8')) as { state: Record<string, unknown> };
+    api.state.bookmark = 'bookmarks.events.updatedAt';
+    const file = join(tmp, 'wrong-bookmark-api.json');
+    writeFileSync(file, JSON.stringify(api));
+    const r = await cli('check', '--singer', TAP, '--api', file, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+    expect(r.err).toMatch(/the run could not be judged: the bookmark path "bookmarks\.events\.updatedAt" matched no STATE the connector wrote: of the \d+ it wrote after its records, before it caught up, none held a value there/);
+    expect(r.err).toContain('(in the first, bookmarks.events in the STATE value has no "updatedAt": its keys are "updated_at")');
+    expect(r.err).toContain('set state.bookmark in the API description to where this connector keeps its bookmark');
+    expect(r.out).toMatch(/verdict: unknown$/);
+  });
+
   it('a connector that prints no RECORD or STATE line is unknown, with the reason', async () => {
     const r = await cli('check', '--singer', 'python3 -c "import sys; print(\'starting\', file=sys.stderr)"', '--api', API, '--scenario', 'ties-across-page-boundary');
     expect(r.code, r.out + r.err).toBe(EXIT.unknown);

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { API_FIELDS, apiProblem, apiProfile, readApi } from '../src/connector/api.js';
-import { bookmarkWatermark, EPOCH_SECONDS, readCursor, renderCursor } from '../src/connector/cursor.js';
+import { bookmarkWatermark, EPOCH_SECONDS, KEY_LIMIT, MAX_SECONDS_PER_KEY, readCursor, renderCursor, secondsPerKeyProblem } from '../src/connector/cursor.js';
 import { askedBy, errorResponse, pageResponse } from '../src/connector/http.js';
 import { bookmarkIn, persist, readMessage, syncArgs } from '../src/connector/messages.js';
 import { connectorFlag, connectorOf } from '../src/connector/target.js';
@@ -37,6 +37,74 @@ describe('the API description', () => {
     expect(apiProblem({ ...base, ...change })).toContain(problem);
   });
 
+  // Each of these was accepted, and then blew up later (a connector's failure, an unknown)
+  // or silently meant something else than it says.
+  const request = base.request as { path: string; params: Record<string, string> };
+  const response = base.response as Record<string, unknown>;
+  const record = base.record as Record<string, unknown>;
+  it.each([
+    // Fields that must differ: the record's fields, the response's paths, statuses told apart, the base URL's key.
+    [{ record: { id: 'id', cursor: 'id' } }, 'record.cursor is "id", as record.id is: a record holds its id, its cursor value and its content in fields of their own'],
+    [{ record: { id: 'id', cursor: 'updated_at', payload: 'updated_at' } }, 'record.payload is "updated_at", as record.cursor is'],
+    [{ record: { id: 'payload', cursor: 'updated_at' } }, 'record.payload is "payload", as record.id is: a record holds its id, its cursor value and its content in fields of their own (record.payload defaults to "payload")'],
+    [{ record: { id: 'kind', cursor: 'updated_at' } }, `record.id is "kind", the field every record's "kind" attribute is served in`],
+    [{ response: { ...response, next: 'data' } }, 'response.next is "data", as response.records is'],
+    [{ response: { ...response, next: 'data.next' } }, 'response.next "data.next" lies inside response.records "data"'],
+    [{ response: { records: 'page.items', next: 'page', hasMore: 'more' } }, 'response.records "page.items" lies inside response.next "page"'],
+    [{ errors: { expiredToken: 503 } }, 'errors.expiredToken and errors.unavailable are both 503: a connector could not tell an expired token, never accepted again, from a call to retry'],
+    [{ errors: { rateLimited: 410 } }, 'errors.expiredToken and errors.rateLimited are both 410'],
+    [{ config: { values: { base_url: 'http://example.com' } } }, 'config.values has "base_url", the key config.baseUrl names'],
+    // Seconds per key: within what every format can show for every key a world holds.
+    [{ cursor: { format: 'iso8601', inclusive: true, secondsPerKey: 0 } }, 'cursor.secondsPerKey must be more than 0 and at most 1,000,000 (every key a world can hold, up to 200,000, must be a timestamp before the year 10000), got 0'],
+    [{ cursor: { format: 'epoch-millis', inclusive: true, secondsPerKey: 2_000_000 } }, 'must be more than 0 and at most 1,000,000'],
+    [{ cursor: { format: 'iso8601', inclusive: true, secondsPerKey: -1 } }, 'must be more than 0'],
+    [{ cursor: { format: 'epoch-seconds', inclusive: true, secondsPerKey: 0.5 } }, 'cursor.secondsPerKey must be a whole number of seconds for epoch-seconds'],
+    [{ cursor: { format: 'epoch-millis', inclusive: true, secondsPerKey: 0.0005 } }, 'cursor.secondsPerKey must be a whole number of milliseconds (a multiple of 0.001) for epoch-millis'],
+    [{ cursor: { format: 'iso8601', inclusive: true, secondsPerKey: 1.0001 } }, 'a whole number of milliseconds (a multiple of 0.001) for iso8601'],
+    [{ cursor: { format: 'date', inclusive: true, secondsPerKey: 7 } }, 'cursor.secondsPerKey must divide a day (86,400 seconds) for a date'],
+    [{ cursor: { format: 'date', inclusive: true, secondsPerKey: 172_800 } }, 'must divide a day'],
+    // request.path: a path as a client sends it, alone.
+    [{ request: { ...request, path: '/v1/events?page=1' } }, 'request.path must be a path alone, got "/v1/events?page=1": it holds a query string'],
+    [{ request: { ...request, path: '/v1/events#top' } }, 'it holds a fragment'],
+    [{ request: { ...request, path: '/v1/my events' } }, 'request.path "/v1/my events" is not a path as a client sends it: a URL reads it as "/v1/my%20events"; write that'],
+    [{ request: { ...request, path: '/v1/../events' } }, 'a URL reads it as "/events"'],
+    [{ request: { ...request, path: '//api/events' } }, 'request.path must not start with //, got "//api/events": a URL reads what follows as a host'],
+    // Dotted paths: names joined by dots.
+    [{ response: { ...response, records: '.data' } }, 'response.records ".data" is not a dotted path of names: it starts with a dot'],
+    [{ response: { ...response, records: 'data.' } }, 'it ends with a dot'],
+    [{ response: { ...response, next: 'meta..next' } }, 'response.next "meta..next" is not a dotted path of names: it has two dots in a row'],
+    [{ response: { ...response, hasMore: 'meta.has more' } }, 'response.hasMore "meta.has more" is not a dotted path of names: "has more" holds whitespace'],
+    [{ response: { ...response, records: 'results.0' } }, '"0" would index an array, and tidemark builds the response\'s objects from the path'],
+    [{ response: { ...response, records: '__proto__.data' } }, '"__proto__" is a name every object inherits, not a field'],
+    [{ state: { bookmark: 'bookmarks..updated_at', inclusive: false } }, 'state.bookmark "bookmarks..updated_at" is not a dotted path of names: it has two dots in a row'],
+    [{ state: { bookmark: 'bookmarks.events.', inclusive: false } }, 'it ends with a dot'],
+    [{ state: { bookmark: 'constructor', inclusive: false } }, 'a name every object inherits'],
+    [{ record: { ...record, cursor: 'attributes.updated_at' } }, "record.cursor \"attributes.updated_at\" holds a dot: a record's fields are named at its top level"],
+    [{ record: { ...record, id: ' id' } }, 'record.id " id" is not a field name: " id" holds whitespace'],
+    [{ record: { ...record, payload: '__proto__' } }, 'record.payload "__proto__" is not a field name'],
+    [{ config: { baseUrl: 'api.url' } }, 'config.baseUrl "api.url" holds a dot: it names a key at the top of the config file'],
+    // Fields that would mean nothing.
+    [{ request: { path: '/v1/events', params: { since: 'updated_since' } } }, 'response.next needs request.params.token: a token in the body is of no use to a connector that has no parameter to send it back in'],
+    [{ request: { path: '/v1/events', params: { since: 'updated_since' } }, response: { records: 'data', link: true } }, "response.link needs request.params.token: the next page's URL carries the token in that parameter"],
+  ])('%j is refused, naming the field and why: %s', (change, problem) => {
+    expect(apiProblem({ ...base, ...change })).toContain(problem);
+  });
+
+  it.each([
+    [{ cursor: { format: 'iso8601', inclusive: true, secondsPerKey: 0.001 } }],
+    [{ cursor: { format: 'epoch-millis', inclusive: true, secondsPerKey: 1_000_000 } }],
+    [{ cursor: { format: 'epoch-seconds', inclusive: true, secondsPerKey: 3600 } }],
+    [{ cursor: { format: 'date', inclusive: false, secondsPerKey: 86_400 } }],
+    [{ state: { bookmark: 'streams.0.updated_at', inclusive: false } }],
+    [{ request: { ...request, path: '/v1/caf%C3%A9/events/' } }],
+    [{ request: { path: '/v1/events', params: { offset: 'offset' } }, response: { records: 'data', hasMore: 'has_more' } }],
+    [{ errors: { expiredToken: 400 } }],
+    // A name objects inherit that is not a way into the prototype: read as the record's own field only.
+    [{ record: { ...record, payload: 'toString' } }],
+  ])('%j is accepted', (change) => {
+    expect(apiProblem({ ...base, ...change })).toBeNull();
+  });
+
   it('the shipped example is valid, and its defaults are filled in', () => {
     expect(apiProblem(base)).toBeNull();
     expect(singerApi.cursor.secondsPerKey).toBe(1);
@@ -55,6 +123,51 @@ describe('the API description', () => {
     expect({ ...(fields(schema) as object), config: { ...config, values: 'leaf' } }).toEqual(known(API_FIELDS));
     expect((JSON.parse(readFileSync('package.json', 'utf8')) as { files: string[] }).files).toContain('schema');
   });
+
+  /**
+   * The schema's string rules against the check's, on the same candidates: an editor that
+   * validates with the schema flags what the check refuses. (What the schema cannot say, such
+   * as fields that must differ, its descriptions say.)
+   */
+  describe('schema/api.schema.json refuses the strings the check refuses', () => {
+    type StringRule = { $ref?: string; pattern?: string; not?: { pattern?: string; enum?: string[] }; maximum?: number };
+    const schema = JSON.parse(readFileSync('schema/api.schema.json', 'utf8')) as { properties: Record<string, { properties: Record<string, StringRule> }>; $defs: Record<string, StringRule> };
+    const rule = (object: string, field: string): StringRule => {
+      const r = schema.properties[object]?.properties[field] as StringRule;
+      return r.$ref === undefined ? r : { ...schema.$defs[r.$ref.replace('#/$defs/', '')], ...r };
+    };
+    const accepts = (r: StringRule, value: string): boolean =>
+      (r.pattern === undefined || new RegExp(r.pattern, 'u').test(value)) && !(r.not?.pattern !== undefined && new RegExp(r.not.pattern, 'u').test(value)) && !(r.not?.enum ?? []).includes(value);
+    const names = ['data', 'meta.next', 'a.b.c', '.data', 'data.', 'a..b', 'a b', 'a\tb', 'results.0', '0', 'v2', '__proto__.x', 'x.constructor', 'prototype', 'toString', 'kind', 'kind.x', 'x.kind'];
+    const byApi = (change: Record<string, unknown>): boolean => apiProblem({ ...base, ...change }) === null;
+
+    it.each(names)('a response path, the bookmark, a record field, the base URL key: %j', (name) => {
+      expect(accepts(rule('response', 'next'), name), 'response.next').toBe(byApi({ response: { records: 'r_', next: name } }));
+      expect(accepts(rule('state', 'bookmark'), name), 'state.bookmark').toBe(byApi({ state: { bookmark: name, inclusive: false } }));
+      expect(accepts(rule('record', 'cursor'), name), 'record.cursor').toBe(byApi({ record: { id: 'i_', cursor: name, payload: 'p_' } }));
+      expect(accepts(rule('config', 'baseUrl'), name), 'config.baseUrl').toBe(byApi({ config: { baseUrl: name } }));
+    });
+
+    it('cursor.secondsPerKey, in each format', () => {
+      type Bounds = { exclusiveMinimum?: number; maximum?: number; multipleOf?: number };
+      const cursor = schema.properties.cursor as unknown as { properties: { secondsPerKey: Bounds }; allOf: { if: { properties: { format: { const?: string; enum?: string[] } } }; then: { properties: { secondsPerKey: Bounds } } }[] };
+      const within = (b: Bounds, n: number): boolean =>
+        !(b.exclusiveMinimum !== undefined && n <= b.exclusiveMinimum) && !(b.maximum !== undefined && n > b.maximum) && !(b.multipleOf !== undefined && Math.abs(n / b.multipleOf - Math.round(n / b.multipleOf)) > 1e-6);
+      for (const format of ['iso8601', 'epoch-seconds', 'epoch-millis', 'date']) {
+        const rules = [cursor.properties.secondsPerKey, ...cursor.allOf.filter((a) => a.if.properties.format.const === format || a.if.properties.format.enum?.includes(format)).map((a) => a.then.properties.secondsPerKey)];
+        for (const n of [-1, 0, 0.0005, 0.001, 0.3, 0.5, 1, 7, 60, 3600, 21_600, 43_200, 86_400, 172_800, 1_000_000, 1_000_000.5, 2_000_000]) {
+          // A date's day must hold a whole number of keys: of the divisors of 86,400, these are a few.
+          const schemaSays = rules.every((r) => within(r, n)) && (format !== 'date' || 86_400 % n === 0);
+          expect(schemaSays, `${format} ${n}`).toBe(byApi({ cursor: { format, inclusive: true, secondsPerKey: n } }));
+        }
+      }
+    });
+
+    it('request.path, over every ASCII character and the dot segments', () => {
+      const paths = [...Array.from({ length: 128 }, (_, c) => `/v1/a${String.fromCharCode(c)}b`), '/', '/v1/events/', '/caf\u00e9', '/caf%C3%A9', '/v1/./x', '/v1/../x', '/v1/%2e%2E/x', '/..', '/.x', 'v1/x', '//x'];
+      for (const path of paths) expect(accepts(rule('request', 'path'), path), JSON.stringify(path)).toBe(byApi({ request: { path, params: { token: 'cursor' } } }));
+    });
+  });
 });
 
 describe('cursor values', () => {
@@ -71,6 +184,34 @@ describe('cursor values', () => {
     expect(readCursor(date, '2024-01-02')).toEqual({ from: 4, to: 8 });
     expect(readCursor(iso, 'Z_dyc4jR0')).toBeNull();
     expect(readCursor({ format: 'epoch-seconds', secondsPerKey: 1 }, `${EPOCH_SECONDS + 5}`)).toEqual({ from: 5, to: 5 });
+  });
+
+  it('every key a world can hold reads back as itself, for every seconds per key the description accepts', () => {
+    const keys = [0, 1, 41, 42, 999, 123_457, KEY_LIMIT];
+    const specs = [
+      ...[0.001, 0.3, 1, 1.1, 59.999, MAX_SECONDS_PER_KEY].flatMap((s) => [
+        { format: 'iso8601', secondsPerKey: s } as const,
+        { format: 'epoch-millis', secondsPerKey: s } as const,
+      ]),
+      ...[1, 60, MAX_SECONDS_PER_KEY].map((s) => ({ format: 'epoch-seconds', secondsPerKey: s }) as const),
+      ...[1, 3600, 21_600, 86_400].map((s) => ({ format: 'date', secondsPerKey: s }) as const),
+    ];
+    for (const spec of specs) {
+      expect(secondsPerKeyProblem(spec.format, spec.secondsPerKey), JSON.stringify(spec)).toBeNull();
+      for (const k of keys) {
+        const value = renderCursor(spec, k);
+        const read = readCursor(spec, value);
+        if (spec.format !== 'date') expect(read, `${JSON.stringify(spec)} key ${k} as ${value}`).toEqual({ from: k, to: k });
+        else {
+          // A day holds a whole number of keys, and its first key starts it.
+          expect(Number.isInteger(read?.from) && (read?.from ?? Infinity) <= k && k < (read?.to ?? -Infinity), `${JSON.stringify(spec)} key ${k} as ${value}`).toBe(true);
+        }
+      }
+    }
+    // Past the bound, the last keys fall after the year 9999, which ISO 8601 writes with a sign and six digits.
+    const past = { format: 'iso8601', secondsPerKey: MAX_SECONDS_PER_KEY * 1.3 } as const;
+    expect(renderCursor(past, KEY_LIMIT)).toMatch(/^\+0\d{5}-/);
+    expect(readCursor(past, renderCursor(past, KEY_LIMIT))).toBeNull();
   });
 
   it('a bookmark is a point of the order, inclusive or exclusive; anything else is left for the checker to judge', () => {
@@ -140,15 +281,39 @@ describe('the protocols as a platform reads them', () => {
 
   it("persists Singer's state whole, and Airbyte's per stream, global or legacy, each with the stream's bookmark", () => {
     const api = { ...singerApi, state: { bookmark: 'updated_at', inclusive: false, compression: 'none' } } as const;
-    expect(persist('singer', singerApi, null, { type: 'STATE', value: { bookmarks: { events: { updated_at: 'X' } } } })).toEqual({ state: { bookmarks: { events: { updated_at: 'X' } } }, bookmark: 'X' });
+    expect(persist('singer', singerApi, null, { type: 'STATE', value: { bookmarks: { events: { updated_at: 'X' } } } })).toEqual({ state: { bookmarks: { events: { updated_at: 'X' } } }, bookmark: 'X', miss: null });
     const other = { type: 'STREAM', stream: { stream_descriptor: { name: 'users' }, stream_state: { updated_at: 'U' } } };
     const first = persist('airbyte', api, [other], { type: 'STREAM', stream: { stream_descriptor: { name: 'events' }, stream_state: { updated_at: 'A' } } });
     const second = persist('airbyte', api, first.state, { type: 'STREAM', stream: { stream_descriptor: { name: 'events' }, stream_state: { updated_at: 'B' } } });
     // The other stream's state stays; this stream's latest replaces its earlier one.
-    expect(second).toEqual({ state: [other, { type: 'STREAM', stream: { stream_descriptor: { name: 'events' }, stream_state: { updated_at: 'B' } } }], bookmark: 'B' });
+    expect(second).toEqual({ state: [other, { type: 'STREAM', stream: { stream_descriptor: { name: 'events' }, stream_state: { updated_at: 'B' } } }], bookmark: 'B', miss: null });
     const global = { type: 'GLOBAL', global: { shared_state: {}, stream_states: [{ stream_descriptor: { name: 'events' }, stream_state: { updated_at: 'G' } }] } };
-    expect(persist('airbyte', api, null, global)).toEqual({ state: [global], bookmark: 'G' });
-    expect(persist('airbyte', api, null, { data: { updated_at: 'L' } })).toEqual({ state: { updated_at: 'L' }, bookmark: 'L' });
+    expect(persist('airbyte', api, null, global)).toEqual({ state: [global], bookmark: 'G', miss: null });
+    expect(persist('airbyte', api, null, { data: { updated_at: 'L' } })).toEqual({ state: { updated_at: 'L' }, bookmark: 'L', miss: null });
+  });
+
+  it('says where a bookmark path found nothing, and what stood there instead', () => {
+    const miss = (kind: 'singer' | 'airbyte', bookmark: string, message: Record<string, unknown>, compression: 'none' | 'base64/gzip' = 'none'): string | null =>
+      persist(kind, { ...singerApi, state: { bookmark, inclusive: false, compression } }, null, message).miss;
+    const singer = { type: 'STATE', value: { bookmarks: { events: { updated_at: 'X', id: 'e1' } } } };
+    expect(miss('singer', 'bookmarks.events.updated_at', singer)).toBeNull();
+    expect(miss('singer', 'bookmarks.events.updatedAt', singer)).toBe('bookmarks.events in the STATE value has no "updatedAt": its keys are "updated_at", "id"');
+    expect(miss('singer', 'bookmark.events.updated_at', singer)).toBe('the STATE value has no "bookmark": its keys are "bookmarks"');
+    expect(miss('singer', 'bookmarks.events.updated_at.day', singer)).toBe('bookmarks.events.updated_at in the STATE value is string "X", not an object');
+    expect(miss('singer', 'bookmarks.events.updated_at', { type: 'STATE', value: { bookmarks: { events: { updated_at: null } } } })).toBe('bookmarks.events.updated_at in the STATE value is null');
+    expect(miss('singer', 'a', { type: 'STATE', value: {} })).toBe('the STATE value has no "a": it is empty');
+    // Inherited names are no fields of a state.
+    expect(miss('singer', 'toString', { type: 'STATE', value: { x: 1 } })).toBe('the STATE value has no "toString": its keys are "x"');
+    const users = { type: 'STREAM', stream: { stream_descriptor: { name: 'users' }, stream_state: { cursor: 1 } } };
+    expect(miss('airbyte', 'updated_at', users)).toBe('there is no STREAM state of the stream "events" (the STREAM states are of "users")');
+    const events = { type: 'STREAM', stream: { stream_descriptor: { name: 'events' }, stream_state: { cursor: 1 } } };
+    expect(miss('airbyte', 'updated_at', events)).toBe('the "events" stream_state has no "updated_at": its keys are "cursor"');
+    expect(miss('airbyte', 'updated_at', { type: 'GLOBAL', global: { stream_states: [] } })).toBe('the GLOBAL state has no stream_states entry for "events" (it has entries for no stream)');
+    // A packed state, where the description does not say so, is named as one.
+    const packed = { format: 'base64/gzip', data: gzipSync(JSON.stringify({ events: { updated_at: 7 } })).toString('base64') };
+    expect(miss('airbyte', 'events.updated_at', { data: packed })).toBe('the legacy state data has no "events": its keys are "format", "data" (a packed state: state.compression "base64/gzip" reads through it)');
+    expect(miss('airbyte', 'events.updated_at', { data: packed }, 'base64/gzip')).toBeNull();
+    expect(miss('airbyte', 'events.updated_at', { data: { events: { format: 'base64/gzip', data: 'not gzip' } } }, 'base64/gzip')).toBe('events in the legacy state data is a packed value that does not unpack');
   });
 
   it('reads the bookmark through gzipped state wherever it stands on the path, when the description says so', () => {

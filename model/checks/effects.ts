@@ -1,20 +1,38 @@
 import { anomaly, type Anomaly, type AnomalyKind } from '../anomalies.js';
 import { formatRef, refKey, type EventRef } from '../event.js';
 import type { Delivery, Step } from '../history.js';
-import type { Facts } from '../truth.js';
+import type { EffectFact, Facts } from '../truth.js';
 import type { Checker } from './checker.js';
 
 /** The first effect made for one event version: what every repeat must carry again. */
 interface First {
-  readonly payload: string;
+  /** Its content: the payload, and the key when the effect carries one. */
+  readonly content: string;
   readonly seq: number;
+}
+
+/** An effect's content, as a repeat must carry it again: its payload, and its key when it carries one. */
+function contentOf(e: EffectFact): string {
+  return e.key === undefined ? e.payload : `${e.payload}\u0000${JSON.stringify(e.key)}`;
+}
+
+/** Whether the effect carries the key the source served its version at (an effect without a key is judged by its payload alone). */
+function placed(e: EffectFact): boolean {
+  if (e.key === undefined) return true;
+  const at = e.servedAt;
+  return e.key !== null && at !== undefined && e.key.length === at.length && e.key.every((k, i) => k === at[i]);
+}
+
+function formatKey(key: readonly number[]): string {
+  return `[${key.join(', ')}]`;
 }
 
 /**
  * Effects (R2, R4, R5, R10): every effect is for an event version the source served under
  * the binding it was handled for; every effect, the first one too, carries the content the
- * source served for that version, and a repeat carries what the first effect did; and a
- * consumer that claims exactly-once makes one effect per event version.
+ * source served for that version (its payload, and its key when the effect carries one, as a
+ * connector's record carries its cursor value), and a repeat carries what the first effect
+ * did; and a consumer that claims exactly-once makes one effect per event version.
  */
 export class EffectChecker implements Checker {
   readonly kinds: readonly AnomalyKind[] = ['phantom-effect', 'divergent-duplicate', 'duplicate-effect'];
@@ -40,16 +58,21 @@ export class EffectChecker implements Checker {
     for (const e of facts.effects) {
       this.effects++;
       let stray: First | undefined;
-      if (e.seen === 0 && !(e.served && e.faithful)) stray = this.stray(e.ref, { payload: e.payload, seq: step.seq });
+      const where = placed(e);
+      if (e.seen === 0 && !(e.served && e.faithful && where)) stray = this.stray(e.ref, { content: contentOf(e), seq: step.seq });
       else if (e.seen > 0 && this.strayOfV1.size + this.strayOfLater.size > 0) stray = this.stray(e.ref, null);
       if (!e.served) {
         this.anomalies.push(anomaly('phantom-effect', `effect for ${formatRef(e.ref)} at step ${step.seq}, which the source never served under this binding`, [e.ref], [step.seq]));
       } else {
         this.judged++;
+        const which = e.seen === 0 ? 'the first effect' : 'a repeated effect';
         if (!e.faithful) {
-          const which = e.seen === 0 ? 'the first effect' : 'a repeated effect';
           this.anomalies.push(anomaly('divergent-duplicate', `${which} for ${formatRef(e.ref)} at step ${step.seq} carries content the source never served for it`, [e.ref], [step.seq]));
-        } else if (e.seen > 0 && stray !== undefined && e.payload !== stray.payload) {
+        } else if (!where) {
+          const carries = e.key === null || e.key === undefined ? 'carries no key' : `carries the key ${formatKey(e.key)}`;
+          const served = e.servedAt === undefined ? '' : `, but the source served it at ${formatKey(e.servedAt)}`;
+          this.anomalies.push(anomaly('divergent-duplicate', `${which} for ${formatRef(e.ref)} at step ${step.seq} ${carries}${served}`, [e.ref], [step.seq]));
+        } else if (e.seen > 0 && stray !== undefined && contentOf(e) !== stray.content) {
           this.anomalies.push(
             anomaly('divergent-duplicate', `a repeated effect for ${formatRef(e.ref)} at step ${step.seq} differs from the first effect for it, at step ${stray.seq}`, [e.ref], [stray.seq, step.seq]),
           );

@@ -1,5 +1,5 @@
 import { anomaly, type Anomaly, type AnomalyKind } from '../anomalies.js';
-import { compareCuts, covers, formatCut, readCut, type Cut } from '../cut.js';
+import { compareCuts, covers, formatCut, NOTHING, readCut, type Cut } from '../cut.js';
 import { formatRef, positionOf } from '../event.js';
 import type { History, Step } from '../history.js';
 import { formatPosition } from '../order.js';
@@ -36,7 +36,10 @@ export class WatermarkChecker implements Checker {
   private readonly premature = new Set<number>();
   /** The step at which the source last changed each event id. */
   private readonly changed = new Map<string, number>();
+  /** Watermarks committed that claim something: a null claims nothing done, so it exercises nothing. */
   private written = 0;
+  private nulls = 0;
+  /** Watermarks committed where a higher one stood before, under the same binding: what could have fallen back. */
   private repeated = 0;
   private hung = false;
   private drained = false;
@@ -49,7 +52,8 @@ export class WatermarkChecker implements Checker {
       // A blackbox store that holds nothing yet for the current binding (state kept per
       // binding, read right after a rebind) has not committed anything.
       if (step.kind === 'observed' && value === null && !this.latest.has(truth.bound)) continue;
-      this.written++;
+      if (value === null) this.nulls++;
+      else this.written++;
       const reading = readCut(value, truth.binding.ordering.length);
       if ('notAPoint' in reading) {
         this.anomalies.push(anomaly('token-as-watermark', `step ${step.seq} committed the watermark ${JSON.stringify(value)?.slice(0, 80)}: ${reading.notAPoint}, which is not a point of the bound order`, [], [step.seq]));
@@ -58,7 +62,7 @@ export class WatermarkChecker implements Checker {
       const { cut } = reading;
       const top = this.highest.get(truth.bound);
       const order = top === undefined ? 1 : compareCuts(cut, top.cut);
-      if (top !== undefined) {
+      if (top !== undefined && top.cut !== NOTHING) {
         this.repeated++;
         // R3 says "may never lower it": lower than the highest committed is a regression even
         // when no eligible event lies between the two today. Every position between them is
@@ -114,7 +118,7 @@ export class WatermarkChecker implements Checker {
   }
 
   untested(kind: AnomalyKind): string | null {
-    if (this.written === 0) return 'no watermark was committed';
+    if (this.written === 0) return this.nulls === 0 ? 'no watermark was committed' : `every watermark committed (${this.nulls}) was null, which claims nothing done: none could pass an event or fall back`;
     if (kind === 'watermark-regression' && this.repeated === 0) return 'no second watermark was committed under one binding';
     return null;
   }

@@ -50,8 +50,13 @@ export interface WorkerWorld {
   completed(events: readonly EventRef[]): Promise<boolean[]>;
   /** Applies the operations in one transaction; rejects with `conflict` when a guard fails. */
   commit(ops: readonly StoreOp[], options?: { readonly fence?: number }): Promise<void>;
-  /** Applies an external, non-transactional effect. */
-  emit(event: EventRef, payload: string): Promise<void>;
+  /**
+   * Applies an external, non-transactional effect. `key`, for an effect that carries the
+   * event's ordering key beside its payload (a connector's record carries its cursor value):
+   * the checker holds it to the key the source served that version at, as it holds the
+   * payload to the content served; null says the effect carries none that could be read.
+   */
+  emit(event: EventRef, payload: string, key?: readonly number[] | null): Promise<void>;
   /** Acquires the lease; resolves with this worker's new generation. */
   lease(): Promise<number>;
   /** Claims that every eligible event has a durable outcome. Ends the incarnation. */

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import type { Contract, ResumeStyle } from '../../model/api.js';
 import type { SourceProfile } from '../../scenarios/profiles.js';
 import { UsageError } from '../run/options.js';
-import { CURSOR_FORMATS, type CursorFormat } from './cursor.js';
+import { meaningProblem, type Shaped } from './api-meaning.js';
+import type { CursorFormat } from './cursor.js';
 
 /**
  * The HTTP API a connector reads, described as data (`--api FILE`, schema/api.schema.json):
@@ -35,7 +36,11 @@ export interface ApiDescription {
     readonly format: CursorFormat;
     /** Whether `since` serves records at the value itself (`>=`) or only after it (`>`). */
     readonly inclusive: boolean;
-    /** Seconds one unit of the source's key stands for. Default 1, and 21,600 for a date (four keys a day, so that a day's keys tie). */
+    /**
+     * Seconds one unit of the source's key stands for. Default 1, and 21,600 for a date (four
+     * keys a day, so that a day's keys tie). Bounded so that every key has a value of its own
+     * that reads back as that key (cursor.ts, secondsPerKeyProblem).
+     */
     readonly secondsPerKey: number;
   };
   readonly response: {
@@ -49,7 +54,7 @@ export interface ApiDescription {
     readonly hasMore?: string;
   };
   readonly record: {
-    /** The field holding the record's unique, immutable id. */
+    /** The field holding the record's unique, immutable id: a field at the record's top level, as are the two below. */
     readonly id: string;
     /** The field holding its cursor value (`updated_at`). */
     readonly cursor: string;
@@ -132,28 +137,17 @@ export function readApi(file: string): ApiDescription {
   return withDefaults(value as Record<string, never>);
 }
 
-/** What is wrong with a description, naming the first wrong field, or null. */
+/** What is wrong with a description, naming the first wrong field, or null: its shape first, then what it means (api-meaning.ts). */
 export function apiProblem(value: unknown): string | null {
   const shape = walk(value, API_FIELDS, '');
   if (shape !== null) return shape;
-  const d = value as { request: { params: Record<string, string> }; response: Record<string, unknown>; cursor: Record<string, unknown>; state: Record<string, unknown>; errors?: Record<string, number>; source?: { contracts?: unknown[] } };
-  const params = d.request.params;
-  if (!(d.request as unknown as { path: string }).path.startsWith('/')) return 'request.path must start with /';
-  if (!['since', 'token', 'offset', 'page'].some((p) => params[p] !== undefined)) return 'request.params must name at least one of since, token, offset, page: a connector needs some way to resume';
-  if (params.offset !== undefined && params.page !== undefined) return 'request.params has both offset and page: an API pages by one of them';
-  if (params.token !== undefined && d.response.next === undefined && d.response.link !== true) return 'request.params.token needs response.next (the token in the body) or response.link: true (the next page in a Link header)';
-  const names = Object.values(params);
-  const twice = names.find((n, i) => names.indexOf(n) !== i);
-  if (twice !== undefined) return `request.params names the parameter "${twice}" twice`;
-  if (!CURSOR_FORMATS.includes(d.cursor.format as CursorFormat)) return `cursor.format must be one of ${CURSOR_FORMATS.map((f) => `"${f}"`).join(', ')}, got ${JSON.stringify(d.cursor.format)}`;
+  const d = value as Shaped & { state: { compression?: unknown }; source?: { contracts?: unknown[] } };
   if (d.state.compression !== undefined && !STATE_COMPRESSIONS.includes(d.state.compression as StateCompression)) {
     return `state.compression must be one of ${STATE_COMPRESSIONS.map((c) => `"${c}"`).join(', ')}, got ${JSON.stringify(d.state.compression)}`;
   }
-  if (d.cursor.secondsPerKey !== undefined && !((d.cursor.secondsPerKey as number) > 0)) return `cursor.secondsPerKey must be a positive number, got ${JSON.stringify(d.cursor.secondsPerKey)}`;
-  for (const [name, status] of Object.entries(d.errors ?? {})) if (!(status >= 400 && status <= 599)) return `errors.${name} must be an HTTP error status (400 to 599), got ${status}`;
   const contracts = d.source?.contracts;
   if (contracts !== undefined && !(contracts.length > 0 && contracts.every((k) => CONTRACTS.includes(k as string)))) return `source.contracts must list some of ${CONTRACTS.map((c) => `"${c}"`).join(', ')}, got ${JSON.stringify(contracts)}`;
-  return null;
+  return meaningProblem(d);
 }
 
 type Fields = { readonly [name: string]: string | Fields };
@@ -231,16 +225,6 @@ export function apiResumes(api: ApiDescription): ResumeStyle[] {
  */
 export function apiProfile(api: ApiDescription): SourceProfile {
   return { resumes: apiResumes(api), keyArity: 1, mutable: api.source.mutable, refusals: 'never', contracts: [...api.source.contracts] };
-}
-
-/** The value at a dotted path (`meta.next`, `bookmarks.events.updated_at`; a number indexes an array). */
-export function getPath(value: unknown, path: string): unknown {
-  let at = value;
-  for (const part of path.split('.')) {
-    if (typeof at !== 'object' || at === null) return undefined;
-    at = (at as Record<string, unknown>)[part];
-  }
-  return at;
 }
 
 /** Sets the value at a dotted path, making the objects on the way. */

@@ -9,7 +9,7 @@ import type { Consumer, WorkerWorld } from '../adapter/consumer.js';
 // The sync directories are among the bridge's stores: whatever ends the run removes them with the blackbox stores.
 import { stores as syncDirs } from '../adapter/process/bridge.js';
 import { apiProfile, type ApiDescription } from './api.js';
-import { bookmarkWatermark, renderCursor } from './cursor.js';
+import { bookmarkWatermark, readCursor } from './cursor.js';
 import { ConnectorUnjudgedError } from './errors.js';
 import { askedBy, errorResponse, pageResponse, type Response } from './http.js';
 import { catalogOf, persist, readMessage, syncArgs, type ConnectorKind } from './messages.js';
@@ -47,6 +47,20 @@ export interface ConnectorStats {
   /** Requests that arrived while another was still unanswered. */
   concurrent: number;
   syncs: number;
+  /** STATE messages written after records whose state held no value at the bookmark's path, and the first one's miss. */
+  unbookmarked: number;
+  firstMiss: string | null;
+}
+
+/**
+ * What one world's STATE messages said of the bookmark: whether any held a value at its path,
+ * and those written after records that held none, with where the path found nothing first.
+ */
+interface Bookmarks {
+  records: boolean;
+  matched: boolean;
+  missed: number;
+  firstMiss: string | null;
 }
 
 /** A stopped attempt: the connector is killed, and the platform's next attempt starts from the persisted state. */
@@ -65,7 +79,7 @@ interface Shared {
   /** Attempts in a row that ended on their own with nothing durable. */
   inARow: number;
   /** Each world's served events by id (a world's binding object is its own), to map records back to versions. */
-  readonly served: WeakMap<Binding, Map<string, { readonly version: number; readonly cursor: string }[]>>;
+  readonly served: WeakMap<Binding, Map<string, Served[]>>;
   /**
    * Each world's persisted states (keyed by the world's source offer, one object per world),
    * in the order they were offered for commit. The store holds an index into this list, not
@@ -77,6 +91,8 @@ interface Shared {
   readonly states: WeakMap<object, unknown[]>;
   /** What the connector said in each sync attempt of the recent worlds, for the failure text. */
   readonly outputs: ConnectorOutputs;
+  /** Each world's bookmarks (keyed by its source offer, as states are). */
+  readonly bookmarks: WeakMap<object, Bookmarks>;
 }
 
 const statsOf = new WeakMap<object, ConnectorStats>();
@@ -93,7 +109,15 @@ export function connectorStats(consumer: object): ConnectorStats | undefined {
 }
 
 export function connectorConsumer(kind: ConnectorKind, command: string, api: ApiDescription, options: ConnectorOptions = {}): Consumer {
-  const shared: Shared = { stats: { concurrent: 0, syncs: 0 }, spoke: false, inARow: 0, served: new WeakMap(), states: new WeakMap(), outputs: new ConnectorOutputs() };
+  const shared: Shared = {
+    stats: { concurrent: 0, syncs: 0, unbookmarked: 0, firstMiss: null },
+    spoke: false,
+    inARow: 0,
+    served: new WeakMap(),
+    states: new WeakMap(),
+    outputs: new ConnectorOutputs(),
+    bookmarks: new WeakMap(),
+  };
   const consumer: Consumer = {
     name: kind === 'singer' ? 'singer-tap' : 'airbyte-source',
     capabilities: { delivery: 'at-least-once', contracts: [...api.source.contracts], profile: apiProfile(api) },
@@ -254,7 +278,7 @@ class Attempt {
     const served = this.servedHere();
     for (const e of page.events) {
       const versions = served.get(e.id) ?? [];
-      versions.push({ version: e.version, cursor: String(renderCursor(api.cursor, e.key[0] ?? 0)) });
+      if (!versions.some((v) => v.version === e.version)) versions.push({ version: e.version, key: e.key[0] ?? 0, payload: e.payload });
       served.set(e.id, versions);
     }
     this.atEnd = page.next === null;
@@ -281,12 +305,14 @@ class Attempt {
         this.shared.spoke = true;
         this.lastInput = 'a RECORD';
         const data = message.data;
-        const payload = data[this.api.record.payload];
+        const raw = own(data, this.api.record.payload);
+        const payload = typeof raw === 'string' ? raw : JSON.stringify(raw ?? data);
         try {
           // A record of another stream is no effect of this stream's events: the platform
           // writes it elsewhere. It is filed under a name no event has, a phantom.
-          const ref = message.stream === this.api.stream ? this.refOf(data) : { id: `${message.stream}/${String(data[this.api.record.id])}`, version: 1 };
-          await this.call(() => this.world.emit(ref, typeof payload === 'string' ? payload : JSON.stringify(payload ?? data)), () => callLabel('emit', ref.id));
+          const { ref, key } = message.stream === this.api.stream ? this.effectOf(data, payload) : { ref: { id: `${message.stream}/${String(own(data, this.api.record.id))}`, version: 1 }, key: undefined };
+          if (message.stream === this.api.stream) this.bookmarksHere().records = true;
+          await this.call(() => this.world.emit(ref, payload, key), () => callLabel('emit', ref.id));
         } catch (error) {
           // The destination failed: the platform fails the attempt, whatever became of the record.
           if (isWorldError(error)) return STOP;
@@ -298,7 +324,8 @@ class Attempt {
       case 'state': {
         this.shared.spoke = true;
         this.lastInput = 'a STATE';
-        const { state, bookmark } = persist(this.kind, this.api, this.persisted, message.message);
+        const { state, bookmark, miss } = persist(this.kind, this.api, this.persisted, message.message);
+        this.sawBookmark(miss);
         const value = bookmarkWatermark(this.api.cursor, bookmark, this.api.state.inclusive);
         const binding = this.world.fingerprint;
         if (!(await this.renew())) return STOP;
@@ -342,6 +369,7 @@ class Attempt {
     }
     if (code === 0) {
       if (!this.atEnd) return STOP; // a sync that stopped before the end: the next one goes on
+      this.unbookmarkedSync();
       await this.call(() => this.world.caughtUp(), () => null);
       return STOP;
     }
@@ -359,23 +387,75 @@ class Attempt {
     }
   }
 
+  /**
+   * A STATE's bookmark, found or not. One written after this stream's records whose state
+   * holds no value at the bookmark's path is persisted as a null watermark, which claims
+   * nothing done: counted, for the check's note, with where the path found nothing.
+   */
+  private sawBookmark(miss: string | null): void {
+    const seen = this.bookmarksHere();
+    if (miss === null) {
+      seen.matched = true;
+      return;
+    }
+    if (!seen.records) return;
+    seen.missed++;
+    seen.firstMiss ??= miss;
+    this.shared.stats.unbookmarked++;
+    this.shared.stats.firstMiss ??= miss;
+  }
+
+  /**
+   * A sync that caught up, in a world whose STATE messages after its records never held a
+   * value at the bookmark's path: every watermark was null, so the watermark checks had
+   * nothing to judge. A connector that writes no bookmark at all after writing records is
+   * far likelier a description whose state.bookmark is not where this connector keeps it:
+   * the run cannot be judged, and says where the path found nothing.
+   */
+  private unbookmarkedSync(): void {
+    const seen = this.bookmarksHere();
+    if (!seen.records || seen.matched || seen.missed === 0) return;
+    throw new ConnectorUnjudgedError(
+      `the bookmark path ${JSON.stringify(this.api.state.bookmark)} matched no STATE the connector wrote: of the ${seen.missed} it wrote after its records, before it caught up, none held a value there (in the first, ${seen.firstMiss}). ` +
+        'Every watermark would be null, leaving the watermark checks nothing to judge: set state.bookmark in the API description to where this connector keeps its bookmark (docs/connectors.md, "What the platform does")',
+    );
+  }
+
+  private bookmarksHere(): Bookmarks {
+    let seen = this.shared.bookmarks.get(this.world.source);
+    if (seen === undefined) this.shared.bookmarks.set(this.world.source, (seen = { records: false, matched: false, missed: 0, firstMiss: null }));
+    return seen;
+  }
+
   private progressed(): void {
     this.durable = true;
     this.shared.inARow = 0;
   }
 
-  /** The event version a record stands for: the served version with its cursor value, else the latest served. */
-  private refOf(data: Readonly<Record<string, unknown>>): EventRef {
-    const raw = data[this.api.record.id];
+  /**
+   * The event version a record is the effect of, and the key its cursor value claims. The
+   * cursor value is read as a key, as a bookmark is (cursor.ts): the version is the served
+   * one at that key (a date: in that day), the one with the record's content among several;
+   * with none there, the served version with its content, else the latest served. Whether the
+   * record carries what was served, its key and its content, is the checker's to judge
+   * against ground truth (model/checks/effects.ts): a cursor value the version was never
+   * served at is a divergent-duplicate. A record of no served id is still an effect: the
+   * checker calls it a phantom.
+   */
+  private effectOf(data: Readonly<Record<string, unknown>>, payload: string): { readonly ref: EventRef; readonly key: readonly number[] | null } {
+    const raw = own(data, this.api.record.id);
     const id = typeof raw === 'string' ? raw : raw === undefined ? '' : JSON.stringify(raw);
     const versions = this.servedHere().get(id) ?? [];
-    const cursor = String(data[this.api.record.cursor]);
-    const found = versions.find((v) => v.cursor === cursor) ?? versions.at(-1);
-    // A record of no served event is still an effect: the checker calls it a phantom.
-    return { id, version: found?.version ?? 1 };
+    const range = readCursor(this.api.cursor, own(data, this.api.record.cursor));
+    const at = (v: Served): boolean => range !== null && (range.from === range.to ? v.key === range.from : range.from <= v.key && v.key < range.to);
+    const there = versions.filter(at);
+    const found = there.find((v) => v.payload === payload) ?? there.at(-1) ?? versions.find((v) => v.payload === payload) ?? versions.at(-1);
+    // A date names a day, not a key: the record carries the key it was served at when the day is its version's.
+    const key = range === null ? null : found !== undefined && at(found) ? [found.key] : [range.from];
+    return { ref: { id, version: found?.version ?? 1 }, key };
   }
 
-  private servedHere(): Map<string, { readonly version: number; readonly cursor: string }[]> {
+  private servedHere(): Map<string, Served[]> {
     let served = this.shared.served.get(this.world.binding);
     if (served === undefined) this.shared.served.set(this.world.binding, (served = new Map()));
     return served;
@@ -447,6 +527,18 @@ class Attempt {
     this.release?.();
     this.release = null;
   }
+}
+
+/** One served version of an event: its version number, its key and its content. */
+interface Served {
+  readonly version: number;
+  readonly key: number;
+  readonly payload: string;
+}
+
+/** A record's own field: a name every object inherits (`toString`) is no field of a record that lacks it. */
+function own(data: Readonly<Record<string, unknown>>, field: string): unknown {
+  return Object.hasOwn(data, field) ? data[field] : undefined;
 }
 
 /** What the store's anchor holds for a persisted state: its bookmark, to read in a timeline, and its index among the world's states. */

@@ -9,8 +9,11 @@
  * (inclusive) or skips it (exclusive).
  */
 
+import { MAX_EVENTS } from '../../scenarios/arbitraries.js';
+
 /** 2024-01-01T00:00:00Z, in seconds: key 0. */
 export const EPOCH_SECONDS = 1_704_067_200;
+const EPOCH_MS = EPOCH_SECONDS * 1000;
 
 export const CURSOR_FORMATS = ['iso8601', 'epoch-seconds', 'epoch-millis', 'date'] as const;
 export type CursorFormat = (typeof CURSOR_FORMATS)[number];
@@ -21,50 +24,92 @@ export interface CursorSpec {
   readonly secondsPerKey: number;
 }
 
-const DAY = 86_400;
+export const DAY_SECONDS = 86_400;
+const DAY_MS = DAY_SECONDS * 1000;
+
+/**
+ * The largest key a world can hold, with room to spare: generated worlds draw keys up to
+ * their event count (at most MAX_EVENTS) and each change to the source lands at most one
+ * past the head.
+ */
+export const KEY_LIMIT = 2 * MAX_EVENTS;
+
+/**
+ * The most seconds a key may stand for: every key up to KEY_LIMIT then falls before the year
+ * 10000 (9999-12-31T23:59:59Z is 253,402,300,799), the last a four-digit ISO 8601 year shows.
+ */
+export const MAX_SECONDS_PER_KEY = 1_000_000;
+
+/**
+ * Why a key of `seconds` cannot be shown in the format, or null. Every key must show as a
+ * value of its own that reads back as exactly that key (a date excepted: a day's keys tie
+ * there on purpose, so a day must hold a whole number of them), and every key a world can
+ * hold must be a timestamp the format can write.
+ */
+export function secondsPerKeyProblem(format: CursorFormat, seconds: number): string | null {
+  const got = `got ${JSON.stringify(seconds)}`;
+  if (!(seconds > 0) || seconds > MAX_SECONDS_PER_KEY) {
+    return `cursor.secondsPerKey must be more than 0 and at most ${MAX_SECONDS_PER_KEY.toLocaleString('en-US')} (every key a world can hold, up to ${KEY_LIMIT.toLocaleString('en-US')}, must be a timestamp before the year 10000), ${got}`;
+  }
+  switch (format) {
+    case 'epoch-seconds':
+      return Number.isInteger(seconds) ? null : `cursor.secondsPerKey must be a whole number of seconds for epoch-seconds: a key between two seconds has no value of its own there, ${got}`;
+    case 'epoch-millis':
+    case 'iso8601':
+      return Math.abs(seconds * 1000 - Math.round(seconds * 1000)) < 1e-6 ? null : `cursor.secondsPerKey must be a whole number of milliseconds (a multiple of 0.001) for ${format}: a key between two milliseconds has no value of its own there, ${got}`;
+    case 'date':
+      return Number.isInteger(seconds) && DAY_SECONDS % seconds === 0 ? null : `cursor.secondsPerKey must divide a day (86,400 seconds) for a date, so that each day holds a whole number of keys and a day's first key starts it, ${got}`;
+  }
+}
+
+/** Milliseconds per key: whole for every description the check accepts, so keys and values convert exactly. */
+function msPerKey(spec: CursorSpec): number {
+  return Math.round(spec.secondsPerKey * 1000);
+}
 
 /** The cursor value of a key, as the API renders it in a record. */
 export function renderCursor(spec: CursorSpec, key: number): string | number {
-  const seconds = EPOCH_SECONDS + key * spec.secondsPerKey;
+  const ms = EPOCH_MS + key * msPerKey(spec);
   switch (spec.format) {
     case 'epoch-seconds':
-      return seconds;
+      return ms / 1000;
     case 'epoch-millis':
-      return Math.round(seconds * 1000);
+      return ms;
     case 'iso8601':
-      return new Date(Math.round(seconds * 1000)).toISOString();
+      return new Date(ms).toISOString();
     case 'date':
-      return new Date(Math.floor(seconds / DAY) * DAY * 1000).toISOString().slice(0, 10);
+      return new Date(Math.floor(ms / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
   }
 }
 
 /**
  * The keys a cursor value stands for: one point for a precise format, the half-open range
- * of one day's keys [from, to) for a date. Null when the value is not in the format.
+ * of one day's keys [from, to) for a date. Null when the value is not in the format. The
+ * arithmetic is in whole milliseconds, so a value the API rendered reads back as its key
+ * exactly.
  */
 export function readCursor(spec: CursorSpec, value: unknown): { readonly from: number; readonly to: number } | null {
-  const key = (seconds: number): number => (seconds - EPOCH_SECONDS) / spec.secondsPerKey;
+  const key = (ms: number): number => (ms - EPOCH_MS) / msPerKey(spec);
   switch (spec.format) {
     case 'epoch-seconds':
     case 'epoch-millis': {
       const n = typeof value === 'number' ? value : typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : Number.NaN;
       if (!Number.isFinite(n)) return null;
-      const k = key(spec.format === 'epoch-millis' ? n / 1000 : n);
+      const k = key(spec.format === 'epoch-millis' ? n : n * 1000);
       return { from: k, to: k };
     }
     case 'iso8601': {
       if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(value)) return null;
       const ms = Date.parse(value);
       if (!Number.isFinite(ms)) return null;
-      const k = key(ms / 1000);
+      const k = key(ms);
       return { from: k, to: k };
     }
     case 'date': {
       if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return null;
       const ms = Date.parse(`${value}T00:00:00Z`);
       if (!Number.isFinite(ms)) return null;
-      const day = ms / 1000;
-      return { from: key(day), to: key(day + DAY) };
+      return { from: key(ms), to: key(ms + DAY_MS) };
     }
   }
 }

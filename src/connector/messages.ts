@@ -62,28 +62,45 @@ export function readMessage(kind: ConnectorKind, line: string): Message {
   return { kind: 'foreign', why: `a message of type ${JSON.stringify(type)}, which ${kind === 'singer' ? 'Singer' : 'the Airbyte protocol'} does not have: ${line.slice(0, 200)}` };
 }
 
+/** The platform's state after a STATE message, and the stream's bookmark in it. */
+export interface Persisted {
+  readonly state: unknown;
+  /** The value at the bookmark's path; undefined when the state holds none there. */
+  readonly bookmark: unknown;
+  /** Where the bookmark's path found no value, and what was there instead; null when it found one. */
+  readonly miss: string | null;
+}
+
 /**
  * The platform's persisted state after a STATE message, given what it held before, and the
  * bookmark of the stream in it. Singer's state is the message's value, whole. Airbyte keeps
  * the latest state of each stream (STREAM), or the one global state (GLOBAL), or the legacy
  * blob (LEGACY, or a state with only `data`).
  */
-export function persist(kind: ConnectorKind, api: ApiDescription, previous: unknown, message: Readonly<Record<string, unknown>>): { readonly state: unknown; readonly bookmark: unknown } {
-  if (kind === 'singer') return { state: message.value, bookmark: bookmarkIn(api, message.value) };
+export function persist(kind: ConnectorKind, api: ApiDescription, previous: unknown, message: Readonly<Record<string, unknown>>): Persisted {
+  if (kind === 'singer') return { state: message.value, ...lookup(api, message.value, 'the STATE value') };
   const type = message.type ?? (message.stream !== undefined ? 'STREAM' : message.global !== undefined ? 'GLOBAL' : 'LEGACY');
   if (type === 'STREAM') {
     const stream = message.stream as { stream_descriptor?: { name?: unknown } } | undefined;
     const name = stream?.stream_descriptor?.name;
     const kept = isStreamList(previous) ? previous.filter((s) => s.stream.stream_descriptor.name !== name) : [];
     const state = [...kept, { type: 'STREAM', stream } as StreamState];
-    return { state, bookmark: streamBookmark(api, state) };
+    const mine = state.find((s) => s.stream?.stream_descriptor?.name === api.stream);
+    if (mine === undefined) return { state, bookmark: undefined, miss: `there is no STREAM state of the stream ${JSON.stringify(api.stream)} (the STREAM states are of ${names(state.map((s) => s.stream?.stream_descriptor?.name))})` };
+    return { state, ...lookup(api, mine.stream.stream_state, `the ${JSON.stringify(api.stream)} stream_state`) };
   }
   if (type === 'GLOBAL') {
     const global = message.global as { stream_states?: { stream_descriptor?: { name?: unknown }; stream_state?: unknown }[] } | undefined;
+    const state = [{ type: 'GLOBAL', global }];
     const mine = global?.stream_states?.find((s) => s.stream_descriptor?.name === api.stream);
-    return { state: [{ type: 'GLOBAL', global }], bookmark: bookmarkIn(api, mine?.stream_state) };
+    if (mine === undefined) return { state, bookmark: undefined, miss: `the GLOBAL state has no stream_states entry for ${JSON.stringify(api.stream)} (it has entries for ${names((global?.stream_states ?? []).map((s) => s.stream_descriptor?.name))})` };
+    return { state, ...lookup(api, mine.stream_state, `the ${JSON.stringify(api.stream)} stream_state of the GLOBAL state`) };
   }
-  return { state: message.data, bookmark: bookmarkIn(api, message.data) };
+  return { state: message.data, ...lookup(api, message.data, 'the legacy state data') };
+}
+
+function names(list: readonly unknown[]): string {
+  return list.length === 0 ? 'no stream' : list.map((n) => JSON.stringify(n)).join(', ');
 }
 
 interface StreamState {
@@ -95,23 +112,50 @@ function isStreamList(value: unknown): value is StreamState[] {
   return Array.isArray(value) && value.every((s) => (s as StreamState | null)?.type === 'STREAM' && typeof (s as StreamState).stream?.stream_descriptor === 'object');
 }
 
-function streamBookmark(api: ApiDescription, states: readonly StreamState[]): unknown {
-  const mine = states.find((s) => s.stream?.stream_descriptor?.name === api.stream);
-  return bookmarkIn(api, mine?.stream.stream_state);
-}
-
 /**
  * The value at the bookmark's path in a state, read through its compression: with
  * `base64/gzip`, every `{ "format": "base64/gzip", "data": BASE64 }` on the way (the whole
  * state, a stream's state) is the JSON it holds. What does not decompress holds no bookmark.
  */
 export function bookmarkIn(api: ApiDescription, state: unknown): unknown {
-  let at = unpacked(api, state);
+  return lookup(api, state, 'the state').bookmark;
+}
+
+/**
+ * The bookmark at its path in `root` (what `where` names), or where the path found nothing
+ * and what stood there: the keys of the last object it reached, so that a path that is not
+ * the connector's is told apart from a state that lacks the value.
+ */
+function lookup(api: ApiDescription, root: unknown, where: string): { readonly bookmark: unknown; readonly miss: string | null } {
+  let at = unpacked(api, root);
+  if (at === undefined && root !== undefined) return { bookmark: undefined, miss: `${where} is a packed value that does not unpack` };
+  const walked: string[] = [];
   for (const part of api.state.bookmark.split('.')) {
-    if (typeof at !== 'object' || at === null) return undefined;
-    at = unpacked(api, (at as Record<string, unknown>)[part]);
+    const name = walked.length === 0 ? where : `${walked.join('.')} in ${where}`;
+    if (typeof at !== 'object' || at === null) return { bookmark: undefined, miss: `${name} is ${shape(at)}, not an object` };
+    // Own fields only: `toString` is no bookmark of a state that lacks one.
+    const next = Object.hasOwn(at, part) ? (at as Record<string, unknown>)[part] : undefined;
+    if (next === undefined) return { bookmark: undefined, miss: `${name} has no ${JSON.stringify(part)}: ${keysOf(api, at)}` };
+    walked.push(part);
+    at = unpacked(api, next);
+    if (at === undefined) return { bookmark: undefined, miss: `${walked.join('.')} in ${where} is a packed value that does not unpack` };
   }
-  return at;
+  if (at === null) return { bookmark: null, miss: `${api.state.bookmark} in ${where} is null` };
+  return { bookmark: at, miss: null };
+}
+
+function shape(value: unknown): string {
+  return value === undefined ? 'absent' : value === null ? 'null' : Array.isArray(value) ? 'an array' : `${typeof value} ${JSON.stringify(value).slice(0, 40)}`;
+}
+
+/** What an object holds, for a reader looking for a bookmark path in it. */
+function keysOf(api: ApiDescription, value: object): string {
+  const keys = Object.keys(value);
+  if (keys.length === 0) return Array.isArray(value) ? 'it is an empty array' : 'it is empty';
+  const listed = `its keys are ${keys.slice(0, 8).map((k) => JSON.stringify(k)).join(', ')}${keys.length > 8 ? `, and ${keys.length - 8} more` : ''}`;
+  const v = value as { format?: unknown; data?: unknown };
+  // A state packed as faros-airbyte-cdk packs it, where the description does not say so.
+  return api.state.compression === 'none' && v.format === 'base64/gzip' && typeof v.data === 'string' ? `${listed} (a packed state: state.compression "base64/gzip" reads through it)` : listed;
 }
 
 function unpacked(api: ApiDescription, value: unknown): unknown {

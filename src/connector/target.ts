@@ -2,6 +2,7 @@ import type { History } from '../../model/history.js';
 import type { Consumer } from '../adapter/consumer.js';
 import { shellQuote } from '../report/replay-command.js';
 import { commandFiles, filesDigest } from '../run/run-identity.js';
+import { UsageError } from '../run/options.js';
 import { readApi } from './api.js';
 import { connectorConsumer, connectorOutput, connectorStats, type ConnectorOptions } from './consumer.js';
 import type { ConnectorKind } from './messages.js';
@@ -29,6 +30,8 @@ const API_FLAG = ' --api ';
 
 export function connectorTarget(kind: ConnectorKind, command: string, apiFile: string, options: Readonly<Record<string, string>>, o: ConnectorOptions = {}): ConnectorTarget {
   const api = readApi(apiFile);
+  // The server's URL is written under config.baseUrl over any value: an option there would mean nothing.
+  if (Object.hasOwn(options, api.config.baseUrl)) throw new UsageError(`--option ${api.config.baseUrl}=...: ${api.config.baseUrl} is the key config.baseUrl names in ${apiFile}, where tidemark writes its server's URL`);
   // --option pairs are config values: `--option backoff_seconds=0` sets it for every sync.
   const described = Object.keys(options).length === 0 ? api : { ...api, config: { ...api.config, values: { ...api.config.values, ...options } } };
   const consumer = connectorConsumer(kind, command, described, o);
@@ -41,8 +44,15 @@ export function connectorTarget(kind: ConnectorKind, command: string, apiFile: s
     output: (history) => connectorOutput(consumer, history),
     note: () => {
       const stats = connectorStats(consumer);
-      if (!stats || stats.concurrent === 0) return null;
-      return `note: the connector sent ${stats.concurrent} request(s) while another was still unanswered; tidemark answered them one at a time, in arrival order, so a run is only as deterministic as that order`;
+      if (!stats) return null;
+      const notes: string[] = [];
+      if (stats.concurrent > 0) notes.push(`note: the connector sent ${stats.concurrent} request(s) while another was still unanswered; tidemark answered them one at a time, in arrival order, so a run is only as deterministic as that order`);
+      if (stats.unbookmarked > 0) {
+        notes.push(
+          `note: ${stats.unbookmarked} STATE message(s) the connector wrote after its records held no value at the bookmark path ${JSON.stringify(api.state.bookmark)} (the first: ${stats.firstMiss}); each was persisted as a null watermark, which claims nothing done`,
+        );
+      }
+      return notes.length === 0 ? null : notes.join('\n');
     },
   };
 }

@@ -134,7 +134,7 @@ function describeCall(call: Call): string {
     case 'commit':
       return `commit [${call.ops.map(describeOp).join('; ')}]${call.fence === null ? '' : ` fenced by generation ${call.fence}`}`;
     case 'emit':
-      return `emit effect ${formatRef(call.event)}`;
+      return `emit effect ${formatRef(call.event)}${call.key === undefined ? '' : call.key === null ? ' with no key' : ` at key ${call.key.join(',')}`}`;
     case 'lease':
       return 'acquire lease';
     case 'claim':

@@ -510,9 +510,15 @@ export class World {
           (options?.fence !== undefined && !Number.isInteger(options.fence) ? 'fence must be an integer generation' : null);
         return problem !== null ? this.malformed(life, 'commit', problem) : raw.commit(ops.copy as readonly StoreOp[], options);
       },
-      emit: (event, payload) => {
-        const problem = jsonProblem(event, 'event') ?? (isRef(event) && typeof payload === 'string' ? null : 'expects ({ id, version }, payload string)');
-        return problem ? this.malformed(life, 'emit', problem) : raw.emit(event, payload);
+      emit: (event, payload, asked) => {
+        // The key is kept in the history: checked and copied in one walk, as a fetch's request is.
+        const key = asked === undefined || asked === null ? { copy: asked, problem: null } : checkedCopy(asked, 'key');
+        const problem =
+          jsonProblem(event, 'event') ??
+          (isRef(event) && typeof payload === 'string' ? null : 'expects ({ id, version }, payload string)') ??
+          key.problem ??
+          (key.copy === undefined || key.copy === null || isKey(key.copy) ? null : 'expects its key as an array of finite numbers, or null');
+        return problem ? this.malformed(life, 'emit', problem) : raw.emit(event, payload, key.copy);
       },
       // A claim cannot be malformed: a reason that is not a string is recorded as readable text.
       fail: (reason) => raw.fail(typeof reason === 'string' ? reason : shown(reason, Number.POSITIVE_INFINITY)),
@@ -589,9 +595,10 @@ export class World {
           return { value: undefined };
         });
       },
-      emit: (asked, payload) => {
+      emit: (asked, payload, key) => {
         const event = freezeOwn({ id: asked.id, version: asked.version });
-        return this.submit(life, { kind: 'emit', event, payload }, () => {
+        // Only an effect that carries a key records one: every other history stays as it was.
+        return this.submit(life, key === undefined ? { kind: 'emit', event, payload } : { kind: 'emit', event, payload, key }, () => {
           if (this.poison.has(event.id)) this.refuse(event);
           return { value: undefined };
         });

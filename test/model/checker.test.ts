@@ -1114,6 +1114,122 @@ describe('divergent-duplicate: every effect is judged, the first one too', () =>
   });
 });
 
+/**
+ * An effect may carry the key of its version beside its payload (a connector's record carries
+ * its cursor value): it is part of what was served, so a record whose cursor value is not
+ * the one its version was served at is no faithful copy of it, whatever its payload says.
+ */
+describe('divergent-duplicate: an effect that carries a key is held to the key its version was served at', () => {
+  const a1 = ev('a', 1, { payload: 'a' });
+
+  function oneEmit(options: { readonly key?: readonly number[] | null; readonly payload?: string }): { t: Timeline; emitted: number } {
+    const t = timeline({ initial: [a1] });
+    t.start();
+    t.fetch([a1]);
+    const emitted = t.emit(a1, options);
+    t.commit([complete(a1), watermark(at(a1))]);
+    t.budget();
+    t.drain();
+    t.start();
+    t.caughtUp();
+    return { t, emitted };
+  }
+
+  it('R4 divergent-duplicate: the served payload at a key the source never served it at', () => {
+    const { t, emitted } = oneEmit({ key: [7] });
+    const found = onlyAnomaly(t, 'divergent-duplicate');
+    expect(found.events).toEqual([{ id: 'a', version: 1 }]);
+    expect(found.steps).toEqual([emitted]);
+    expect(found.explanation).toBe(`the first effect for a at step ${emitted} carries the key [7], but the source served it at [1]`);
+  });
+
+  it('R4 divergent-duplicate: an effect that carries no key that could be read', () => {
+    const { t, emitted } = oneEmit({ key: null });
+    expect(onlyAnomaly(t, 'divergent-duplicate').explanation).toBe(`the first effect for a at step ${emitted} carries no key, but the source served it at [1]`);
+  });
+
+  it('R4 divergent near miss: the served key, or no key at all, with the served payload', () => {
+    passes(oneEmit({ key: [1] }).t);
+    passes(oneEmit({}).t);
+  });
+
+  it('R4 divergent-duplicate: a payload never served is told first, whatever the key', () => {
+    const { t } = oneEmit({ key: [1], payload: 'b' });
+    expect(onlyAnomaly(t, 'divergent-duplicate').explanation).toContain('carries content the source never served for it');
+  });
+
+  it('R4 divergent-duplicate: a repeat at the served key differs from a first effect at another', () => {
+    const t = timeline({ initial: [a1] });
+    t.start();
+    t.fetch([a1]);
+    const first = t.emit(a1, { key: [9], outcome: 'crash-after' });
+    t.start();
+    t.fetch([a1]);
+    const again = t.emit(a1, { key: [1] });
+    t.commit([complete(a1), watermark(at(a1))]);
+    t.budget();
+    t.drain();
+    t.start();
+    t.caughtUp();
+    const found = failsWith(t, 'divergent-duplicate', 2);
+    expect(found.map((x) => x.steps)).toEqual([[first], [first, again]]);
+  });
+
+  it('R2 phantom-effect: a key for an event never served is still a phantom, not a divergence', () => {
+    const t = timeline({ initial: [a1] });
+    t.start();
+    t.fetch([a1]);
+    t.emit(a1);
+    const phantom = t.emit(a1, { as: { id: 'z', version: 1 }, key: [1] });
+    t.commit([complete(a1), watermark(at(a1))]);
+    t.budget();
+    t.drain();
+    t.start();
+    t.caughtUp();
+    expect(onlyAnomaly(t, 'phantom-effect').steps).toEqual([phantom]);
+  });
+});
+
+/**
+ * A null watermark claims nothing done: a run whose every commit wrote null (a connector
+ * whose state never held its bookmark) gave the watermark checks nothing to judge, and says
+ * so, rather than passing them.
+ */
+describe('watermark checks over null watermarks', () => {
+  function committing(values: readonly unknown[]): Timeline {
+    const t = timeline({ initial: [a, b] });
+    t.start();
+    t.fetch([a, b]);
+    t.commit([effect(a), complete(a), watermark(values[0] ?? null)]);
+    for (const v of values.slice(1)) t.commit([watermark(v)]);
+    t.commit([effect(b), complete(b)]);
+    t.budget();
+    t.drain();
+    t.start();
+    t.caughtUp();
+    return t;
+  }
+
+  it('every watermark null: the three watermark checks are untested, with the reason, and nothing else changes', () => {
+    const result = check(committing([null, null]).build());
+    expect(result.verdict.status).toBe('pass');
+    for (const kind of ['premature-watermark', 'watermark-regression', 'token-as-watermark'] as const) {
+      expect(result.results[kind]).toEqual({ status: 'untested', reason: 'every watermark committed (2) was null, which claims nothing done: none could pass an event or fall back' });
+    }
+    expect(result.results['phantom-effect']).toEqual({ status: 'pass' });
+  });
+
+  it('a null after a point is still a regression, and a point after nulls exercises the checks', () => {
+    const fell = check(committing([at(a), null]).build());
+    expect(fell.verdict.anomalies.map((x) => x.kind)).toEqual(['watermark-regression']);
+    const rose = check(committing([null, at(a)]).build());
+    expect(rose.results['premature-watermark']).toEqual({ status: 'pass' });
+    // Nothing stood before the point that it could fall below.
+    expect(rose.results['watermark-regression']).toEqual({ status: 'untested', reason: 'no second watermark was committed under one binding' });
+    expect(check(committing([at(a), at(a)]).build()).results['watermark-regression']).toEqual({ status: 'pass' });
+  });
+});
+
 describe('watermark-regression: against the highest watermark, in the order of cut points', () => {
   const e5 = ev('e5', 5);
   const e6 = ev('e6', 6);

@@ -357,8 +357,10 @@ export class Timeline {
   }
 
   /** An external, non-transactional effect on the sink. */
-  emit(e: SourceEvent, options: CallOptions & { readonly payload?: string } = {}): number {
-    return this.call({ kind: 'emit', event: ref(e), payload: options.payload ?? e.payload }, options);
+  /** An effect to the sink; `key`, an effect that carries a key too (a connector's record, its cursor value). */
+  emit(e: SourceEvent, options: CallOptions & { readonly payload?: string; readonly key?: readonly number[] | null; readonly as?: EventRef } = {}): number {
+    const call: Call = { kind: 'emit', event: options.as ?? ref(e), payload: options.payload ?? e.payload, ...(options.key === undefined ? {} : { key: options.key }) };
+    return this.call(call, options);
   }
 
   lease(generation: number, options: CallOptions = {}): number {

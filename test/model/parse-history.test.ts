@@ -106,6 +106,24 @@ describe('the defects that reached the checker', () => {
     expect(() => check(h as History)).toThrow(HistoryError);
   });
 
+  it("an effect's key is an array of finite numbers, or null, or absent", () => {
+    const a = ev('a', 1);
+    const withKey = (key: unknown): unknown => {
+      const t = timeline({ initial: [a] });
+      t.start();
+      t.fetch([a]);
+      t.emit(a, { key: [1] });
+      const h = JSON.parse(JSON.stringify(t.build())) as { steps: { call?: { kind: string; key?: unknown } }[] };
+      const emit = h.steps.find((s) => s.call?.kind === 'emit')?.call as { key?: unknown };
+      emit.key = key;
+      return h;
+    };
+    expect(() => parseHistory(withKey([1]))).not.toThrow();
+    expect(() => parseHistory(withKey(null))).not.toThrow();
+    expect(rejected(withKey('1')).message).toMatch(/steps\[\d+\]\.call\.key: an array of finite numbers, got "1"/);
+    expect(rejected(withKey([1, 'x'])).message).toContain('an array of finite numbers');
+  });
+
   it('an outcome "maybe" is no outcome: the message lists the ones there are', () => {
     const h = valid();
     h.steps[2].outcome = { kind: 'maybe' };

@@ -29,6 +29,8 @@ const CASES: [string, (world: WorkerWorld) => Promise<unknown>, string, string][
   ['a BigInt in an expected watermark', (w) => w.commit([{ op: 'watermark', binding: w.fingerprint, value: null, expect: { key: [1n] } }]), 'commit', 'ops[0].expect.key[0] is a BigInt (1n); the world takes plain numbers'],
   ['a function in commit options', (w) => w.commit([], { fence: 1, then: () => 0 } as never), 'commit', 'options.then is a function; the world takes JSON data'],
   ['a BigInt version', (w) => w.emit({ id: 'e41', version: 1n } as never, 'e41:order'), 'emit', 'event.version is a BigInt (1n); the world takes plain numbers'],
+  ['an emit whose key is a string', (w) => w.emit({ id: 'e41', version: 1 }, 'e41:order', '41' as never), 'emit', 'expects its key as an array of finite numbers, or null'],
+  ['an emit whose key holds NaN', (w) => w.emit({ id: 'e41', version: 1 }, 'e41:order', [Number.NaN]), 'emit', 'key[0] is NaN, which JSON cannot carry'],
   ['a cyclic event ref', (w) => w.completed([{ id: 'e41', version: 1, self: cyclic() } as never]), 'completed', 'events[0].self.self is cyclic: it contains itself'],
   ['NaN in a key', (w) => w.fetch({ resume: { kind: 'key-gte', key: [Number.NaN] }, limit: 3 }), 'fetch', 'request.resume.key[0] is NaN, which JSON cannot carry'],
   // JSON has no holes: before, a sparse array was refused by accident, with the text of the checker's own TypeError.
@@ -54,6 +56,31 @@ describe('arguments the world cannot record are a bad-request naming the call an
     // The run went on, and its history is JSON (it was hashed).
     expect(run.result.verdict.status).toBe('pass');
     expect(run.hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("an emit's key is recorded when given, as a copy, and only then", async () => {
+    const given = [41];
+    const consumer: Consumer = {
+      name: 'keyed',
+      capabilities: { delivery: 'at-least-once' },
+      run: async (world) => {
+        if (world.incarnation === 1) {
+          await world.emit({ id: 'e41', version: 1 }, 'e41:order', given);
+          given[0] = 99;
+          await world.emit({ id: 'e41', version: 1 }, 'e41:order', null);
+          await world.emit({ id: 'e41', version: 1 }, 'e41:order');
+        }
+        return referenceConsumer().run(world);
+      },
+    };
+    const run = await execute(base, consumer);
+    const emits = run.history.steps.flatMap((s) => (s.kind === 'call' && s.call.kind === 'emit' ? [s.call] : [])).slice(0, 3);
+    expect(emits).toEqual([
+      { kind: 'emit', event: { id: 'e41', version: 1 }, payload: 'e41:order', key: [41] },
+      { kind: 'emit', event: { id: 'e41', version: 1 }, payload: 'e41:order', key: null },
+      { kind: 'emit', event: { id: 'e41', version: 1 }, payload: 'e41:order' },
+    ]);
+    expect(Object.hasOwn(emits[2] as object, 'key')).toBe(false);
   });
 
   it('a claim whose reason is not a string is recorded as readable text, cyclic or BigInt', async () => {
