@@ -285,13 +285,15 @@ const reference: Row = {
     if (first) {
       const t = first.tidemark;
       lines.push(
-        `  ${int(t.worlds)} worlds a round (seed ${o.seed}; ${int(t.executed)} executed, a plan drawn twice is answered from the memo), ${r.rounds.length} round(s), interleaved: A tidemark (checkProperty), B fair peer (fast-check, every call through fc.scheduler), C plain fast-check (asyncModelRun, a counter)`,
+        `  ${int(t.worlds)} worlds a round (seed ${o.seed}; ${int(t.executed)} executed, a plan drawn twice is answered from the memo), ${r.rounds.length} round(s), interleaved: A tidemark (checkProperty), B fair peer (fast-check, every call through fc.scheduler), C plain fast-check (asyncModelRun, a counter), D tidemark timed in parts (below)`,
         `  calls counted: ${int(t.calls)} call steps in ${int(t.steps)} steps (${fixed((100 * (t.steps - t.calls)) / t.calls, 1)}% more steps than calls: life, mutation, observed and rebind steps are not calls)`,
         `  ${''.padEnd(50)} min / median / max over rounds`,
       );
     }
     const rounds = r?.rounds ?? [];
     const perCall = (x: { cpuMs: number; calls: number }): number => (x.cpuMs * 1000) / x.calls;
+    const ratio = of(rounds, (x) => perCall(x.tidemark) / perCall(x.peer));
+    const share = of(rounds, (x) => (100 * x.parts.checkCpuMs) / (x.parts.runCpuMs + x.parts.checkCpuMs));
     lines.push(
       line('tidemark: CPU per call', of(rounds, (x) => perCall(x.tidemark)), 'µs'),
       line('tidemark: wall per call', of(rounds, (x) => (x.tidemark.wallMs * 1000) / x.tidemark.calls), 'µs'),
@@ -301,17 +303,25 @@ const reference: Row = {
       line('fair peer: CPU per world', of(rounds, (x) => x.peer.cpuMs / x.peer.worlds), 'ms'),
       line('plain fast-check: CPU per command', of(rounds, (x) => (x.plain.cpuMs * 1000) / x.plain.commands), 'µs'),
       line('plain fast-check: CPU per run', of(rounds, (x) => x.plain.cpuMs / x.plain.worlds), 'ms'),
-      line('ratio tidemark / fair peer, CPU per call', of(rounds, (x) => perCall(x.tidemark) / perCall(x.peer)), 'x'),
+      line('ratio tidemark / fair peer, CPU per call', ratio, 'x'),
       line('ratio tidemark / fair peer, CPU per world', of(rounds, (x) => x.tidemark.cpuMs / x.tidemark.executed / (x.peer.cpuMs / x.peer.worlds)), 'x'),
       line('ratio tidemark / plain fast-check, CPU per world', of(rounds, (x) => x.tidemark.cpuMs / x.tidemark.executed / (x.plain.cpuMs / x.plain.worlds)), 'x'),
+      `  D: the same worlds, the world's run and the checker (model/checker.ts check, ground truth included) timed apart`,
+      line('world run: CPU per world', of(rounds, (x) => x.parts.runCpuMs / x.tidemark.executed), 'ms'),
+      line('checker: CPU per world', of(rounds, (x) => x.parts.checkCpuMs / x.tidemark.executed), 'ms'),
+      line("checker's share of a world's CPU (run + check)", share, '%'),
       `  memory: ${memory(r, 'during a check (largest of four looks)')}`,
     );
     const problem = unfinished(r, 'this row');
     if (problem) lines.push(`  ${problem}`);
+    const targets = [
+      judge('reference', 'tidemark / fair peer, CPU per call (median of rounds)', '<= 2x', ratio?.median ?? null, 2, (n) => `${num(n)}x`, problem ?? 'not measured'),
+      judge('reference', "the checker's share of a world's CPU (median of rounds)", '<= 10%', share?.median ?? null, 10, (n) => `${num(n)}%`, problem ?? 'not measured'),
+    ];
     return {
       lines,
-      targets: [],
-      summary: { cpuMicrosPerCall: of(rounds, (x) => perCall(x.tidemark)), ratioToPeerPerCall: of(rounds, (x) => perCall(x.tidemark) / perCall(x.peer)) },
+      targets,
+      summary: { cpuMicrosPerCall: of(rounds, (x) => perCall(x.tidemark)), ratioToPeerPerCall: ratio, checkerSharePercent: share },
     };
   },
 };

@@ -6,6 +6,8 @@ import { findMutant } from '../src/selftest/mutants.js';
 import { referenceConsumer } from '../src/selftest/reference.js';
 import type { AnyConsumer } from '../src/adapter/consumer.js';
 import { execute } from '../src/run/execute.js';
+import { World } from '../src/world/world.js';
+import { validatePlan } from '../scenarios/validate.js';
 import { processConsumer } from '../src/adapter/process/bridge.js';
 import { examples, forks, type ExamplesArgs, type ForksArgs } from './forks.js';
 import { growth, type GrowthArgs } from './growth-job.js';
@@ -73,7 +75,7 @@ async function reference(args: ReferenceArgs): Promise<void> {
   await runPlain(Math.min(200, args.worlds), args.seed + 1, { commands: 0 });
 
   const counted = await countWorlds(consumer, args.worlds, args.seed);
-  say({ type: 'progress', counted });
+  say({ type: 'progress', counted: { executed: counted.executed, calls: counted.calls, steps: counted.steps } });
   for (let round = 0; round < args.rounds; round++) {
     let executed = 0;
     const a = await timed(() => checkProperty(consumer, { runs: args.worlds, seed: args.seed, progress: (n) => (executed = n) }));
@@ -87,37 +89,51 @@ async function reference(args: ReferenceArgs): Promise<void> {
     const b = await timed(() => runPeer(args.worlds, args.seed, peer));
     const plain = { commands: 0 };
     const c = await timed(() => runPlain(args.worlds, args.seed, plain));
+    // D: the same worlds once more, the world's run and the checker timed apart.
+    const d = await countWorlds(consumer, args.worlds, args.seed);
+    if (d.steps !== counted.steps) throw new Error(`the timed-apart pass recorded ${d.steps} steps, the counting pass ${counted.steps}: they did not run the same worlds`);
     say({
       type: 'round',
       round,
       tidemark: { ...a.cost, worlds: args.worlds, executed, calls: counted.calls, steps: counted.steps },
       peer: { ...b.cost, worlds: args.worlds, calls: peer.calls },
       plain: { ...c.cost, worlds: args.worlds, commands: plain.commands },
+      parts: { runCpuMs: d.runCpuMs, checkCpuMs: d.checkCpuMs },
     });
   }
   say({ type: 'done', peakRssMiB: peakRssMiB(), heapLiveMiB: heap.max });
 }
 
 /**
- * The worlds checkProperty runs for this seed, run again through execute() to count their
- * call steps. A plan drawn twice is executed once, as checkProperty's memo of verdicts does.
+ * The worlds checkProperty runs for this seed, run again in execute()'s two parts to count
+ * their call steps, and to time the world's run and the checker apart (CPU time of each, summed
+ * over the worlds). A plan drawn twice is executed once, as checkProperty's memo of verdicts does.
  */
-async function countWorlds(consumer: AnyConsumer, runs: number, seed: number): Promise<{ executed: number; calls: number; steps: number }> {
+async function countWorlds(consumer: AnyConsumer, runs: number, seed: number): Promise<{ executed: number; calls: number; steps: number; runCpuMs: number; checkCpuMs: number }> {
   let calls = 0;
   let steps = 0;
+  let runCpuMs = 0;
+  let checkCpuMs = 0;
   const seen = new Set<string>();
   const property = fc.asyncProperty(planArb({}), async (plan) => {
     const key = JSON.stringify(plan);
     if (seen.has(key)) return true;
     seen.add(key);
-    const run = await execute(plan, consumer);
-    const n = countCalls(run.history);
+    validatePlan(plan);
+    const ran = startClock();
+    const history = await new World(plan, consumer).run();
+    runCpuMs += ran.read().cpuMs;
+    const checked = startClock();
+    const result = check(history);
+    checkCpuMs += checked.read().cpuMs;
+    if (result.verdict.status !== 'pass') throw new Error(`the reference consumer did not pass a world of the counting pass: ${result.verdict.status}`);
+    const n = countCalls(history);
     calls += n.calls;
     steps += n.steps;
     return true;
   });
   await fc.assert(property, { numRuns: runs, seed });
-  return { executed: seen.size, calls, steps };
+  return { executed: seen.size, calls, steps, runCpuMs, checkCpuMs };
 }
 
 /**
