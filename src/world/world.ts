@@ -16,6 +16,7 @@ import { canonicalJson, fingerprint } from './order.js';
 import { Source } from './source.js';
 import { Store } from './store.js';
 import { capText } from './cap.js';
+import { turn } from './turn.js';
 
 /** How a phase ended. */
 export type PhaseEnd = 'claimed' | 'budget' | 'hung';
@@ -26,8 +27,12 @@ interface Life {
   alive: boolean;
   /** Set when run() settles, so the scheduler can record it at a deterministic point. */
   settled: { readonly threw: string | null } | null;
-  /** Aborted when the incarnation dies, so an adapter can kill what it runs (a process). */
-  readonly controller: AbortController;
+  /**
+   * Aborted when the incarnation dies, so an adapter can kill what it runs (a process). Made
+   * when the consumer first reads its signal (see signalOf): most never do, and a controller
+   * made and aborted for every incarnation was a measurable part of a world.
+   */
+  controller: AbortController | null;
   /** Work the consumer does outside the world right now; the scheduler waits for it. */
   holds: number;
   /** What the consumer says about its outermost hold, for a stall report (a process's stderr, say). */
@@ -190,7 +195,9 @@ export class World {
       await turn();
       if (this.unrunnable) throw this.unrunnable;
       let reborn = false;
-      for (const life of [...this.lives.values()]) {
+      // Looked for first: the copy of the lives is made only when one is to be born again.
+      const settled = this.anySettled() ? [...this.lives.values()] : [];
+      for (const life of settled) {
         if (!life.alive || life.settled === null) continue;
         this.kill(life);
         this.life(life, life.settled.threw === null ? { kind: 'returned' } : { kind: 'threw', message: life.settled.threw });
@@ -211,7 +218,8 @@ export class World {
       // same design took different paths in process and through the bridge.
       if (reborn) continue;
       const waited = this.waits;
-      const stalled = await this.awaitHolds();
+      // Nobody holding is known at once: the wait, and the promise it takes, is for those who do.
+      const stalled = this.anyHolding() ? await this.awaitHolds() : null;
       if (stalled) {
         // Say who stalled and what it last said, before the stop silences it.
         const waits = stalled.limitWaits ?? this.stallWaits;
@@ -301,7 +309,7 @@ export class World {
   private start(worker: string): void {
     const incarnation = (this.incarnations.get(worker) ?? 0) + 1;
     this.incarnations.set(worker, incarnation);
-    const life: Life = { actor: { worker, incarnation }, alive: true, settled: null, controller: new AbortController(), holds: 0, note: null, limitWaits: null, heldSince: 0 };
+    const life: Life = { actor: { worker, incarnation }, alive: true, settled: null, controller: null, holds: 0, note: null, limitWaits: null, heldSince: 0 };
     this.lives.set(worker, life);
     this.life(life, { kind: 'start' });
     const api = this.api(life, this.binding);
@@ -338,12 +346,18 @@ export class World {
   private kill(life: Life): void {
     life.alive = false;
     life.holds = 0;
-    life.controller.abort(ABORTED);
+    life.controller?.abort(ABORTED);
   }
 
   /** Some live incarnation has returned or thrown, and is yet to be born again. */
   private anySettled(): boolean {
     for (const life of this.lives.values()) if (life.alive && life.settled !== null) return true;
+    return false;
+  }
+
+  /** Some live incarnation holds the world (see awaitHolds). */
+  private anyHolding(): boolean {
+    for (const life of this.lives.values()) if (life.alive && life.holds > 0 && life.settled === null) return true;
     return false;
   }
 
@@ -489,8 +503,18 @@ export class World {
     // Arguments that are not JSON data (a cycle, a BigInt) are refused first: everything
     // after, the history included, assumes JSON. The arguments the world keeps are checked
     // and copied in one walk, and what follows reads the copy.
+    // Written out rather than spread from raw: a spread would read the signal, which is made only when asked for.
     return {
-      ...raw,
+      get signal() {
+        return signalOf(life);
+      },
+      hold: raw.hold,
+      binding: raw.binding,
+      fingerprint: raw.fingerprint,
+      source: raw.source,
+      worker: raw.worker,
+      incarnation: raw.incarnation,
+      leaseTtl: raw.leaseTtl,
       fetch: (asked) => {
         const request = checkedCopy(asked, 'request');
         const problem = request.problem ?? badRequest(request.copy);
@@ -520,6 +544,9 @@ export class World {
           (key.copy === undefined || key.copy === null || isKey(key.copy) ? null : 'expects its key as an array of finite numbers, or null');
         return problem ? this.malformed(life, 'emit', problem) : raw.emit(event, payload, key.copy);
       },
+      load: raw.load,
+      lease: raw.lease,
+      caughtUp: raw.caughtUp,
       // A claim cannot be malformed: a reason that is not a string is recorded as readable text.
       fail: (reason) => raw.fail(typeof reason === 'string' ? reason : shown(reason, Number.POSITIVE_INFINITY)),
     };
@@ -542,10 +569,9 @@ export class World {
    * cannot change what the world serves or what the oracle reads, whatever it does to the
    * objects it holds.
    */
-  private rawApi(life: Life, binding: Binding): WorkerWorld {
+  private rawApi(life: Life, binding: Binding): Omit<WorkerWorld, 'signal'> {
     const who = `${life.actor.worker}#${life.actor.incarnation}`;
     return {
-      signal: life.controller.signal,
       hold: (note, limitMs) => {
         if (!life.alive) return () => {};
         // Only the outermost hold sets the clock, the limit and the note: a hold taken inside
@@ -622,17 +648,21 @@ const STALL_WAIT_MS = 10;
 const GRACE_WAITS = 50;
 const GRACE_WAIT_MS = 10;
 
-/** One macrotask turn: every microtask (every promise continuation) runs before it ends. */
-function turn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
 /**
  * Why an incarnation's signal aborts, built once: every kill is the same event, and a fresh
  * DOMException (with its stack) per kill was a measurable part of a world's cost. Frozen,
  * since every incarnation of every world sees this one object.
  */
 const ABORTED = Object.freeze(new DOMException('the incarnation died: it crashed, its phase ended, or the world rebound', 'AbortError'));
+
+/** An incarnation's signal, made on first read; already aborted when it is read after the incarnation died. */
+function signalOf(life: Life): AbortSignal {
+  if (life.controller === null) {
+    life.controller = new AbortController();
+    if (!life.alive) life.controller.abort(ABORTED);
+  }
+  return life.controller.signal;
+}
 
 function isRef(value: unknown): value is EventRef {
   const v = value as EventRef | null;

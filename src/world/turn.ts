@@ -1,0 +1,43 @@
+import { MessageChannel } from 'node:worker_threads';
+
+/**
+ * One macrotask turn: it ends once every microtask queued before it (every promise
+ * continuation of every worker) has run, which is the point where the scheduler may pick.
+ *
+ * The turn is a message the process posts to itself. A message is a macrotask like
+ * setImmediate, so nothing about what a turn drains changes, but it costs a third of what an
+ * immediate does (measured: about 1.5 µs against 4 µs), and a world takes a turn for every
+ * call it runs. Messages on one channel arrive in the order they were posted, so the waiters
+ * are woken first come, first served, however many worlds share the channel.
+ *
+ * The channel holds the process open only while someone waits on it: a process whose worlds
+ * are done exits as it did with setImmediate.
+ */
+let channel: MessageChannel | null = null;
+const waiting: (() => void)[] = [];
+/** The next waiter to wake: a head index rather than shift(), which moves the array each time. */
+let head = 0;
+
+function open(): MessageChannel {
+  const c = new MessageChannel();
+  c.port1.on('message', () => {
+    const wake = waiting[head++] as () => void;
+    if (head === waiting.length) {
+      waiting.length = 0;
+      head = 0;
+      c.port1.unref();
+    }
+    wake();
+  });
+  c.port1.unref();
+  return c;
+}
+
+export function turn(): Promise<void> {
+  const c = (channel ??= open());
+  return new Promise((resolve) => {
+    if (waiting.length === head) c.port1.ref();
+    waiting.push(resolve);
+    c.port2.postMessage(null);
+  });
+}
