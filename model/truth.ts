@@ -413,6 +413,8 @@ export class Truth {
    */
   private place(seq: number, call: CallStep['call'], rebinding: boolean): void {
     const named = this.placements.all(call);
+    // Most calls have nothing placed before them and no change recorded since the last: nothing to compare.
+    if (!rebinding && named.length === 0 && this.changes.length === 0) return;
     const plan = this.header.mutations;
     for (const i of named) this.made.add(i);
     const planned = named.filter((i) => i < plan.length).map((i) => (plan[i] as (typeof plan)[number]).kind);
