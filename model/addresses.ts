@@ -36,8 +36,9 @@ export class FaultAddresses<A extends Address = PlannedFault> {
   private readonly bySince = new Map<number, number[]>();
   /** Every call is stamped, so that one naming an event twice counts once for it. */
   private stamp = 0;
-  /** The addresses that name the call counted last, in the order found. */
+  /** The addresses that name the call counted last, in the order found: the first `foundCount` of them (the array is reused). */
   private readonly found: number[] = [];
+  private foundCount = 0;
 
   constructor(private readonly faults: readonly A[]) {
     for (const [i, f] of faults.entries()) {
@@ -57,14 +58,14 @@ export class FaultAddresses<A extends Address = PlannedFault> {
   at(call: Call): A | undefined {
     if (!this.count(call)) return undefined;
     let first = this.found[0] as number;
-    for (const i of this.found) if (i < first) first = i;
+    for (let j = 1; j < this.foundCount; j++) first = Math.min(first, this.found[j] as number);
     return this.faults[first];
   }
 
   /** Counts one call and returns the indexes of every address that names it, in the plan's order. */
   all(call: Call): readonly number[] {
     if (!this.count(call)) return NO_ADDRESS;
-    return [...this.found].sort((x, y) => x - y);
+    return this.found.slice(0, this.foundCount).sort((x, y) => x - y);
   }
 
   /** A fetch that ran returned these events: calls from here on count towards addresses tied to them. */
@@ -95,18 +96,18 @@ export class FaultAddresses<A extends Address = PlannedFault> {
   private count(call: Call): boolean {
     // A plan without addresses names no call: nothing to count, which keeps a calm history's replay cheap.
     if (this.faults.length === 0) return false;
-    this.found.length = 0;
+    this.foundCount = 0;
     const kind = SLOT.get(call.kind) as number;
     this.name(kind, call, false);
     const effect = isEffectCall(call);
     if (effect) this.name(EFFECT, call, true);
-    if (call.kind === 'commit' && call.ops.some((op) => op.op === 'watermark')) this.name(CHECKPOINT, call, false);
+    if (isCheckpoint(call)) this.name(CHECKPOINT, call, false);
     // After this call's counts, so that a `since` address counts from the call after it.
     if (effect) {
       const waiting = this.bySince.get((this.total[EFFECT] as number) - 1);
       if (waiting !== undefined) this.fileFromNow(waiting);
     }
-    return this.found.length > 0;
+    return this.foundCount > 0;
   }
 
   /** Counts the call under one name, in all and among the calls about each tracked event it names (once per event). */
@@ -114,7 +115,7 @@ export class FaultAddresses<A extends Address = PlannedFault> {
     const nth = this.total[slot] as number;
     this.total[slot] = nth + 1;
     const named = this.absolute[slot]?.get(nth);
-    if (named !== undefined) this.found.push(...named);
+    if (named !== undefined) this.add(named);
     if (this.tracked.size === 0) return;
     const stamp = ++this.stamp;
     const about = (id: string): void => {
@@ -124,7 +125,7 @@ export class FaultAddresses<A extends Address = PlannedFault> {
       const n = event.about[slot] as number;
       event.about[slot] = n + 1;
       const here = event.addresses[slot]?.get(n);
-      if (here !== undefined) this.found.push(...here);
+      if (here !== undefined) this.add(here);
     };
     switch (call.kind) {
       case 'emit':
@@ -144,6 +145,10 @@ export class FaultAddresses<A extends Address = PlannedFault> {
       default:
         break;
     }
+  }
+
+  private add(indexes: readonly number[]): void {
+    for (const i of indexes) this.found[this.foundCount++] = i;
   }
 
   /** Files addresses counted from a moment now come, at their absolute counts. */
@@ -184,6 +189,13 @@ function file<K>(index: Map<K, number[]>, key: K, i: number): void {
   const list = index.get(key);
   if (list === undefined) index.set(key, [i]);
   else list.push(i);
+}
+
+/** Whether a call is a checkpoint: a commit that writes the watermark. */
+function isCheckpoint(call: Call): boolean {
+  if (call.kind !== 'commit') return false;
+  for (const op of call.ops) if (op.op === 'watermark') return true;
+  return false;
 }
 
 /** Whether a call makes an event's effect durable: an emit, a commit with an effect or an outbox handoff. */

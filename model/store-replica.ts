@@ -138,7 +138,41 @@ export class StoreReplica {
   }
 }
 
-/** Equal as JSON values, whatever the order of their keys; the common case, same order, costs one native stringify each. */
+/**
+ * Equal as JSON values, whatever the order of their keys. The common case, the same plain
+ * data with keys in the same order, is decided by walking both (see sameData), with no JSON
+ * printed: a load compared its state by printing both sides, a tenth of the checker's time.
+ * Anything else is decided by their JSON, as it always was.
+ */
 export function sameJson(a: unknown, b: unknown): boolean {
-  return a === b || JSON.stringify(a) === JSON.stringify(b) || canonicalJson(a) === canonicalJson(b);
+  return a === b || sameData(a, b) || JSON.stringify(a) === JSON.stringify(b) || canonicalJson(a) === canonicalJson(b);
+}
+
+/**
+ * True only when both print as the same JSON: the same primitives, arrays of the same
+ * length, plain objects with the same keys in the same order. False when unsure (another
+ * key order, a class instance, a toJSON, a BigInt): the caller then compares their JSON.
+ */
+function sameData(a: unknown, b: unknown): boolean {
+  if (a === b) return typeof a !== 'bigint';
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameData(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b) || !plain(a) || !plain(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i] as string;
+    if (k !== kb[i] || !sameData((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
+function plain(o: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(o);
+  return (proto === Object.prototype || proto === null) && typeof (o as { toJSON?: unknown }).toJSON !== 'function';
 }
