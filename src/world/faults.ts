@@ -121,6 +121,13 @@ export class CallCounter {
     }
   }
 
+  /** The last call's index among the calls of this name (from 0), or -1 when it was not counted under it. */
+  nthAs(name: Counted): number {
+    if (name === 'effect') return this.isEffect ? this.effect.nth : -1;
+    if (name === 'checkpoint') return this.isCheckpoint ? this.checkpoint.nth : -1;
+    return name === this.kind ? this.concrete.nth : -1;
+  }
+
   /** Whether the address names the call counted last. */
   names(a: Addressed): boolean {
     if (a.call === 'effect') return this.isEffect && this.holds(this.effect, a);
@@ -195,40 +202,63 @@ function isEffectCall(call: Call): boolean {
   return false;
 }
 
+/** A fault of the plan, with its place in the plan's order: the first of those naming a call wins. */
+interface Indexed {
+  readonly fault: Fault;
+  readonly index: number;
+}
+
+const NONE: readonly Indexed[] = [];
+
 /**
- * The fault, if any, the plan put at each call boundary. Faults are indexed by the name of
- * the call they address, so a call is tested only against those that could name it; the
- * first of them in the plan's order wins, as it always has.
+ * The fault, if any, the plan put at each call boundary. A fault counted from the start of the
+ * run is filed by its call's name and count, so that a call finds it by one lookup; the others
+ * (tied to an event, or counted from an effect) are filed by name and tested against the
+ * counter. The first in the plan's order wins, as it always has.
  */
 export class FaultPlan {
   readonly calls: CallCounter;
-  private readonly byCall = new Map<Counted, { readonly fault: Fault; readonly index: number }[]>();
+  private readonly absolute = new Map<Counted, Map<number, Indexed[]>>();
+  private readonly relative = new Map<Counted, Indexed[]>();
+  private readonly empty: boolean;
 
   constructor(faults: readonly Fault[]) {
     this.calls = new CallCounter(faults);
+    this.empty = faults.length === 0;
     for (const [index, fault] of faults.entries()) {
-      const list = this.byCall.get(fault.call) ?? [];
-      list.push({ fault, index });
-      this.byCall.set(fault.call, list);
+      const entry = { fault, index };
+      if (fault.after === undefined && fault.since === undefined) {
+        let byNth = this.absolute.get(fault.call);
+        if (byNth === undefined) this.absolute.set(fault.call, (byNth = new Map()));
+        const list = byNth.get(fault.nth);
+        if (list === undefined) byNth.set(fault.nth, [entry]);
+        else list.push(entry);
+      } else {
+        const list = this.relative.get(fault.call);
+        if (list === undefined) this.relative.set(fault.call, [entry]);
+        else list.push(entry);
+      }
     }
   }
 
   next(call: Call): Fault | undefined {
     this.calls.count(call);
-    if (this.byCall.size === 0) return undefined;
-    let found: { readonly fault: Fault; readonly index: number } | undefined;
-    const consider = (name: Counted): void => {
-      for (const candidate of this.byCall.get(name) ?? []) {
-        if (found !== undefined && found.index < candidate.index) return;
-        if (this.calls.names(candidate.fault)) {
-          found = candidate;
-          return;
-        }
-      }
-    };
-    consider(call.kind);
-    consider('effect');
-    consider('checkpoint');
+    if (this.empty) return undefined;
+    let found = this.consider(call.kind, undefined);
+    found = this.consider('effect', found);
+    found = this.consider('checkpoint', found);
     return found?.fault;
+  }
+
+  /** The first fault in the plan's order that names the call under this name, if it comes before `found`. */
+  private consider(name: Counted, found: Indexed | undefined): Indexed | undefined {
+    const nth = this.calls.nthAs(name);
+    if (nth < 0) return found;
+    for (const candidate of this.absolute.get(name)?.get(nth) ?? NONE) if (found === undefined || candidate.index < found.index) found = candidate;
+    for (const candidate of this.relative.get(name) ?? NONE) {
+      if (found !== undefined && found.index < candidate.index) break;
+      if (this.calls.names(candidate.fault)) return candidate;
+    }
+    return found;
   }
 }
