@@ -2,7 +2,7 @@ import type { Binding } from '../../model/binding.js';
 import { EVENT_OP_KINDS, RESUME_KINDS, STORE_OP_KINDS } from '../../model/api.js';
 import type { EventRef, SourceEvent } from '../../model/event.js';
 import { HISTORY_VERSION, type Actor, type Call, type CallResult, type CallStep, type FetchRequest, type History, type LifeStep, type Outcome, type Page, type Phase, type Step, type StoreOp } from '../../model/history.js';
-import { isPageQuirk, type Plan } from '../../scenarios/plan.js';
+import { isPageQuirk, type Fault, type Plan } from '../../scenarios/plan.js';
 import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../adapter/consumer.js';
 import { isKey, jsonProblem, shown } from './arguments.js';
 import { AdapterError, ConsumerUnrunnableError } from '../adapter/errors.js';
@@ -401,26 +401,7 @@ export class World {
     // errors and timeouts are faults, and the drain phase has none.
     const fault = planned && (this.phase === 'adversity' || isPageQuirk(planned.kind)) ? planned : undefined;
     const kind = fault?.kind;
-    const record = (outcome: Outcome, applied: boolean, result?: CallResult): void => {
-      // A quirk fired only if the source found something to act on; a call fault always fires.
-      const fired = kind !== undefined && (!isPageQuirk(kind) || this.source.quirked) ? kind : undefined;
-      const lie = this.bug === 'applied' && p.call.kind === 'commit' && outcome.kind === 'ok';
-      // One literal, every field always present (undefined where absent, which JSON leaves
-      // out): every call step shares one hidden class, so the checker's reads of millions of
-      // steps stay monomorphic. Spreading optional fields in gave each combination its own.
-      const step: CallStep = {
-        kind: 'call',
-        seq: this.steps.length,
-        phase: this.phase,
-        actor: p.life.actor,
-        call: p.call,
-        outcome,
-        applied: applied && !lie,
-        fault: fired,
-        result: result === undefined ? undefined : this.misreport(result),
-      };
-      this.steps.push(step);
-    };
+    const record = (outcome: Outcome, applied: boolean, result?: CallResult): void => this.record(p, kind, outcome, applied, result);
     if (kind === 'crash-before') {
       record({ kind: 'crash-before' }, false);
       this.kill(p.life);
@@ -458,10 +439,32 @@ export class World {
       p.reject(new WorldError('timeout', false));
       return 'done';
     }
-    record({ kind: 'ok' }, true, answer.result);
+    record(OK, true, answer.result);
     if (p.call.kind === 'claim') return 'claimed';
     p.resolve(answer.value);
     return 'done';
+  }
+
+  /** Records a call that ran, with the fault or quirk that fired there. */
+  private record(p: Pending, kind: Fault['kind'] | undefined, outcome: Outcome, applied: boolean, result: CallResult | undefined): void {
+    // A quirk fired only if the source found something to act on; a call fault always fires.
+    const fired = kind !== undefined && (!isPageQuirk(kind) || this.source.quirked) ? kind : undefined;
+    const lie = this.bug === 'applied' && p.call.kind === 'commit' && outcome.kind === 'ok';
+    // One literal, every field always present (undefined where absent, which JSON leaves
+    // out): every call step shares one hidden class, so the checker's reads of millions of
+    // steps stay monomorphic. Spreading optional fields in gave each combination its own.
+    const step: CallStep = {
+      kind: 'call',
+      seq: this.steps.length,
+      phase: this.phase,
+      actor: p.life.actor,
+      call: p.call,
+      outcome,
+      applied: applied && !lie,
+      fault: fired,
+      result: result === undefined ? undefined : this.misreport(result),
+    };
+    this.steps.push(step);
   }
 
   /** What a buggy world would record (see bugs.ts); the truth otherwise. */
@@ -639,6 +642,9 @@ export class World {
     };
   }
 }
+
+/** The outcome of every call that succeeded: one frozen object, shared by their steps as the JSON of each is the same. */
+const OK: Outcome = Object.freeze({ kind: 'ok' });
 
 /** How long a consumer may work outside the world between calls before it is declared stalled: 1,000 x 10 ms. */
 const STALL_WAITS = 1000;
