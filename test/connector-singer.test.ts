@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli.js';
 import { watchdogMs } from '../src/cli/supervisor.js';
+import { lineLimitText } from '../src/adapter/process/lines.js';
 import { argvOf, cli, HANG_MS } from './support.js';
 
 const API = 'examples/singer/api.json';
@@ -95,6 +96,20 @@ describe('what cannot be judged, or run', () => {
     expect(r.code, r.out + r.err).toBe(EXIT.unknown);
     expect(r.err).toContain('the run could not be judged: the connector printed no Singer RECORD or STATE line: it exited with code 0');
     expect(r.err).toContain('stderr tail: starting');
+    expect(r.out).toMatch(/verdict: unknown$/);
+  });
+
+  it.each(['stdout', 'stderr'])('a connector writing a line without end on %s is judged in bounded memory: on stdout unknown naming the limit, on stderr a stall quoting its end', async (pipe) => {
+    const r = await cli('check', '--singer', `python3 test/fixtures/connector/endless-line.py ${pipe}`, '--api', API, '--scenario', 'ties-across-page-boundary', '--stall-ms', '3000');
+    if (pipe === 'stdout') {
+      // Before the limit, the line grew until V8 refused it: a harness error (exit 4), RangeError: Invalid string length.
+      expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+      expect(r.err).toContain(`the run could not be judged: the connector wrote a line of more than ${lineLimitText()} on stdout (last: none yet): tidemark reads a line of at most ${lineLimitText()}`);
+    } else {
+      // Only the end of stderr is kept: a stall, quoting it.
+      expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+      expect(r.out).toMatch(/w1#1 sent no call for 3 s; the connector's last: none yet; stderr tail: x{500}/);
+    }
     expect(r.out).toMatch(/verdict: unknown$/);
   });
 

@@ -11,6 +11,7 @@ import { CRASH_LOOP_LIMIT, CrashLoopError, killAllConsumers, processConsumer } f
 import { ConsumerUnrunnableError } from '../src/adapter/errors.js';
 import { EXIT } from '../src/cli.js';
 import { renderFailure } from '../src/report/failure.js';
+import { lineLimitText } from '../src/adapter/process/lines.js';
 import { alive, cli, HANG_MS, pidsGone, small } from './support.js';
 
 /**
@@ -89,6 +90,14 @@ describe('hostile consumer processes', () => {
     // Every incarnation breaks the protocol before its first world call: a crash loop, the consumer's fault.
     expect(error).toBeInstanceOf(CrashLoopError);
     expect((error as Error).message).toContain('The last one: protocol error: message is nested too deeply to check (schema/protocol.schema.json): [[[[');
+  });
+
+  it(`a consumer writing a line without end gets a protocol error naming the ${lineLimitText()} limit, not a harness out of memory; every time, a crash loop`, async () => {
+    const error = await execute(findScenario('failed-event-holds-watermark')!.plan, await processConsumer(`node ${HOSTILE}/endless-line.mjs`)).catch((e: unknown) => e);
+    // Before the limit, the harness buffered the line until V8 refused it: RangeError: Invalid string length, a harness error.
+    expect(error).toBeInstanceOf(CrashLoopError);
+    expect((error as Error).message).toContain(`The last one: protocol error: a line of more than ${lineLimitText()} on its protocol channel: tidemark reads a line of at most ${lineLimitText()}`);
+    expect((error as Error).message).toContain('endless-line: started, writing without a newline');
   });
 
   it('a consumer making a second call before the first one\'s reply gets a protocol error, not a stall; every time, a crash loop', async () => {

@@ -15,6 +15,7 @@ import { askedBy, errorResponse, pageResponse, type Response } from './http.js';
 import { catalogOf, persist, readMessage, syncArgs, type ConnectorKind } from './messages.js';
 import { ConnectorOutputs, callLabel, type WorldOutput } from './output.js';
 import { ConnectorProcess } from './process.js';
+import { lineLimitText } from '../adapter/process/lines.js';
 
 /**
  * A Singer tap or an Airbyte source, unmodified, as a tidemark consumer. tidemark plays the
@@ -132,7 +133,9 @@ export function connectorConsumer(kind: ConnectorKind, command: string, api: Api
 type Input =
   | { readonly kind: 'line'; readonly text: string }
   | { readonly kind: 'request'; readonly req: IncomingMessage; readonly res: ServerResponse }
-  | { readonly kind: 'end'; readonly code: number | null; readonly signal: NodeJS.Signals | null };
+  | { readonly kind: 'end'; readonly code: number | null; readonly signal: NodeJS.Signals | null }
+  /** A line on stdout outgrew the limit (src/adapter/process/lines.ts): nothing after it is read. */
+  | { readonly kind: 'overflow' };
 
 /** One sync attempt: one incarnation, one connector process. */
 class Attempt {
@@ -200,6 +203,11 @@ class Attempt {
     this.shared.stats.syncs++;
     for (;;) {
       const input = await this.next();
+      if (input.kind === 'overflow') {
+        throw new ConnectorUnjudgedError(
+          `the connector wrote a line of more than ${lineLimitText()} on stdout (last: ${this.lastInput}): tidemark reads a line of at most ${lineLimitText()}, and no record or state is that long. Stopped there, so that its memory stays bounded${this.proc?.tail() ?? ''}`,
+        );
+      }
       const outcome = input.kind === 'line' ? await this.line(input.text) : input.kind === 'request' ? await this.request(input.req, input.res) : await this.end(input.code, input.signal);
       if (outcome === STOP) return;
     }
@@ -227,6 +235,7 @@ class Attempt {
       syncArgs(this.kind, files),
       (text) => this.push({ kind: 'line', text }),
       (code, signal) => this.push({ kind: 'end', code, signal }),
+      () => this.push({ kind: 'overflow' }),
     );
   }
 
@@ -234,12 +243,15 @@ class Attempt {
    * A request is queued one macrotask turn after it arrived: whatever the connector wrote to
    * stdout before it sent the request is in the pipe by then and is read first, so records
    * and requests are handled in the order the connector made them, however the two pipes'
-   * events interleave.
+   * events interleave. While stdout is paused (lines waiting to be handled), it is queued a
+   * turn after stdout flows again, for the same reason.
    */
   private arrived(req: IncomingMessage, res: ServerResponse): void {
     req.resume();
     if (this.unanswered++ > 0) this.shared.stats.concurrent++;
-    setImmediate(() => this.push({ kind: 'request', req, res }));
+    const queue = (): void => this.push({ kind: 'request', req, res });
+    if (this.proc === null) setImmediate(queue);
+    else this.proc.afterFlowing(queue);
   }
 
   private push(input: Input): void {
@@ -252,7 +264,10 @@ class Attempt {
 
   private async next(): Promise<Input> {
     while (this.inputs.length === 0) await new Promise<void>((resolve) => (this.wake = resolve));
-    return this.inputs.shift() as Input;
+    const input = this.inputs.shift() as Input;
+    // Taken off the queue: the connector's stdout may flow again (process.ts).
+    if (input.kind === 'line') this.proc?.handled(input.text.length);
+    return input;
   }
 
   /** One HTTP request: one world fetch, its page rendered as the API's response. */
