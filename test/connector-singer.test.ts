@@ -113,6 +113,25 @@ describe('what cannot be judged, or run', () => {
     expect(r.out).toMatch(/verdict: unknown$/);
   });
 
+  it.each([
+    ['same', 'asks for the first page again and again', 'GET /v1/events?limit=2 (x12)', 2],
+    ['restart', 'starts over from the first page at the end, writing the records again', 'GET /v1/events?limit=2; a RECORD of e41', 6],
+  ])('a connector that loops without progress (%s: it %s) is unknown as a loop (R9) within a bound, with the timeline', async (mode, _what, inputs, served) => {
+    const r = await cli('check', '--singer', `python3 test/fixtures/connector/loops.py ${mode}`, '--api', API, '--scenario', 'ties-across-page-boundary');
+    // Before the bound, it ran the whole step budget, some 3,500 real requests and records, to a liveness failure (exit 1).
+    expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+    expect(r.out).toMatch(new RegExp(`UNKNOWN  singer-tap: the run could not be judged: incarnation w1#1 stopped calling the world and never returned \\(step \\d+\\): w1#1 made no progress in its last \\d+ inputs \\(requests, RECORD and STATE lines\\), more than the bound of 50 \\+ 2 x the ${served} event version\\(s\\) served to it`));
+    expect(r.out).toContain('The connector loops (R9: a repeated or stale page proves no progress). Its last inputs: ');
+    expect(r.out).toContain(inputs);
+    // The timeline of the loop, ended where the bound was passed.
+    expect(r.out).toMatch(/^\s+\d+\s+w1#1\s+hung: stopped calling the world without returning$/m);
+    const fetches = r.out.split('\n').filter((l) => /^\s+\d+\s+w1#1\s+fetch /.test(l)).length;
+    expect(fetches).toBeGreaterThan(0);
+    // The first request, then one more than the bound.
+    expect(fetches).toBeLessThanOrEqual(1 + 50 + 2 * served + 1);
+    expect(r.out).toMatch(/verdict: unknown$/);
+  });
+
   it('a connector that speaks another protocol is unknown, naming it', async () => {
     const airbyte = `python3 -c "print('{\\"type\\": \\"RECORD\\", \\"record\\": {\\"stream\\": \\"events\\", \\"data\\": {}, \\"emitted_at\\": 0}}')"`;
     const r = await cli('check', '--singer', airbyte, '--api', API, '--scenario', 'ties-across-page-boundary');

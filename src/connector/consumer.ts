@@ -15,6 +15,7 @@ import { askedBy, errorResponse, pageResponse, type Response } from './http.js';
 import { catalogOf, persist, readMessage, syncArgs, type ConnectorKind } from './messages.js';
 import { ConnectorOutputs, callLabel, type WorldOutput } from './output.js';
 import { ConnectorProcess } from './process.js';
+import { ProgressWatch } from './progress.js';
 import { lineLimitText } from '../adapter/process/lines.js';
 
 /**
@@ -159,6 +160,8 @@ class Attempt {
   private lastInput = 'none yet';
   private readonly kept: string[] = [];
   private outputKept = false;
+  /** Whether the connector is getting anywhere in this attempt (progress.ts). */
+  private readonly progress = new ProgressWatch();
 
   constructor(
     private readonly kind: ConnectorKind,
@@ -210,6 +213,8 @@ class Attempt {
       }
       const outcome = input.kind === 'line' ? await this.line(input.text) : input.kind === 'request' ? await this.request(input.req, input.res) : await this.end(input.code, input.signal);
       if (outcome === STOP) return;
+      const stuck = this.progress.stuck();
+      if (stuck !== null) return this.stuck(stuck);
     }
   }
 
@@ -277,10 +282,14 @@ class Attempt {
     this.lastInput = `GET ${url.pathname}${url.search}`;
     if (url.pathname !== api.request.path) {
       this.keep(`request for ${url.pathname}, which the API does not serve (it serves ${api.request.path})`);
+      this.progress.request(this.lastInput, []);
       return this.answer(res, { status: 404, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'not found' }) });
     }
     const asked = askedBy(api, url.searchParams, this.world.source.pageSize);
-    if ('problem' in asked) return this.answer(res, errorResponse(api, 'bad-request', asked.problem));
+    if ('problem' in asked) {
+      this.progress.request(this.lastInput, []);
+      return this.answer(res, errorResponse(api, 'bad-request', asked.problem));
+    }
     if (!(await this.renew())) return STOP;
     let page;
     try {
@@ -288,8 +297,10 @@ class Attempt {
     } catch (error) {
       if (!isWorldError(error)) throw error;
       this.atEnd = false;
+      this.progress.request(this.lastInput, []);
       return this.answer(res, errorResponse(api, error.code, error.message));
     }
+    this.progress.request(this.lastInput, page.events.map((e) => `${e.id}@${e.version}`));
     const served = this.servedHere();
     for (const e of page.events) {
       const versions = served.get(e.id) ?? [];
@@ -327,6 +338,7 @@ class Attempt {
           // writes it elsewhere. It is filed under a name no event has, a phantom.
           const { ref, key } = message.stream === this.api.stream ? this.effectOf(data, payload) : { ref: { id: `${message.stream}/${String(own(data, this.api.record.id))}`, version: 1 }, key: undefined };
           if (message.stream === this.api.stream) this.bookmarksHere().records = true;
+          this.progress.record(`a RECORD of ${ref.id}`, `${ref.id}@${ref.version}`);
           await this.call(() => this.world.emit(ref, payload, key), () => callLabel('emit', ref.id));
         } catch (error) {
           // The destination failed: the platform fails the attempt, whatever became of the record.
@@ -340,6 +352,7 @@ class Attempt {
         this.shared.spoke = true;
         this.lastInput = 'a STATE';
         const { state, bookmark, miss } = persist(this.kind, this.api, this.persisted, message.message);
+        this.progress.state('a STATE', JSON.stringify(state ?? null));
         this.sawBookmark(miss);
         const value = bookmarkWatermark(this.api.cursor, bookmark, this.api.state.inclusive);
         const binding = this.world.fingerprint;
@@ -390,6 +403,22 @@ class Attempt {
     }
     // Only what is the same in every run goes into the history: not the stderr.
     throw new Error(`the connector exited with ${how}`);
+  }
+
+  /**
+   * The connector loops without progress (progress.ts): it is killed, and the attempt holds
+   * the world, stuck, until the world ends the phase as hung with the reason: the run is
+   * unknown, with the timeline of the loop. The reason names only what the connector sent,
+   * the same on every run.
+   */
+  private async stuck(reason: string): Promise<void> {
+    this.keepOutput();
+    this.proc?.kill();
+    this.proc = null;
+    this.release ??= this.world.hold(() => reason);
+    this.world.stuck(reason);
+    const signal = this.world.signal;
+    if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
   }
 
   /** Renews the connection's lock; false when another attempt took it meanwhile: this one must stop. */

@@ -36,6 +36,8 @@ interface Life {
   limitWaits: number | null;
   /** The world's wait count when it began holding (its outermost hold): the limit counts from there. */
   heldSince: number;
+  /** Why the incarnation said it cannot go on (see WorkerWorld.stuck); null while it can. */
+  stuck: string | null;
 }
 
 interface Pending {
@@ -215,7 +217,8 @@ export class World {
       if (stalled) {
         // Say who stalled and what it last said, before the stop silences it.
         const waits = stalled.limitWaits ?? this.stallWaits;
-        const detail = `${stalled.actor.worker}#${stalled.actor.incarnation} sent no call for ${(waits * STALL_WAIT_MS) / 1000} s${stalled.note ? `; ${stalled.note()}` : ''}`;
+        const who = `${stalled.actor.worker}#${stalled.actor.incarnation}`;
+        const detail = stalled.stuck !== null ? `${who} ${stalled.stuck}` : `${who} sent no call for ${(waits * STALL_WAIT_MS) / 1000} s${stalled.note ? `; ${stalled.note()}` : ''}`;
         this.stopAll({ kind: 'hung', detail });
         return 'hung';
       }
@@ -301,7 +304,7 @@ export class World {
   private start(worker: string): void {
     const incarnation = (this.incarnations.get(worker) ?? 0) + 1;
     this.incarnations.set(worker, incarnation);
-    const life: Life = { actor: { worker, incarnation }, alive: true, settled: null, controller: new AbortController(), holds: 0, note: null, limitWaits: null, heldSince: 0 };
+    const life: Life = { actor: { worker, incarnation }, alive: true, settled: null, controller: new AbortController(), holds: 0, note: null, limitWaits: null, heldSince: 0, stuck: null };
     this.lives.set(worker, life);
     this.life(life, { kind: 'start' });
     const api = this.api(life, this.binding);
@@ -364,7 +367,7 @@ export class World {
     for (;;) {
       const holding = [...this.lives.values()].filter((l) => l.alive && l.holds > 0 && l.settled === null);
       if (holding.length === 0) return null;
-      const stalled = holding.find((l) => this.waits - l.heldSince >= (l.limitWaits ?? this.stallWaits));
+      const stalled = holding.find((l) => l.stuck !== null) ?? holding.find((l) => this.waits - l.heldSince >= (l.limitWaits ?? this.stallWaits));
       if (stalled) return stalled;
       // A poke (a hold released) ends a wait early, and it counts all the same: a consumer
       // that pokes without end cannot keep the clock from running out.
@@ -563,6 +566,11 @@ export class World {
           life.holds--;
           this.poke();
         };
+      },
+      stuck: (reason) => {
+        if (!life.alive || life.stuck !== null) return;
+        life.stuck = capText(String(reason));
+        this.poke();
       },
       binding,
       fingerprint: this.fingerprintOf(binding),
