@@ -132,6 +132,17 @@ describe('what cannot be judged, or run', () => {
     expect(r.out).toMatch(/verdict: unknown$/);
   });
 
+  it('a daemon a connector leaves outside its process group (a double fork into a new session) is killed when its attempt ends, found by its mark', async () => {
+    const pidfile = join(tmp, 'escaped.pids');
+    const r = await cli('check', '--singer', `python3 test/fixtures/connector/escapes.py ${pidfile}`, '--api', API, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+    expect(r.err).toContain('stderr tail: INFO left a daemon behind');
+    const daemons = readFileSync(pidfile, 'utf8').split('\n').filter(Boolean).map(Number);
+    expect(daemons.length).toBeGreaterThan(0);
+    // Before the mark, each daemon slept its ten minutes: the group's SIGKILL never reached it.
+    expect(daemons.filter(isAlive)).toEqual([]);
+  });
+
   it('a connector that speaks another protocol is unknown, naming it', async () => {
     const airbyte = `python3 -c "print('{\\"type\\": \\"RECORD\\", \\"record\\": {\\"stream\\": \\"events\\", \\"data\\": {}, \\"emitted_at\\": 0}}')"`;
     const r = await cli('check', '--singer', airbyte, '--api', API, '--scenario', 'ties-across-page-boundary');

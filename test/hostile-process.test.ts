@@ -198,7 +198,7 @@ describe('hostile consumer processes', () => {
     expect(await pidsGone(pidsIn(pids).filter(Number.isInteger))).toEqual([]);
   });
 
-  it('grandchildren holding the pipes do not keep the harness alive after the verdict; those in its group are killed', async () => {
+  it('grandchildren holding the pipes do not keep the harness alive after the verdict; those in its group, and those that left it carrying its mark, are killed', async () => {
     const pids = pidFile();
     const regressions = join(scratch, 'grandchildren.json');
     const cli = spawn(
@@ -221,16 +221,22 @@ describe('hostile consumer processes', () => {
     });
     const lines = existsSync(pids) ? readFileSync(pids, 'utf8') : '';
     const escaped = [...lines.matchAll(/^setsid (\d+)$/gm)].map((m) => Number(m[1]));
-    strays.push(...escaped);
+    const clean = [...lines.matchAll(/^clean (\d+)$/gm)].map((m) => Number(m[1]));
+    strays.push(...escaped, ...clean);
     // The grandchildren sleep 600 s; the harness must not wait on the pipes they hold. That it
-    // did not is shown by the work, not the clock: the escaped ones are still alive below.
+    // did not is shown by the work, not the clock: the one with a clean environment is still
+    // alive below.
     expect(code, out).not.toBeNull();
     expect(out).toMatch(/verdict: \w+/);
     const grouped = [...lines.matchAll(/^group (\d+)$/gm)].map((m) => Number(m[1]));
     expect(grouped.length).toBeGreaterThan(0);
     expect(await pidsGone(grouped)).toEqual([]);
-    // What setsid escapes (docs/protocol.md): the group's SIGKILL. Only its pipes were let go.
+    // What setsid escapes (docs/protocol.md): the group's SIGKILL; its pipes were let go, and
+    // it carries the process's mark in its environment, by which it is killed all the same.
     expect(escaped.length).toBeGreaterThan(0);
-    expect(escaped.some(alive)).toBe(true);
+    expect(await pidsGone(escaped)).toEqual([]);
+    // What escapes both (src/adapter/process/marks.ts): a process started with a clean environment.
+    expect(clean.length).toBeGreaterThan(0);
+    expect(clean.some(alive)).toBe(true);
   });
 });

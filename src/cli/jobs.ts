@@ -95,6 +95,8 @@ interface Job {
   counters: Counters;
   groups: readonly number[];
   stores: readonly string[];
+  /** The mark its processes carry (src/adapter/process/marks.ts), once it said it. */
+  mark?: string;
   lastProgress: number;
   progressKey: string;
   closed: boolean;
@@ -150,7 +152,7 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
       for (const j of jobs) {
         if (j.closed) continue;
         j.child.kill('SIGTERM');
-        cleanUp(j.groups, j.stores);
+        cleanUp(j.groups, j.stores, j.mark);
       }
     };
     process.on('exit', onExit);
@@ -172,7 +174,7 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
             job.code = code;
             job.signal = signal;
             // Whatever the job managed or not: none of its consumer processes outlives it.
-            cleanUp(job.groups, job.stores);
+            cleanUp(job.groups, job.stores, job.mark);
             if (!existsSync(json)) fail(...ended(job, o.jobs));
             if (--open === 0) resolve();
           });
@@ -226,6 +228,7 @@ function follow(job: Job, board: JobsBoard): void {
     } else if (message.t === 'resources') {
       job.groups = message.groups;
       job.stores = message.stores;
+      if (typeof message.mark === 'string') job.mark = message.mark;
     } else if (message.t === 'done') setTimeout(() => child.kill('SIGKILL'), EXIT_GRACE_MS).unref();
     progressed();
   });

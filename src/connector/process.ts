@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { running, type RunningProcess } from '../adapter/process/consumer-process.js';
 import { LineSplitter } from '../adapter/process/lines.js';
+import { killMarked, MARK_VARIABLE, newMark } from '../adapter/process/marks.js';
 import { shellQuote } from '../report/replay-command.js';
 import { killGroup } from '../adapter/process/group.js';
 
@@ -21,6 +22,8 @@ import { killGroup } from '../adapter/process/group.js';
  */
 export class ConnectorProcess implements RunningProcess {
   private readonly child: ChildProcess;
+  /** In its environment and its descendants': what escaped its group is found by it. */
+  private readonly mark = newMark();
   private stderr = '';
   private groupDone = false;
   private exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
@@ -43,8 +46,9 @@ export class ConnectorProcess implements RunningProcess {
     private readonly onEnd: (code: number | null, signal: NodeJS.Signals | null) => void,
     private readonly onOverflow: () => void,
   ) {
-    // UTC, so that a connector formatting local time formats the same everywhere.
-    const env = { ...process.env, TZ: 'UTC' };
+    // UTC, so that a connector formatting local time formats the same everywhere. The mark
+    // finds what it started outside its group (marks.ts).
+    const env = { ...process.env, TZ: 'UTC', [MARK_VARIABLE]: this.mark };
     this.child = spawn(`${command} ${args.map(shellQuote).join(' ')}`, { shell: true, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
     running.add(this);
     this.child.stderr?.on('data', (chunk: Buffer) => {
@@ -175,12 +179,16 @@ export class ConnectorProcess implements RunningProcess {
     this.child.stderr?.destroy();
   }
 
-  /** Signals the group once, never after it could have been reused (see ConsumerProcess). */
+  /**
+   * Signals the group once, never after it could have been reused (see ConsumerProcess), and
+   * then whatever left the group still carrying its mark.
+   */
   private killGroup(): void {
     const pid = this.child.pid;
     if (this.groupDone || pid === undefined) return;
     this.groupDone = true;
     killGroup(pid);
+    killMarked(this.mark);
   }
 }
 

@@ -3,6 +3,7 @@ import type { Capabilities } from '../consumer.js';
 import { LineSplitter, lineLimitText } from './lines.js';
 import { protocolProblem } from './schema.js';
 import { killGroup } from './group.js';
+import { killMarked, MARK_VARIABLE, newMark } from './marks.js';
 
 /** The protocol version this harness speaks. */
 export const PROTOCOL = 1;
@@ -253,6 +254,8 @@ export abstract class ConsumerProcess {
  */
 export class SpawnedProcess extends ConsumerProcess {
   private readonly child: ChildProcess;
+  /** In its environment and its descendants': what escaped its group is found by it (marks.ts). */
+  private readonly mark = newMark();
   /** The process group was signalled, or found empty: it is never signalled again. */
   private groupDone = false;
 
@@ -266,7 +269,7 @@ export class SpawnedProcess extends ConsumerProcess {
     private readonly control?: (line: string) => void,
   ) {
     super();
-    const child = spawn(command, { shell: true, detached: true, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, TIDEMARK_PROTOCOL: String(PROTOCOL) } });
+    const child = spawn(command, { shell: true, detached: true, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, TIDEMARK_PROTOCOL: String(PROTOCOL), [MARK_VARIABLE]: this.mark } });
     this.child = child;
     child.stderr?.on('data', (chunk: Buffer) => this.stderrData(chunk.toString()));
     child.on('error', (error) => {
@@ -354,6 +357,9 @@ export class SpawnedProcess extends ConsumerProcess {
     if (this.groupDone || pid === undefined) return;
     this.groupDone = true;
     killGroup(pid);
+    // What left the group (setsid) still carries its mark. A fork server's children carry the
+    // server's: they are found when the server ends, with the run.
+    killMarked(this.mark);
   }
 }
 
