@@ -4,6 +4,7 @@ import { counterMemory, currentStage, onStage, reporterSource, whereNow, type St
 import type { Io } from './io.js';
 import { liveResources } from '../adapter/process/bridge.js';
 import { killMarked } from '../adapter/process/marks.js';
+import { stopJobs } from './job-stop.js';
 
 /**
  * The checking process, run by the supervisor (src/cli/supervisor.ts). It runs the command and
@@ -189,9 +190,16 @@ function supervised(command: (io: Io) => Promise<number>, plain: Io, key: string
   });
 
   const interrupted = (signal: NodeJS.Signals): void => {
+    const first = !finished;
     finished = true;
     cleanUpLive();
-    realExit(SIGNAL_CODES[signal] ?? 2);
+    const code = SIGNAL_CODES[signal] ?? 2;
+    // A check run as jobs exits once they are gone (job-stop.ts); a second signal does not wait.
+    if (!first) return realExit(code);
+    void stopJobs().then(
+      () => realExit(code),
+      () => realExit(code),
+    );
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => interrupted(signal));
   process.on('message', (message: ToChild) => {
