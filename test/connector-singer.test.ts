@@ -143,6 +143,18 @@ describe('what cannot be judged, or run', () => {
     expect(daemons.filter(isAlive)).toEqual([]);
   });
 
+  it('an exception in the platform\'s own code is a harness error with its stack, exit 4, not the connector\'s failed attempt retried', async () => {
+    const started = join(tmp, 'deep-state.started');
+    // A STATE nested 200,000 deep: tidemark's own code cannot walk it (RangeError), which is tidemark's failure to fix.
+    const r = await cli('check', '--singer', `python3 test/fixtures/connector/deep-state.py ${started}`, '--api', API, '--scenario', 'ties-across-page-boundary');
+    // Before, each attempt's RangeError was recorded as the connector's and retried: 388 attempts, 8 minutes, a liveness failure (exit 1).
+    expect(r.code, r.out + r.err).toBe(EXIT.error);
+    expect(r.err).toContain("tidemark: harness error: HarnessError: the Singer platform, running sync attempt w1#1 failed, in tidemark's own code: RangeError: Maximum call stack size exceeded");
+    expect(r.err).toMatch(/Caused by: RangeError: Maximum call stack size exceeded\n\s+at /);
+    expect(r.out).not.toContain('verdict: fail');
+    expect(readFileSync(started, 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
+  });
+
   it('a connector that speaks another protocol is unknown, naming it', async () => {
     const airbyte = `python3 -c "print('{\\"type\\": \\"RECORD\\", \\"record\\": {\\"stream\\": \\"events\\", \\"data\\": {}, \\"emitted_at\\": 0}}')"`;
     const r = await cli('check', '--singer', airbyte, '--api', API, '--scenario', 'ties-across-page-boundary');

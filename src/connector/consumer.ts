@@ -10,7 +10,8 @@ import type { Consumer, WorkerWorld } from '../adapter/consumer.js';
 import { stores as syncDirs } from '../adapter/process/bridge.js';
 import { apiProfile, type ApiDescription } from './api.js';
 import { bookmarkWatermark, readCursor } from './cursor.js';
-import { ConnectorUnjudgedError } from './errors.js';
+import { ConnectorFailedError, ConnectorUnjudgedError } from './errors.js';
+import { HarnessError } from '../adapter/errors.js';
 import { askedBy, errorResponse, pageResponse, type Response } from './http.js';
 import { catalogOf, persist, readMessage, syncArgs, type ConnectorKind } from './messages.js';
 import { ConnectorOutputs, callLabel, type WorldOutput } from './output.js';
@@ -180,7 +181,12 @@ class Attempt {
     } catch (error) {
       // The platform's own calls failing (the lock, the state store, the destination) end the
       // attempt; the next one starts from what is persisted.
-      if (!isWorldError(error)) throw error;
+      if (isWorldError(error)) return;
+      // The connector failed, or cannot be judged: its doing, as the world is told.
+      if (error instanceof ConnectorFailedError || error instanceof ConnectorUnjudgedError) throw error;
+      // Anything else is the platform's own code failing: a harness error, never retried as
+      // if the connector's attempt had failed.
+      throw new HarnessError(`the ${this.kind === 'singer' ? 'Singer' : 'Airbyte'} platform, running sync attempt ${this.actor}`, error);
     } finally {
       this.stop();
     }
@@ -402,7 +408,7 @@ class Attempt {
       return STOP;
     }
     // Only what is the same in every run goes into the history: not the stderr.
-    throw new Error(`the connector exited with ${how}`);
+    throw new ConnectorFailedError(`the connector exited with ${how}`);
   }
 
   /**

@@ -5,7 +5,7 @@ import { HISTORY_VERSION, type Actor, type Call, type CallResult, type CallStep,
 import { isPageQuirk, type Plan } from '../../scenarios/plan.js';
 import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../adapter/consumer.js';
 import { isKey, jsonProblem, shown } from './arguments.js';
-import { AdapterError, ConsumerUnrunnableError } from '../adapter/errors.js';
+import { AdapterError, ConsumerUnrunnableError, HarnessError } from '../adapter/errors.js';
 import { worldBug } from './bugs.js';
 import { WorldError } from './errors.js';
 import { CallCounter, FaultPlan } from './faults.js';
@@ -77,8 +77,11 @@ export class World {
   /** A blackbox consumer's own store, and what its last inspection showed. */
   private box: { consumer: BlackboxConsumer<unknown>; store: unknown; watermark: string; effects: number } | null = null;
   private wake: (() => void) | null = null;
-  /** Set when an incarnation found the consumer cannot be run at all: the run stops at the next turn. */
-  private unrunnable: ConsumerUnrunnableError | null = null;
+  /**
+   * Set when an incarnation found the consumer cannot be run at all, or tidemark's own code
+   * inside the consumer failed (a HarnessError): the run stops at the next turn.
+   */
+  private unrunnable: ConsumerUnrunnableError | HarnessError | null = null;
   /** How many waits of STALL_WAIT_MS a consumer working outside may take between calls. */
   private readonly stallWaits: number;
   /** Waits of STALL_WAIT_MS taken for holds so far: the clock a hold's limit is counted on. */
@@ -320,7 +323,7 @@ export class World {
           this.poke();
         },
         (error: unknown) => {
-          if (error instanceof ConsumerUnrunnableError) this.unrunnable ??= error;
+          if (error instanceof ConsumerUnrunnableError || error instanceof HarnessError) this.unrunnable ??= error;
           life.settled = { threw: capText(describe(error)) };
           this.poke();
         },
