@@ -155,6 +155,21 @@ describe('what cannot be judged, or run', () => {
     expect(readFileSync(started, 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
   });
 
+  it('the failure of a connector that wrote a thousand records stays readable: like steps folded, the witnesses told kept, the story whole', async () => {
+    const r = await cli('check', '--singer', 'python3 test/fixtures/connector/phantoms.py', '--api', API, '--scenario', 'failed-event-holds-watermark');
+    expect(r.code, r.out + r.err).toBe(EXIT.fail);
+    expect(r.out).toContain('FAIL  singer-tap: phantom-effect');
+    const timeline = r.out.slice(r.out.indexOf('Timeline ('), r.out.indexOf('If this fails'));
+    // Before, a line per step: 2,034 lines, every phantom record a line of its own.
+    expect(timeline.split('\n').length).toBeLessThan(60);
+    // The witnesses of the findings told in full, as they are; the rest folded and counted.
+    for (const id of ['p0000', 'p0001', 'p0002']) expect(timeline).toMatch(new RegExp(`^  »\\s+\\d+  w1#2   emit effect ${id} at key 41 -> ok$`, 'm'));
+    expect(timeline).toMatch(/\.\.\. 995 more steps like the line above: 995 emit \(p0004 to p0998\), 995 marked »$/m);
+    // What happened around them is all there: the state, the claim, the next sync.
+    expect(timeline).toMatch(/w1#2   claims CAUGHT UP -> ok$/m);
+    expect(timeline).toContain('-- drain phase (faults off) --');
+  });
+
   it('a connector that speaks another protocol is unknown, naming it', async () => {
     const airbyte = `python3 -c "print('{\\"type\\": \\"RECORD\\", \\"record\\": {\\"stream\\": \\"events\\", \\"data\\": {}, \\"emitted_at\\": 0}}')"`;
     const r = await cli('check', '--singer', airbyte, '--api', API, '--scenario', 'ties-across-page-boundary');
