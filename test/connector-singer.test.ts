@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli.js';
 import { watchdogMs } from '../src/cli/supervisor.js';
+import { lineLimitText } from '../src/adapter/process/lines.js';
 import { argvOf, cli, HANG_MS } from './support.js';
 
 const API = 'examples/singer/api.json';
@@ -96,6 +97,77 @@ describe('what cannot be judged, or run', () => {
     expect(r.err).toContain('the run could not be judged: the connector printed no Singer RECORD or STATE line: it exited with code 0');
     expect(r.err).toContain('stderr tail: starting');
     expect(r.out).toMatch(/verdict: unknown$/);
+  });
+
+  it.each(['stdout', 'stderr'])('a connector writing a line without end on %s is judged in bounded memory: on stdout unknown naming the limit, on stderr a stall quoting its end', async (pipe) => {
+    const r = await cli('check', '--singer', `python3 test/fixtures/connector/endless-line.py ${pipe}`, '--api', API, '--scenario', 'ties-across-page-boundary', '--stall-ms', '3000');
+    if (pipe === 'stdout') {
+      // Before the limit, the line grew until V8 refused it: a harness error (exit 4), RangeError: Invalid string length.
+      expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+      expect(r.err).toContain(`the run could not be judged: the connector wrote a line of more than ${lineLimitText()} on stdout (last: none yet): tidemark reads a line of at most ${lineLimitText()}`);
+    } else {
+      // Only the end of stderr is kept: a stall, quoting it.
+      expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+      expect(r.out).toMatch(/w1#1 sent no call for 3 s; the connector's last: none yet; stderr tail: x{500}/);
+    }
+    expect(r.out).toMatch(/verdict: unknown$/);
+  });
+
+  it.each([
+    ['same', 'asks for the first page again and again', 'GET /v1/events?limit=2 (x12)', 2],
+    ['restart', 'starts over from the first page at the end, writing the records again', 'GET /v1/events?limit=2; a RECORD of e41', 6],
+  ])('a connector that loops without progress (%s: it %s) is unknown as a loop (R9) within a bound, with the timeline', async (mode, _what, inputs, served) => {
+    const r = await cli('check', '--singer', `python3 test/fixtures/connector/loops.py ${mode}`, '--api', API, '--scenario', 'ties-across-page-boundary');
+    // Before the bound, it ran the whole step budget, some 3,500 real requests and records, to a liveness failure (exit 1).
+    expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+    expect(r.out).toMatch(new RegExp(`UNKNOWN  singer-tap: the run could not be judged: incarnation w1#1 stopped calling the world and never returned \\(step \\d+\\): w1#1 made no progress in its last \\d+ inputs \\(requests, RECORD and STATE lines\\), more than the bound of 50 \\+ 2 x the ${served} event version\\(s\\) served to it`));
+    expect(r.out).toContain('The connector loops (R9: a repeated or stale page proves no progress). Its last inputs: ');
+    expect(r.out).toContain(inputs);
+    // The timeline of the loop, ended where the bound was passed.
+    expect(r.out).toMatch(/^\s+\d+\s+w1#1\s+hung: stopped calling the world without returning$/m);
+    const fetches = r.out.split('\n').filter((l) => /^\s+\d+\s+w1#1\s+fetch /.test(l)).length;
+    expect(fetches).toBeGreaterThan(0);
+    // The first request, then one more than the bound.
+    expect(fetches).toBeLessThanOrEqual(1 + 50 + 2 * served + 1);
+    expect(r.out).toMatch(/verdict: unknown$/);
+  });
+
+  it('a daemon a connector leaves outside its process group (a double fork into a new session) is killed when its attempt ends, found by its mark', async () => {
+    const pidfile = join(tmp, 'escaped.pids');
+    const r = await cli('check', '--singer', `python3 test/fixtures/connector/escapes.py ${pidfile}`, '--api', API, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+    expect(r.err).toContain('stderr tail: INFO left a daemon behind');
+    const daemons = readFileSync(pidfile, 'utf8').split('\n').filter(Boolean).map(Number);
+    expect(daemons.length).toBeGreaterThan(0);
+    // Before the mark, each daemon slept its ten minutes: the group's SIGKILL never reached it.
+    expect(daemons.filter(isAlive)).toEqual([]);
+  });
+
+  it('an exception in the platform\'s own code is a harness error with its stack, exit 4, not the connector\'s failed attempt retried', async () => {
+    const started = join(tmp, 'deep-state.started');
+    // A STATE nested 200,000 deep: tidemark's own code cannot walk it (RangeError), which is tidemark's failure to fix.
+    const r = await cli('check', '--singer', `python3 test/fixtures/connector/deep-state.py ${started}`, '--api', API, '--scenario', 'ties-across-page-boundary');
+    // Before, each attempt's RangeError was recorded as the connector's and retried: 388 attempts, 8 minutes, a liveness failure (exit 1).
+    expect(r.code, r.out + r.err).toBe(EXIT.error);
+    expect(r.err).toContain("tidemark: harness error: HarnessError: the Singer platform, running sync attempt w1#1 failed, in tidemark's own code: RangeError: Maximum call stack size exceeded");
+    expect(r.err).toMatch(/Caused by: RangeError: Maximum call stack size exceeded\n\s+at /);
+    expect(r.out).not.toContain('verdict: fail');
+    expect(readFileSync(started, 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
+  });
+
+  it('the failure of a connector that wrote a thousand records stays readable: like steps folded, the witnesses told kept, the story whole', async () => {
+    const r = await cli('check', '--singer', 'python3 test/fixtures/connector/phantoms.py', '--api', API, '--scenario', 'failed-event-holds-watermark');
+    expect(r.code, r.out + r.err).toBe(EXIT.fail);
+    expect(r.out).toContain('FAIL  singer-tap: phantom-effect');
+    const timeline = r.out.slice(r.out.indexOf('Timeline ('), r.out.indexOf('If this fails'));
+    // Before, a line per step: 2,034 lines, every phantom record a line of its own.
+    expect(timeline.split('\n').length).toBeLessThan(60);
+    // The witnesses of the findings told in full, as they are; the rest folded and counted.
+    for (const id of ['p0000', 'p0001', 'p0002']) expect(timeline).toMatch(new RegExp(`^  »\\s+\\d+  w1#2   emit effect ${id} at key 41 -> ok$`, 'm'));
+    expect(timeline).toMatch(/\.\.\. 995 more steps like the line above: 995 emit \(p0004 to p0998\), 995 marked »$/m);
+    // What happened around them is all there: the state, the claim, the next sync.
+    expect(timeline).toMatch(/w1#2   claims CAUGHT UP -> ok$/m);
+    expect(timeline).toContain('-- drain phase (faults off) --');
   });
 
   it('a connector that speaks another protocol is unknown, naming it', async () => {

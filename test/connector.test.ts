@@ -11,6 +11,7 @@ import { bookmarkWatermark, EPOCH_SECONDS, KEY_LIMIT, MAX_SECONDS_PER_KEY, readC
 import { askedBy, errorResponse, pageResponse } from '../src/connector/http.js';
 import { bookmarkIn, persist, readMessage, syncArgs } from '../src/connector/messages.js';
 import { connectorFlag, connectorOf } from '../src/connector/target.js';
+import { LINE_LIMIT, LineSplitter, lineLimitText } from '../src/adapter/process/lines.js';
 
 const singerApi = readApi('examples/singer/api.json');
 const base = JSON.parse(readFileSync('examples/singer/api.json', 'utf8')) as Record<string, unknown>;
@@ -339,5 +340,27 @@ describe('the protocols as a platform reads them', () => {
     expect(connectorOf(id)).toEqual({ kind: 'singer', command: 'python3 tap.py', api: 'api.json' });
     expect(connectorFlag(id, { page_size: '2' })).toBe("--singer 'python3 tap.py' --api api.json --option page_size=2");
     expect(connectorOf('command:python3 tap.py')).toBeNull();
+  });
+});
+
+describe('lines read from a process (src/adapter/process/lines.ts)', () => {
+  it('splits chunks at newlines, across chunks and inside a character, and drops the \\r of a \\r\\n', () => {
+    const s = new LineSplitter(100);
+    const euro = Buffer.from('€');
+    expect(s.push(Buffer.concat([Buffer.from('{"a":1}\n{"b":'), euro.subarray(0, 1)])).lines).toEqual(['{"a":1}']);
+    expect(s.push(Buffer.concat([euro.subarray(1), Buffer.from('2}\r\nlast')])).lines).toEqual(['{"b":€2}']);
+    expect(s.end()).toBe('last');
+  });
+
+  it('a line longer than the limit, ended or not, is an overflow: the lines before it are told, nothing after', () => {
+    const s = new LineSplitter(10);
+    expect(s.push('short\n0123456789')).toEqual({ lines: ['short'], overflow: false });
+    expect(s.push('X')).toEqual({ lines: [], overflow: true });
+    expect(s.push('\nmore\n')).toEqual({ lines: [], overflow: false });
+    expect(s.end()).toBeNull();
+    const ended = new LineSplitter(10);
+    expect(ended.push('ok\n0123456789AB\nnext\n')).toEqual({ lines: ['ok'], overflow: true });
+    expect(lineLimitText()).toBe('64 MiB');
+    expect(LINE_LIMIT).toBe(64 * 1024 * 1024);
   });
 });

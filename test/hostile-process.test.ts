@@ -11,6 +11,7 @@ import { CRASH_LOOP_LIMIT, CrashLoopError, killAllConsumers, processConsumer } f
 import { ConsumerUnrunnableError } from '../src/adapter/errors.js';
 import { EXIT } from '../src/cli.js';
 import { renderFailure } from '../src/report/failure.js';
+import { lineLimitText } from '../src/adapter/process/lines.js';
 import { alive, cli, HANG_MS, pidsGone, small } from './support.js';
 
 /**
@@ -89,6 +90,14 @@ describe('hostile consumer processes', () => {
     // Every incarnation breaks the protocol before its first world call: a crash loop, the consumer's fault.
     expect(error).toBeInstanceOf(CrashLoopError);
     expect((error as Error).message).toContain('The last one: protocol error: message is nested too deeply to check (schema/protocol.schema.json): [[[[');
+  });
+
+  it(`a consumer writing a line without end gets a protocol error naming the ${lineLimitText()} limit, not a harness out of memory; every time, a crash loop`, async () => {
+    const error = await execute(findScenario('failed-event-holds-watermark')!.plan, await processConsumer(`node ${HOSTILE}/endless-line.mjs`)).catch((e: unknown) => e);
+    // Before the limit, the harness buffered the line until V8 refused it: RangeError: Invalid string length, a harness error.
+    expect(error).toBeInstanceOf(CrashLoopError);
+    expect((error as Error).message).toContain(`The last one: protocol error: a line of more than ${lineLimitText()} on its protocol channel: tidemark reads a line of at most ${lineLimitText()}`);
+    expect((error as Error).message).toContain('endless-line: started, writing without a newline');
   });
 
   it('a consumer making a second call before the first one\'s reply gets a protocol error, not a stall; every time, a crash loop', async () => {
@@ -189,7 +198,7 @@ describe('hostile consumer processes', () => {
     expect(await pidsGone(pidsIn(pids).filter(Number.isInteger))).toEqual([]);
   });
 
-  it('grandchildren holding the pipes do not keep the harness alive after the verdict; those in its group are killed', async () => {
+  it('grandchildren holding the pipes do not keep the harness alive after the verdict; those in its group, and those that left it carrying its mark, are killed', async () => {
     const pids = pidFile();
     const regressions = join(scratch, 'grandchildren.json');
     const cli = spawn(
@@ -212,16 +221,22 @@ describe('hostile consumer processes', () => {
     });
     const lines = existsSync(pids) ? readFileSync(pids, 'utf8') : '';
     const escaped = [...lines.matchAll(/^setsid (\d+)$/gm)].map((m) => Number(m[1]));
-    strays.push(...escaped);
+    const clean = [...lines.matchAll(/^clean (\d+)$/gm)].map((m) => Number(m[1]));
+    strays.push(...escaped, ...clean);
     // The grandchildren sleep 600 s; the harness must not wait on the pipes they hold. That it
-    // did not is shown by the work, not the clock: the escaped ones are still alive below.
+    // did not is shown by the work, not the clock: the one with a clean environment is still
+    // alive below.
     expect(code, out).not.toBeNull();
     expect(out).toMatch(/verdict: \w+/);
     const grouped = [...lines.matchAll(/^group (\d+)$/gm)].map((m) => Number(m[1]));
     expect(grouped.length).toBeGreaterThan(0);
     expect(await pidsGone(grouped)).toEqual([]);
-    // What setsid escapes (docs/protocol.md): the group's SIGKILL. Only its pipes were let go.
+    // What setsid escapes (docs/protocol.md): the group's SIGKILL; its pipes were let go, and
+    // it carries the process's mark in its environment, by which it is killed all the same.
     expect(escaped.length).toBeGreaterThan(0);
-    expect(escaped.some(alive)).toBe(true);
+    expect(await pidsGone(escaped)).toEqual([]);
+    // What escapes both (src/adapter/process/marks.ts): a process started with a clean environment.
+    expect(clean.length).toBeGreaterThan(0);
+    expect(clean.some(alive)).toBe(true);
   });
 });

@@ -143,4 +143,38 @@ describe('check --jobs N', () => {
     expect(err).toContain('interrupted by SIGINT');
     expect(await pidsGone(pids())).toEqual([]);
   });
+
+  it('SIGINT with connector jobs: by the time the command exits 130, no connector process is left running', async () => {
+    const pidfile = file('connector-sigint-pids');
+    // A tap that writes down its pid and waits; every sync attempt of every job is one.
+    const waits = `python3 -c "import os, time; open('${pidfile}', 'a').write(str(os.getpid()) + chr(10)); time.sleep(600)"`;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'check', '--singer', waits, '--api', 'examples/singer/api.json', '--runs', '100', '--seed', '1', '--jobs', '2', '--regressions', file('connector-sigint.json')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CI: '1' },
+    });
+    let err = '';
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    // Looked at the moment the command exits, before anything else runs: what the check left running then.
+    const exited = new Promise<{ code: number | null; running: number[] }>((resolve) => child.on('exit', (code) => resolve({ code, running: pids().filter(running) })));
+    const pids = (): number[] => (existsSync(pidfile) ? read(pidfile).split('\n').filter(Boolean).map(Number) : []);
+    const deadline = Date.now() + HANG_MS;
+    // A connector of each job.
+    while (pids().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(pids().length).toBeGreaterThanOrEqual(2);
+    child.kill('SIGINT');
+    const { code, running: left } = await exited;
+    expect(code, err).toBe(130);
+    expect(err).toContain('interrupted by SIGINT');
+    expect(left).toEqual([]);
+    expect(await pidsGone(pids())).toEqual([]);
+  });
 });
+
+/** Whether a process runs: not gone, and not a zombie, which has ended and waits only to be reaped. */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}

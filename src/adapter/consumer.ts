@@ -41,6 +41,14 @@ export interface WorkerWorld {
    * up is allowed its hello limit, not the limit between calls).
    */
   hold(note?: () => string, limitMs?: number): () => void;
+  /**
+   * For consumers that hold the world (another process): this incarnation cannot go on, for
+   * this reason (the process it runs loops without making progress, say). Say it while
+   * holding, and hold until the incarnation is stopped: the world ends the phase as hung at
+   * the next point it looks, with the reason, as it ends one that stalled, and the run is
+   * `unknown`. The reason goes into the history: it must be the same on every run.
+   */
+  stuck(reason: string): void;
 
   /** Fetches one page of the bound stream. */
   fetch(request: FetchRequest): Promise<Page>;

@@ -22,3 +22,19 @@ export class AdapterError extends Error {
 export class ConsumerUnrunnableError extends Error {
   override name = 'ConsumerUnrunnableError';
 }
+
+/**
+ * tidemark's own code failed inside a consumer it provides (the platform a connector runs
+ * under): not the consumer's failure, so never an incarnation's end that the world records and
+ * retries as if the consumer had thrown. The world stops the run and rethrows it, and the CLI
+ * reports a harness error (exit 4) with its stack, which holds the original error's.
+ */
+export class HarnessError extends Error {
+  override name = 'HarnessError';
+
+  constructor(where: string, error: unknown) {
+    const original = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    super(`${where} failed, in tidemark's own code: ${original}`, { cause: error });
+    if (error instanceof Error && error.stack !== undefined) this.stack = `${this.stack ?? this.message}\nCaused by: ${error.stack}`;
+  }
+}

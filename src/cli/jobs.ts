@@ -12,6 +12,7 @@ import type { Progress } from './progress.js';
 import { EXIT, UsageError, type Flags } from './spec.js';
 import { cleanUp, REPORT_FD, SUPERVISED, type ToChild, type ToSupervisor } from './supervised.js';
 import { watchdogMs } from './supervisor.js';
+import { whileJobsRun } from './job-stop.js';
 import { owns, scenarioStatus } from '../run/conformance.js';
 import type { CheckJson } from '../run/check-json.js';
 import type { SuiteResult } from '../run/suite.js';
@@ -83,6 +84,8 @@ export function jobArgv(f: Flags, seed: number): string[] {
 /** How long a job that printed its result, or was told to stop, may take to exit. */
 const EXIT_GRACE_MS = 2000;
 const STOP_GRACE_MS = 1000;
+/** How long an interrupted check waits for its jobs to stop: well within the second its supervisor gives it (src/cli/supervisor.ts). */
+const INTERRUPT_GRACE_MS = 600;
 /** How often the jobs' watchdogs look, and this process says it is watching. */
 const TICK_MS = 250;
 
@@ -95,6 +98,8 @@ interface Job {
   counters: Counters;
   groups: readonly number[];
   stores: readonly string[];
+  /** The mark its processes carry (src/adapter/process/marks.ts), once it said it. */
+  mark?: string;
   lastProgress: number;
   progressKey: string;
   closed: boolean;
@@ -150,10 +155,20 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
       for (const j of jobs) {
         if (j.closed) continue;
         j.child.kill('SIGTERM');
-        cleanUp(j.groups, j.stores);
+        cleanUp(j.groups, j.stores, j.mark);
       }
     };
     process.on('exit', onExit);
+    // Interrupted: the checking process waits for this before it exits (job-stop.ts).
+    const unregister = whileJobsRun(async () => {
+      const open = jobs.filter((j) => !j.closed);
+      for (const j of open) if (j.child.connected) j.child.send({ t: 'stop', signal: 'SIGTERM' } satisfies ToChild, () => {});
+      await Promise.race([Promise.all(open.map((j) => (j.closed ? null : new Promise((resolve) => j.child.once('close', resolve))))), new Promise((resolve) => setTimeout(resolve, INTERRUPT_GRACE_MS))]);
+      for (const j of jobs) {
+        if (!j.closed) j.child.kill('SIGKILL');
+        cleanUp(j.groups, j.stores, j.mark);
+      }
+    });
     const board = new JobsBoard(o.jobs, o.replayed, o.progress);
     const limit = watchdogMs(['check', ...o.argv], process.env);
     try {
@@ -172,7 +187,7 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
             job.code = code;
             job.signal = signal;
             // Whatever the job managed or not: none of its consumer processes outlives it.
-            cleanUp(job.groups, job.stores);
+            cleanUp(job.groups, job.stores, job.mark);
             if (!existsSync(json)) fail(...ended(job, o.jobs));
             if (--open === 0) resolve();
           });
@@ -194,6 +209,7 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
       });
     } finally {
       process.off('exit', onExit);
+      unregister();
     }
     if (failure !== null) throw failure;
     return outcome(jobs);
@@ -226,6 +242,7 @@ function follow(job: Job, board: JobsBoard): void {
     } else if (message.t === 'resources') {
       job.groups = message.groups;
       job.stores = message.stores;
+      if (typeof message.mark === 'string') job.mark = message.mark;
     } else if (message.t === 'done') setTimeout(() => child.kill('SIGKILL'), EXIT_GRACE_MS).unref();
     progressed();
   });

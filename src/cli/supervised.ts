@@ -3,6 +3,8 @@ import { Worker } from 'node:worker_threads';
 import { counterMemory, currentStage, onStage, reporterSource, whereNow, type Stage } from './activity.js';
 import type { Io } from './io.js';
 import { liveResources } from '../adapter/process/bridge.js';
+import { killMarked } from '../adapter/process/marks.js';
+import { stopJobs } from './job-stop.js';
 
 /**
  * The checking process, run by the supervisor (src/cli/supervisor.ts). It runs the command and
@@ -31,7 +33,7 @@ export type Verdict = 'pass' | 'fail' | 'unknown' | 'error';
 export type ToSupervisor =
   | { readonly t: 'hello' }
   | { readonly t: 'stage'; readonly key: string; readonly stage: Stage }
-  | { readonly t: 'resources'; readonly key: string; readonly groups: readonly number[]; readonly stores: readonly string[] }
+  | { readonly t: 'resources'; readonly key: string; readonly groups: readonly number[]; readonly stores: readonly string[]; readonly mark?: string }
   | { readonly t: 'done'; readonly key: string; readonly code: number; readonly verdict: Verdict | null };
 
 export type ToChild = { readonly t: 'key'; readonly key: string } | { readonly t: 'stop'; readonly signal: NodeJS.Signals };
@@ -57,8 +59,11 @@ export function verdictOf(line: string): Verdict | null {
 
 const SIGNAL_CODES: Readonly<Record<string, number>> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
 
-/** Kills every consumer process group still running and removes every temporary store. */
-export function cleanUp(groups: readonly number[], stores: readonly string[]): void {
+/**
+ * Kills every consumer process group still running, and with the run's mark every process they
+ * started outside their groups (src/adapter/process/marks.ts), and removes every temporary store.
+ */
+export function cleanUp(groups: readonly number[], stores: readonly string[], mark?: string): void {
   for (const group of groups) {
     try {
       process.kill(-group, 'SIGKILL');
@@ -66,6 +71,7 @@ export function cleanUp(groups: readonly number[], stores: readonly string[]): v
       // Already gone.
     }
   }
+  if (mark !== undefined) killMarked(mark);
   for (const dir of stores) rmSync(dir, { recursive: true, force: true });
 }
 
@@ -117,16 +123,16 @@ function supervised(command: (io: Io) => Promise<number>, plain: Io, key: string
   onStage((stage) => send({ t: 'stage', stage }));
   let reported = '';
   const tick = setInterval(() => {
-    const { groups, stores } = liveResources();
+    const { groups, stores, mark } = liveResources();
     const now = JSON.stringify([groups, stores]);
-    if (now !== reported) send({ t: 'resources', groups, stores });
+    if (now !== reported) send({ t: 'resources', groups, stores, mark });
     reported = now;
   }, TICK_MS);
   tick.unref();
 
   const cleanUpLive = (): void => {
-    const { groups, stores } = liveResources();
-    cleanUp(groups, stores);
+    const { groups, stores, mark } = liveResources();
+    cleanUp(groups, stores, mark);
   };
 
   /** Ends the run: the verdict (or the account of why there is none) is printed; exit with its code. */
@@ -184,9 +190,16 @@ function supervised(command: (io: Io) => Promise<number>, plain: Io, key: string
   });
 
   const interrupted = (signal: NodeJS.Signals): void => {
+    const first = !finished;
     finished = true;
     cleanUpLive();
-    realExit(SIGNAL_CODES[signal] ?? 2);
+    const code = SIGNAL_CODES[signal] ?? 2;
+    // A check run as jobs exits once they are gone (job-stop.ts); a second signal does not wait.
+    if (!first) return realExit(code);
+    void stopJobs().then(
+      () => realExit(code),
+      () => realExit(code),
+    );
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => interrupted(signal));
   process.on('message', (message: ToChild) => {

@@ -90,7 +90,7 @@ export function supervise(entry: string, argv: readonly string[]): void {
   });
   let stage: Stage | null = null;
   let counters: Counters = { calls: 0, hooks: 0, lastCall: null, inHook: null };
-  let resources: { groups: readonly number[]; stores: readonly string[] } = { groups: [], stores: [] };
+  let resources: { groups: readonly number[]; stores: readonly string[]; mark?: string } = { groups: [], stores: [] };
   let verdict: { readonly code: number; readonly problem?: string } | null = null;
   /** Set when the supervisor decides the outcome itself: the watchdog fired, or a signal came. */
   let ending: { readonly code: number; readonly message: string; readonly verdictLine: boolean } | null = null;
@@ -117,7 +117,7 @@ export function supervise(entry: string, argv: readonly string[]): void {
     }
     // The watchdog is armed by the first stage: starting Node and loading tidemark is not the adapter's time.
     if (message.t === 'stage') stage = message.stage;
-    else if (message.t === 'resources') resources = { groups: message.groups, stores: message.stores };
+    else if (message.t === 'resources') resources = { groups: message.groups, stores: message.stores, ...(typeof message.mark === 'string' ? { mark: message.mark } : {}) };
     else if (message.t === 'done') {
       verdict = exitCode(argv[0] ?? '', message.code, message.verdict);
       setTimeout(() => child.kill('SIGKILL'), EXIT_GRACE_MS).unref();
@@ -165,7 +165,7 @@ export function supervise(entry: string, argv: readonly string[]): void {
   child.on('exit', (code, signal) => {
     clearInterval(watchdog);
     // Whatever the child managed or not: no consumer process of the run outlives it.
-    cleanUp(resources.groups, resources.stores);
+    cleanUp(resources.groups, resources.stores, resources.mark);
     const finish = (exitCode: number): void => {
       process.stdout.write('', () => process.stderr.write('', () => process.exit(exitCode)));
     };

@@ -10,11 +10,14 @@ import type { Consumer, WorkerWorld } from '../adapter/consumer.js';
 import { stores as syncDirs } from '../adapter/process/bridge.js';
 import { apiProfile, type ApiDescription } from './api.js';
 import { bookmarkWatermark, readCursor } from './cursor.js';
-import { ConnectorUnjudgedError } from './errors.js';
+import { ConnectorFailedError, ConnectorUnjudgedError } from './errors.js';
+import { HarnessError } from '../adapter/errors.js';
 import { askedBy, errorResponse, pageResponse, type Response } from './http.js';
 import { catalogOf, persist, readMessage, syncArgs, type ConnectorKind } from './messages.js';
 import { ConnectorOutputs, callLabel, type WorldOutput } from './output.js';
 import { ConnectorProcess } from './process.js';
+import { ProgressWatch } from './progress.js';
+import { lineLimitText } from '../adapter/process/lines.js';
 
 /**
  * A Singer tap or an Airbyte source, unmodified, as a tidemark consumer. tidemark plays the
@@ -132,7 +135,9 @@ export function connectorConsumer(kind: ConnectorKind, command: string, api: Api
 type Input =
   | { readonly kind: 'line'; readonly text: string }
   | { readonly kind: 'request'; readonly req: IncomingMessage; readonly res: ServerResponse }
-  | { readonly kind: 'end'; readonly code: number | null; readonly signal: NodeJS.Signals | null };
+  | { readonly kind: 'end'; readonly code: number | null; readonly signal: NodeJS.Signals | null }
+  /** A line on stdout outgrew the limit (src/adapter/process/lines.ts): nothing after it is read. */
+  | { readonly kind: 'overflow' };
 
 /** One sync attempt: one incarnation, one connector process. */
 class Attempt {
@@ -156,6 +161,8 @@ class Attempt {
   private lastInput = 'none yet';
   private readonly kept: string[] = [];
   private outputKept = false;
+  /** Whether the connector is getting anywhere in this attempt (progress.ts). */
+  private readonly progress = new ProgressWatch();
 
   constructor(
     private readonly kind: ConnectorKind,
@@ -174,7 +181,12 @@ class Attempt {
     } catch (error) {
       // The platform's own calls failing (the lock, the state store, the destination) end the
       // attempt; the next one starts from what is persisted.
-      if (!isWorldError(error)) throw error;
+      if (isWorldError(error)) return;
+      // The connector failed, or cannot be judged: its doing, as the world is told.
+      if (error instanceof ConnectorFailedError || error instanceof ConnectorUnjudgedError) throw error;
+      // Anything else is the platform's own code failing: a harness error, never retried as
+      // if the connector's attempt had failed.
+      throw new HarnessError(`the ${this.kind === 'singer' ? 'Singer' : 'Airbyte'} platform, running sync attempt ${this.actor}`, error);
     } finally {
       this.stop();
     }
@@ -200,8 +212,15 @@ class Attempt {
     this.shared.stats.syncs++;
     for (;;) {
       const input = await this.next();
+      if (input.kind === 'overflow') {
+        throw new ConnectorUnjudgedError(
+          `the connector wrote a line of more than ${lineLimitText()} on stdout (last: ${this.lastInput}): tidemark reads a line of at most ${lineLimitText()}, and no record or state is that long. Stopped there, so that its memory stays bounded${this.proc?.tail() ?? ''}`,
+        );
+      }
       const outcome = input.kind === 'line' ? await this.line(input.text) : input.kind === 'request' ? await this.request(input.req, input.res) : await this.end(input.code, input.signal);
       if (outcome === STOP) return;
+      const stuck = this.progress.stuck();
+      if (stuck !== null) return this.stuck(stuck);
     }
   }
 
@@ -227,6 +246,7 @@ class Attempt {
       syncArgs(this.kind, files),
       (text) => this.push({ kind: 'line', text }),
       (code, signal) => this.push({ kind: 'end', code, signal }),
+      () => this.push({ kind: 'overflow' }),
     );
   }
 
@@ -234,12 +254,15 @@ class Attempt {
    * A request is queued one macrotask turn after it arrived: whatever the connector wrote to
    * stdout before it sent the request is in the pipe by then and is read first, so records
    * and requests are handled in the order the connector made them, however the two pipes'
-   * events interleave.
+   * events interleave. While stdout is paused (lines waiting to be handled), it is queued a
+   * turn after stdout flows again, for the same reason.
    */
   private arrived(req: IncomingMessage, res: ServerResponse): void {
     req.resume();
     if (this.unanswered++ > 0) this.shared.stats.concurrent++;
-    setImmediate(() => this.push({ kind: 'request', req, res }));
+    const queue = (): void => this.push({ kind: 'request', req, res });
+    if (this.proc === null) setImmediate(queue);
+    else this.proc.afterFlowing(queue);
   }
 
   private push(input: Input): void {
@@ -252,7 +275,10 @@ class Attempt {
 
   private async next(): Promise<Input> {
     while (this.inputs.length === 0) await new Promise<void>((resolve) => (this.wake = resolve));
-    return this.inputs.shift() as Input;
+    const input = this.inputs.shift() as Input;
+    // Taken off the queue: the connector's stdout may flow again (process.ts).
+    if (input.kind === 'line') this.proc?.handled(input.text.length);
+    return input;
   }
 
   /** One HTTP request: one world fetch, its page rendered as the API's response. */
@@ -262,10 +288,14 @@ class Attempt {
     this.lastInput = `GET ${url.pathname}${url.search}`;
     if (url.pathname !== api.request.path) {
       this.keep(`request for ${url.pathname}, which the API does not serve (it serves ${api.request.path})`);
+      this.progress.request(this.lastInput, []);
       return this.answer(res, { status: 404, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'not found' }) });
     }
     const asked = askedBy(api, url.searchParams, this.world.source.pageSize);
-    if ('problem' in asked) return this.answer(res, errorResponse(api, 'bad-request', asked.problem));
+    if ('problem' in asked) {
+      this.progress.request(this.lastInput, []);
+      return this.answer(res, errorResponse(api, 'bad-request', asked.problem));
+    }
     if (!(await this.renew())) return STOP;
     let page;
     try {
@@ -273,8 +303,10 @@ class Attempt {
     } catch (error) {
       if (!isWorldError(error)) throw error;
       this.atEnd = false;
+      this.progress.request(this.lastInput, []);
       return this.answer(res, errorResponse(api, error.code, error.message));
     }
+    this.progress.request(this.lastInput, page.events.map((e) => `${e.id}@${e.version}`));
     const served = this.servedHere();
     for (const e of page.events) {
       const versions = served.get(e.id) ?? [];
@@ -312,6 +344,7 @@ class Attempt {
           // writes it elsewhere. It is filed under a name no event has, a phantom.
           const { ref, key } = message.stream === this.api.stream ? this.effectOf(data, payload) : { ref: { id: `${message.stream}/${String(own(data, this.api.record.id))}`, version: 1 }, key: undefined };
           if (message.stream === this.api.stream) this.bookmarksHere().records = true;
+          this.progress.record(`a RECORD of ${ref.id}`, `${ref.id}@${ref.version}`);
           await this.call(() => this.world.emit(ref, payload, key), () => callLabel('emit', ref.id));
         } catch (error) {
           // The destination failed: the platform fails the attempt, whatever became of the record.
@@ -325,6 +358,7 @@ class Attempt {
         this.shared.spoke = true;
         this.lastInput = 'a STATE';
         const { state, bookmark, miss } = persist(this.kind, this.api, this.persisted, message.message);
+        this.progress.state('a STATE', JSON.stringify(state ?? null));
         this.sawBookmark(miss);
         const value = bookmarkWatermark(this.api.cursor, bookmark, this.api.state.inclusive);
         const binding = this.world.fingerprint;
@@ -374,7 +408,23 @@ class Attempt {
       return STOP;
     }
     // Only what is the same in every run goes into the history: not the stderr.
-    throw new Error(`the connector exited with ${how}`);
+    throw new ConnectorFailedError(`the connector exited with ${how}`);
+  }
+
+  /**
+   * The connector loops without progress (progress.ts): it is killed, and the attempt holds
+   * the world, stuck, until the world ends the phase as hung with the reason: the run is
+   * unknown, with the timeline of the loop. The reason names only what the connector sent,
+   * the same on every run.
+   */
+  private async stuck(reason: string): Promise<void> {
+    this.keepOutput();
+    this.proc?.kill();
+    this.proc = null;
+    this.release ??= this.world.hold(() => reason);
+    this.world.stuck(reason);
+    const signal = this.world.signal;
+    if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
   }
 
   /** Renews the connection's lock; false when another attempt took it meanwhile: this one must stop. */

@@ -8,3 +8,13 @@ import { ConsumerUnrunnableError } from '../adapter/errors.js';
 export class ConnectorUnjudgedError extends ConsumerUnrunnableError {
   override name = 'ConnectorUnjudgedError';
 }
+
+/**
+ * The connector exited with an error: its sync attempt failed, as a platform sees it, and the
+ * world starts the next one from the persisted state. The only error a sync attempt ends with
+ * that is the connector's doing; anything else the platform's code throws is tidemark's own
+ * failure (a HarnessError), never retried.
+ */
+export class ConnectorFailedError extends Error {
+  override name = 'ConnectorFailedError';
+}

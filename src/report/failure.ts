@@ -4,7 +4,7 @@ import type { History, HistoryHeader } from '../../model/history.js';
 import { RULES } from '../../model/rules.js';
 import type { Placement, Plan } from '../../scenarios/plan.js';
 import type { Execution } from '../run/execute.js';
-import { describeBinding, renderTimeline } from './timeline.js';
+import { cutTimeline, describeBinding, renderTimeline, timelineEntries } from './timeline.js';
 import { formatRef } from '../../model/event.js';
 
 /** How many anomalies a failure prints in full; the rest are counted. */
@@ -79,6 +79,8 @@ export function renderJudged(ctx: JudgedContext): string {
 const LONG = 300;
 /** Steps shown on each side of a witness in a long timeline. */
 const AROUND = 8;
+/** The most lines a failure's timeline prints once folded: past it, it is cut around the witness. */
+const LINES = 160;
 
 /** The headline and the findings: the first anomalies, the world's contradictions, or why it could not be judged. */
 function verdictLines(name: string, verdict: Verdict, report: string): string[] {
@@ -103,7 +105,15 @@ function verdictLines(name: string, verdict: Verdict, report: string): string[] 
 function timelineLines(history: History, verdict: Verdict, long = Number.POSITIVE_INFINITY): string[] {
   const marked = new Set(verdict.status === 'error' ? verdict.problems.map((p) => p.seq) : verdict.anomalies.flatMap((a) => a.steps));
   const { steps } = history;
-  if (steps.length <= long) return ['Timeline (» marks the witness):', ...renderTimeline(steps, marked), ''];
+  if (steps.length <= long) {
+    // Folded, a timeline is as long as its story; one still longer is cut around the witness.
+    // The witnesses of the findings told in full are shown as they are; those only counted may
+    // fold among like steps (a thousand phantom records).
+    const focus = new Set(verdict.status === 'error' ? verdict.problems.slice(0, SHOWN).map((p) => p.seq) : verdict.anomalies.slice(0, SHOWN).flatMap((a) => a.steps));
+    const entries = timelineEntries(steps, marked, focus);
+    if (entries.length <= LINES) return ['Timeline (» marks the witness):', ...entries.map((e) => e.text), ''];
+    return [`Timeline (» marks the witness; ${steps.length.toLocaleString('en-US')} steps in ${entries.length.toLocaleString('en-US')} lines, cut to the start, the witness and the end):`, ...cutTimeline(entries, steps, LINES, focus), ''];
+  }
   // Windows around the first witnesses, merged where they touch; the end when nothing is marked.
   const centres = marked.size > 0 ? [...marked].sort((x, y) => x - y).slice(0, 2 * SHOWN) : [steps.length - 1];
   const windows: [number, number][] = [];
@@ -153,6 +163,11 @@ export function describeHeader(header: HistoryHeader): string[] {
   ];
 }
 
+/** The first EVENTS items of a list, and how many more there are. */
+function firstOf(items: readonly string[]): string[] {
+  return items.length <= EVENTS ? [...items] : [...items.slice(0, EVENTS), `... (+${(items.length - EVENTS).toLocaleString('en-US')} more)`];
+}
+
 /** "commit #3"; tied to an event, "commit #0 about e07" or "fetch #1 after e07" (see Placement). */
 function address(a: Pick<Placement, 'call' | 'nth' | 'after'>): string {
   if (a.after === undefined) return `${a.call} #${a.nth}`;
@@ -161,10 +176,11 @@ function address(a: Pick<Placement, 'call' | 'nth' | 'after'>): string {
 
 export function describePlan(plan: Plan): string[] {
   const { binding, source } = plan;
-  const events = plan.events.map((e) => `${formatRef(e)}(${e.key.join(',')}${e.attrs.kind === undefined ? '' : ` ${String(e.attrs.kind)}`})`);
+  // The first of each, as a judged history's header is told: the replay command holds the whole world.
+  const events = firstOf(plan.events.map((e) => `${formatRef(e)}(${e.key.join(',')}${e.attrs.kind === undefined ? '' : ` ${String(e.attrs.kind)}`})`));
   // Planned faults that never fire are listed too: the plan is what replays, the timeline what happened.
-  const faults = plan.faults.map((f) => `${f.kind} at ${address(f)}`);
-  const mutations = plan.mutations.map((m) => `${m.kind} before ${address(m.before)}`);
+  const faults = firstOf(plan.faults.map((f) => `${f.kind} at ${address(f)}`));
+  const mutations = firstOf(plan.mutations.map((m) => `${m.kind} before ${address(m.before)}`));
   const lines = [
     `events (${plan.events.length}): ${events.join(' ') || 'none'}`,
     `binding: ${describeBinding(binding)}`,

@@ -5,7 +5,7 @@ import { HISTORY_VERSION, type Actor, type Call, type CallResult, type CallStep,
 import { isPageQuirk, type Fault, type Plan } from '../../scenarios/plan.js';
 import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../adapter/consumer.js';
 import { isKey, jsonProblem, shown } from './arguments.js';
-import { AdapterError, ConsumerUnrunnableError } from '../adapter/errors.js';
+import { AdapterError, ConsumerUnrunnableError, HarnessError } from '../adapter/errors.js';
 import { worldBug } from './bugs.js';
 import { WorldError } from './errors.js';
 import { CallCounter, FaultPlan } from './faults.js';
@@ -41,6 +41,8 @@ interface Life {
   limitWaits: number | null;
   /** The world's wait count when it began holding (its outermost hold): the limit counts from there. */
   heldSince: number;
+  /** Why the incarnation said it cannot go on (see WorkerWorld.stuck); null while it can. */
+  stuck: string | null;
 }
 
 interface Pending {
@@ -80,8 +82,11 @@ export class World {
   /** A blackbox consumer's own store, and what its last inspection showed. */
   private box: { consumer: BlackboxConsumer<unknown>; store: unknown; watermark: string; effects: number } | null = null;
   private wake: (() => void) | null = null;
-  /** Set when an incarnation found the consumer cannot be run at all: the run stops at the next turn. */
-  private unrunnable: ConsumerUnrunnableError | null = null;
+  /**
+   * Set when an incarnation found the consumer cannot be run at all, or tidemark's own code
+   * inside the consumer failed (a HarnessError): the run stops at the next turn.
+   */
+  private unrunnable: ConsumerUnrunnableError | HarnessError | null = null;
   /** How many waits of STALL_WAIT_MS a consumer working outside may take between calls. */
   private readonly stallWaits: number;
   /** Waits of STALL_WAIT_MS taken for holds so far: the clock a hold's limit is counted on. */
@@ -223,7 +228,8 @@ export class World {
       if (stalled) {
         // Say who stalled and what it last said, before the stop silences it.
         const waits = stalled.limitWaits ?? this.stallWaits;
-        const detail = `${stalled.actor.worker}#${stalled.actor.incarnation} sent no call for ${(waits * STALL_WAIT_MS) / 1000} s${stalled.note ? `; ${stalled.note()}` : ''}`;
+        const who = `${stalled.actor.worker}#${stalled.actor.incarnation}`;
+        const detail = stalled.stuck !== null ? `${who} ${stalled.stuck}` : `${who} sent no call for ${(waits * STALL_WAIT_MS) / 1000} s${stalled.note ? `; ${stalled.note()}` : ''}`;
         this.stopAll({ kind: 'hung', detail });
         return 'hung';
       }
@@ -309,7 +315,7 @@ export class World {
   private start(worker: string): void {
     const incarnation = (this.incarnations.get(worker) ?? 0) + 1;
     this.incarnations.set(worker, incarnation);
-    const life: Life = { actor: { worker, incarnation }, alive: true, settled: null, controller: null, holds: 0, note: null, limitWaits: null, heldSince: 0 };
+    const life: Life = { actor: { worker, incarnation }, alive: true, settled: null, controller: null, holds: 0, note: null, limitWaits: null, heldSince: 0, stuck: null };
     this.lives.set(worker, life);
     this.life(life, { kind: 'start' });
     const api = this.api(life, this.binding);
@@ -325,7 +331,7 @@ export class World {
           this.poke();
         },
         (error: unknown) => {
-          if (error instanceof ConsumerUnrunnableError) this.unrunnable ??= error;
+          if (error instanceof ConsumerUnrunnableError || error instanceof HarnessError) this.unrunnable ??= error;
           life.settled = { threw: capText(describe(error)) };
           this.poke();
         },
@@ -378,7 +384,7 @@ export class World {
     for (;;) {
       const holding = [...this.lives.values()].filter((l) => l.alive && l.holds > 0 && l.settled === null);
       if (holding.length === 0) return null;
-      const stalled = holding.find((l) => this.waits - l.heldSince >= (l.limitWaits ?? this.stallWaits));
+      const stalled = holding.find((l) => l.stuck !== null) ?? holding.find((l) => this.waits - l.heldSince >= (l.limitWaits ?? this.stallWaits));
       if (stalled) return stalled;
       // A poke (a hold released) ends a wait early, and it counts all the same: a consumer
       // that pokes without end cannot keep the clock from running out.
@@ -592,6 +598,11 @@ export class World {
           life.holds--;
           this.poke();
         };
+      },
+      stuck: (reason) => {
+        if (!life.alive || life.stuck !== null) return;
+        life.stuck = capText(String(reason));
+        this.poke();
       },
       binding,
       fingerprint: this.fingerprintOf(binding),

@@ -7,6 +7,7 @@ import { AdapterError, ConsumerUnrunnableError } from '../errors.js';
 import { ConsumerProcess, PROTOCOL, running, SpawnedProcess, type Hello, type Method } from './consumer-process.js';
 import { ForkServer } from './fork-server.js';
 import { killAll, Pool, type Kills, type LoopState } from './pool.js';
+import { runMark } from './marks.js';
 import { shimWarning } from './shim.js';
 import { UsageError, validateOptions } from '../../run/options.js';
 
@@ -103,8 +104,8 @@ export const stores = new Set<string>();
  * removed: what a supervisor must clean up when the harness it watches dies abruptly.
  * Warm spares and idle session processes are among them.
  */
-export function liveResources(): { readonly groups: readonly number[]; readonly stores: readonly string[] } {
-  return { groups: [...running].flatMap((p) => (p.pid === undefined ? [] : [p.pid])), stores: [...stores] };
+export function liveResources(): { readonly groups: readonly number[]; readonly stores: readonly string[]; readonly mark: string } {
+  return { groups: [...running].flatMap((p) => (p.pid === undefined ? [] : [p.pid])), stores: [...stores], mark: runMark() };
 }
 
 /**

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface, type Interface } from 'node:readline';
 import type { Capabilities } from '../consumer.js';
+import { LineSplitter, lineLimitText } from './lines.js';
 import { protocolProblem } from './schema.js';
 import { killGroup } from './group.js';
+import { killMarked, MARK_VARIABLE, newMark } from './marks.js';
 
 /** The protocol version this harness speaks. */
 export const PROTOCOL = 1;
@@ -202,6 +203,11 @@ export abstract class ConsumerProcess {
     this.kill();
   }
 
+  /** It wrote a line longer than the harness reads (lines.ts): a protocol error, and nothing after it is read. */
+  protected overflowed(): void {
+    this.fail(new Error(`protocol error: a line of more than ${lineLimitText()} on its protocol channel: tidemark reads a line of at most ${lineLimitText()}, and no message is that long${this.tail()}`));
+  }
+
   /** One line the process wrote on its protocol channel (its stdout). */
   protected receive(line: string): void {
     if (line.trim() === '') return;
@@ -248,7 +254,8 @@ export abstract class ConsumerProcess {
  */
 export class SpawnedProcess extends ConsumerProcess {
   private readonly child: ChildProcess;
-  private lines: Interface | null = null;
+  /** In its environment and its descendants': what escaped its group is found by it (marks.ts). */
+  private readonly mark = newMark();
   /** The process group was signalled, or found empty: it is never signalled again. */
   private groupDone = false;
 
@@ -262,7 +269,7 @@ export class SpawnedProcess extends ConsumerProcess {
     private readonly control?: (line: string) => void,
   ) {
     super();
-    const child = spawn(command, { shell: true, detached: true, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, TIDEMARK_PROTOCOL: String(PROTOCOL) } });
+    const child = spawn(command, { shell: true, detached: true, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, TIDEMARK_PROTOCOL: String(PROTOCOL), [MARK_VARIABLE]: this.mark } });
     this.child = child;
     child.stderr?.on('data', (chunk: Buffer) => this.stderrData(chunk.toString()));
     child.on('error', (error) => {
@@ -286,9 +293,20 @@ export class SpawnedProcess extends ConsumerProcess {
       child.once('close', finish);
     });
     child.stdin?.on('error', () => {});
-    const lines = createInterface({ input: child.stdout! });
-    this.lines = lines;
-    lines.on('line', (line) => (this.control && this.said ? this.control(line) : this.receive(line)));
+    const take = (line: string): void => (this.control && this.said ? this.control(line) : this.receive(line));
+    const splitter = new LineSplitter();
+    const stdout = child.stdout!;
+    stdout.on('data', (chunk: Buffer) => {
+      const { lines, overflow } = splitter.push(chunk);
+      for (const line of lines) take(line);
+      if (!overflow) return;
+      stdout.destroy();
+      this.overflowed();
+    });
+    stdout.on('end', () => {
+      const last = splitter.end();
+      if (last !== null) take(last);
+    });
   }
 
   /** The running process's pid, which is also its process group (it is started detached). */
@@ -318,7 +336,6 @@ export class SpawnedProcess extends ConsumerProcess {
   }
 
   drop(): void {
-    this.lines?.close();
     this.child.stdin?.destroy();
     this.child.stdout?.destroy();
     this.child.stderr?.destroy();
@@ -340,6 +357,9 @@ export class SpawnedProcess extends ConsumerProcess {
     if (this.groupDone || pid === undefined) return;
     this.groupDone = true;
     killGroup(pid);
+    // What left the group (setsid) still carries its mark. A fork server's children carry the
+    // server's: they are found when the server ends, with the run.
+    killMarked(this.mark);
   }
 }
 

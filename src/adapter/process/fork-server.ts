@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { ConsumerUnrunnableError } from '../errors.js';
 import { ConsumerProcess, EXIT_GRACE_MS, SpawnedProcess, type Hello, type SpawnOptions } from './consumer-process.js';
 import { killGroup } from './group.js';
+import { LineSplitter } from './lines.js';
 
 /**
  * Fork servers (docs/protocol.md, Fork servers). A consumer whose hello offers `forks` can
@@ -313,7 +314,7 @@ export class ForkedProcess extends ConsumerProcess {
   private errorsOpen = false;
   /** Lines written before its protocol connection arrived. */
   private readonly pending: string[] = [];
-  private partial = '';
+  private readonly splitter = new LineSplitter();
   /** Its exit, as its server reported it. */
   private report: { readonly code: number | null; readonly signal: NodeJS.Signals | null } | null = null;
   private finished = false;
@@ -423,10 +424,11 @@ export class ForkedProcess extends ConsumerProcess {
   }
 
   private data(chunk: string): void {
-    const text = this.partial + chunk;
-    const lines = text.split('\n');
-    this.partial = lines.pop() ?? '';
+    const { lines, overflow } = this.splitter.push(chunk);
     for (const line of lines) this.receive(line);
+    if (!overflow) return;
+    this.protocol?.destroy();
+    this.overflowed();
   }
 
   /** Exited and both connections closed: its end is told. */
@@ -437,8 +439,8 @@ export class ForkedProcess extends ConsumerProcess {
   private finish(): void {
     if (this.finished || this.report === null) return;
     this.finished = true;
-    if (this.partial !== '') this.receive(this.partial);
-    this.partial = '';
+    const last = this.splitter.end();
+    if (last !== null) this.receive(last);
     this.exited(this.report.code, this.report.signal);
   }
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { WorkerWorld } from '../consumer.js';
 import { ConsumerProcess, running, SpawnedProcess, type SpawnOptions } from './consumer-process.js';
 import type { ForkServer } from './fork-server.js';
+import { killMarked, runMark } from './marks.js';
 
 /**
  * How incarnations of a process consumer end. `real`: each is its own process, killed with
@@ -220,6 +221,8 @@ export function killAll(): number {
     proc.drop();
   }
   running.clear();
+  // And what any of them started outside its group.
+  killMarked(runMark());
   return killed;
 }
 
@@ -227,4 +230,5 @@ export function killAll(): number {
 // (an adapter calling process.exit, an error nothing caught) kills them on the way out.
 process.once('exit', () => {
   for (const proc of running) proc.kill();
+  killMarked(runMark());
 });
