@@ -61,6 +61,9 @@ describe('the API description', () => {
     [{ cursor: { format: 'epoch-seconds', inclusive: true, secondsPerKey: 0.5 } }, 'cursor.secondsPerKey must be a whole number of seconds for epoch-seconds'],
     [{ cursor: { format: 'epoch-millis', inclusive: true, secondsPerKey: 0.0005 } }, 'cursor.secondsPerKey must be a whole number of milliseconds (a multiple of 0.001) for epoch-millis'],
     [{ cursor: { format: 'iso8601', inclusive: true, secondsPerKey: 1.0001 } }, 'a whole number of milliseconds (a multiple of 0.001) for iso8601'],
+    // Less than a millisecond a key: every key printed as the same value (accepted, it made every record a tie).
+    [{ cursor: { format: 'iso8601', inclusive: true, secondsPerKey: 1e-10 } }, 'cursor.secondsPerKey must be at least 0.001 (one millisecond) for iso8601, the finest step its values show: below it distinct keys would print as the same value, got 1e-10'],
+    [{ cursor: { format: 'epoch-millis', inclusive: true, secondsPerKey: 4e-10 } }, 'cursor.secondsPerKey must be at least 0.001 (one millisecond) for epoch-millis'],
     [{ cursor: { format: 'date', inclusive: true, secondsPerKey: 7 } }, 'cursor.secondsPerKey must divide a day (86,400 seconds) for a date'],
     [{ cursor: { format: 'date', inclusive: true, secondsPerKey: 172_800 } }, 'must divide a day'],
     // request.path: a path as a client sends it, alone.
@@ -198,6 +201,8 @@ describe('cursor values', () => {
     ];
     for (const spec of specs) {
       expect(secondsPerKeyProblem(spec.format, spec.secondsPerKey), JSON.stringify(spec)).toBeNull();
+      // Distinct keys print as distinct values, in every format but a date, where a day's keys tie on purpose.
+      if (spec.format !== 'date') expect(new Set(keys.map((k) => renderCursor(spec, k))).size, JSON.stringify(spec)).toBe(keys.length);
       for (const k of keys) {
         const value = renderCursor(spec, k);
         const read = readCursor(spec, value);

@@ -55,8 +55,13 @@ export function secondsPerKeyProblem(format: CursorFormat, seconds: number): str
     case 'epoch-seconds':
       return Number.isInteger(seconds) ? null : `cursor.secondsPerKey must be a whole number of seconds for epoch-seconds: a key between two seconds has no value of its own there, ${got}`;
     case 'epoch-millis':
-    case 'iso8601':
-      return Math.abs(seconds * 1000 - Math.round(seconds * 1000)) < 1e-6 ? null : `cursor.secondsPerKey must be a whole number of milliseconds (a multiple of 0.001) for ${format}: a key between two milliseconds has no value of its own there, ${got}`;
+    case 'iso8601': {
+      const ms = seconds * 1000;
+      // Below one millisecond every key would round to the same one and print as the same
+      // value: distinct keys would tie, which only a date means to do.
+      if (Math.round(ms) < 1) return `cursor.secondsPerKey must be at least 0.001 (one millisecond) for ${format}, the finest step its values show: below it distinct keys would print as the same value, ${got}`;
+      return Math.abs(ms - Math.round(ms)) < 1e-6 ? null : `cursor.secondsPerKey must be a whole number of milliseconds (a multiple of 0.001) for ${format}: a key between two milliseconds has no value of its own there, ${got}`;
+    }
     case 'date':
       return Number.isInteger(seconds) && DAY_SECONDS % seconds === 0 ? null : `cursor.secondsPerKey must divide a day (86,400 seconds) for a date, so that each day holds a whole number of keys and a day's first key starts it, ${got}`;
   }
