@@ -50,6 +50,24 @@ describe('its buggy twin, one second past the newest record in its STATE', () =>
   });
 });
 
+describe('a bookmark finer than a millisecond', () => {
+  const tap = (digits: string): string => `node test/fixtures/connector/bookmark-digits.mjs ${digits}`;
+
+  it('is the instant its digits name: microseconds of zeros are the newest record, and the tap passes', async () => {
+    const r = await cli('check', '--singer', tap('000'), '--api', API, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.pass);
+  });
+
+  it('a microsecond past the newest record claims its ties done: a premature watermark (read as a Date, it was the record itself)', async () => {
+    const r = await cli('check', '--singer', tap('001'), '--api', API, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.fail);
+    // 00:00:42.000001, exclusive, claims every record at 42: e42b, on the next page, was not yet read.
+    expect(r.out).toContain('committed the watermark 42 (inclusive) while e42b at 42#e42b had no durable outcome');
+    // And the next sync's since of 42.000001 starts after 42, as the real API would.
+    expect(r.out).toMatch(/fetch key >= 4[34], limit/);
+  });
+});
+
 describe('what cannot be judged, or run', () => {
   it('an API description with a wrong field is a usage error naming it', async () => {
     const api = JSON.parse(readFileSync(API, 'utf8')) as { cursor: Record<string, unknown> };

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { API_FIELDS, apiProblem, apiProfile, readApi } from '../src/connector/api.js';
-import { bookmarkWatermark, EPOCH_SECONDS, KEY_LIMIT, MAX_SECONDS_PER_KEY, readCursor, renderCursor, secondsPerKeyProblem } from '../src/connector/cursor.js';
+import { bookmarkWatermark, EPOCH_SECONDS, KEY_LIMIT, MAX_SECONDS_PER_KEY, readCursor, renderCursor, secondsPerKeyProblem, type CursorRange, type KeyPoint } from '../src/connector/cursor.js';
 import { askedBy, errorResponse, pageResponse } from '../src/connector/http.js';
 import { bookmarkIn, persist, readMessage, syncArgs } from '../src/connector/messages.js';
 import { connectorFlag, connectorOf } from '../src/connector/target.js';
@@ -176,6 +176,8 @@ describe('the API description', () => {
 describe('cursor values', () => {
   const iso = { format: 'iso8601', secondsPerKey: 1 } as const;
   const date = { format: 'date', secondsPerKey: 21_600 } as const;
+  const key = (k: number): KeyPoint => ({ floor: k, exact: true, approx: k });
+  const instant = (k: number): CursorRange => ({ kind: 'instant', at: key(k) });
 
   it('are anchored to a fixed epoch, in every format', () => {
     expect(renderCursor(iso, 42)).toBe('2024-01-01T00:00:42.000Z');
@@ -183,10 +185,10 @@ describe('cursor values', () => {
     expect(renderCursor({ format: 'epoch-millis', secondsPerKey: 1 }, 3)).toBe((EPOCH_SECONDS + 3) * 1000);
     // Four keys a day: keys 4 to 7 are all 2024-01-02, so they tie.
     expect([3, 4, 7, 8].map((k) => renderCursor(date, k))).toEqual(['2024-01-01', '2024-01-02', '2024-01-02', '2024-01-03']);
-    expect(readCursor(iso, '2024-01-01T00:00:42.000Z')).toEqual({ from: 42, to: 42 });
-    expect(readCursor(date, '2024-01-02')).toEqual({ from: 4, to: 8 });
+    expect(readCursor(iso, '2024-01-01T00:00:42.000Z')).toEqual(instant(42));
+    expect(readCursor(date, '2024-01-02')).toEqual({ kind: 'day', from: key(4), to: key(8) });
     expect(readCursor(iso, 'Z_dyc4jR0')).toBeNull();
-    expect(readCursor({ format: 'epoch-seconds', secondsPerKey: 1 }, `${EPOCH_SECONDS + 5}`)).toEqual({ from: 5, to: 5 });
+    expect(readCursor({ format: 'epoch-seconds', secondsPerKey: 1 }, `${EPOCH_SECONDS + 5}`)).toEqual(instant(5));
   });
 
   it('every key a world can hold reads back as itself, for every seconds per key the description accepts', () => {
@@ -206,10 +208,11 @@ describe('cursor values', () => {
       for (const k of keys) {
         const value = renderCursor(spec, k);
         const read = readCursor(spec, value);
-        if (spec.format !== 'date') expect(read, `${JSON.stringify(spec)} key ${k} as ${value}`).toEqual({ from: k, to: k });
+        if (spec.format !== 'date') expect(read, `${JSON.stringify(spec)} key ${k} as ${value}`).toEqual(instant(k));
         else {
           // A day holds a whole number of keys, and its first key starts it.
-          expect(Number.isInteger(read?.from) && (read?.from ?? Infinity) <= k && k < (read?.to ?? -Infinity), `${JSON.stringify(spec)} key ${k} as ${value}`).toBe(true);
+          const day = read?.kind === 'day' ? read : null;
+          expect(day !== null && day.from.exact && day.to.exact && day.from.floor <= k && k < day.to.floor, `${JSON.stringify(spec)} key ${k} as ${value}`).toBe(true);
         }
       }
     }
@@ -217,6 +220,44 @@ describe('cursor values', () => {
     const past = { format: 'iso8601', secondsPerKey: MAX_SECONDS_PER_KEY * 1.3 } as const;
     expect(renderCursor(past, KEY_LIMIT)).toMatch(/^\+0\d{5}-/);
     expect(readCursor(past, renderCursor(past, KEY_LIMIT))).toBeNull();
+  });
+
+  it('are read digit by digit: a value finer than a millisecond is where its digits put it, never rounded onto a key', () => {
+    const between = (floor: number, approx: number): CursorRange => ({ kind: 'instant', at: { floor, exact: false, approx } });
+    // A microsecond past key 42 is past it (a Date read it as 42 itself), and so is a nanosecond...
+    expect(readCursor(iso, '2024-01-01T00:00:42.000001Z')).toEqual(between(42, 42.000001));
+    expect(readCursor(iso, '2024-01-01T00:00:42.000000001Z')).toEqual(between(42, 42.000000001));
+    // ...and a digit a hundred places down; zeros, however many, are the key itself.
+    expect(readCursor(iso, `2024-01-01T00:00:42.${'0'.repeat(99)}1Z`)).toMatchObject({ at: { floor: 42, exact: false } });
+    expect(readCursor(iso, '2024-01-01T00:00:42.000000000Z')).toEqual(instant(42));
+    expect(readCursor(iso, '2024-01-01T05:30:42.5+05:30')).toEqual(between(42, 42.5));
+    expect(readCursor(iso, '2023-12-31T23:59:59.5Z')).toEqual(between(-1, -0.5));
+    // A key a millisecond long: values a tenth of one apart are told apart, in order (a Date made them one tie).
+    const milli = { format: 'iso8601', secondsPerKey: 0.001 } as const;
+    expect(readCursor(milli, '2024-01-01T00:00:00.0421Z')).toEqual(between(42, 42.1));
+    expect(readCursor(milli, '2024-01-01T00:00:00.0422Z')).toEqual(between(42, 42.2));
+    // Epoch values, as JSON numbers (the digits the connector wrote) and as strings of digits.
+    const seconds = { format: 'epoch-seconds', secondsPerKey: 1 } as const;
+    expect(readCursor(seconds, 1_704_067_242.000001)).toEqual(between(42, 42.000001));
+    expect(readCursor(seconds, `1704067242.${'0'.repeat(30)}1`)).toMatchObject({ at: { floor: 42, exact: false } });
+    expect(readCursor(seconds, 1.704067242e9)).toEqual(instant(42));
+    expect(readCursor({ format: 'epoch-millis', secondsPerKey: 1 }, 1_704_067_242_000.5)).toEqual(between(42, 42.0005));
+    // A day or a time that does not exist is no value (a Date rolled it over into the next).
+    expect(readCursor(iso, '2024-02-30T00:00:00Z')).toBeNull();
+    expect(readCursor(iso, '2024-01-01T24:00:00Z')).toBeNull();
+    expect(readCursor(iso, '2024-02-29T00:00:00Z')).toEqual(instant(59 * 86_400));
+    expect(readCursor(seconds, 1e300)).toBeNull();
+  });
+
+  it('a bookmark between two keys claims every key before it, inclusive or not; a since between two keys starts at the next', () => {
+    expect(bookmarkWatermark(iso, '2024-01-01T00:00:42.000001Z', false)).toEqual({ key: [42], inclusive: true });
+    expect(bookmarkWatermark(iso, '2024-01-01T00:00:41.999999Z', true)).toEqual({ key: [41], inclusive: true });
+    expect(bookmarkWatermark({ format: 'iso8601', secondsPerKey: 0.001 }, '2024-01-01T00:00:00.0425Z', false)).toEqual({ key: [42], inclusive: true });
+    expect(bookmarkWatermark(iso, '2024-01-01T00:00:42.000000Z', false)).toEqual({ key: [42], inclusive: false });
+    const q = (query: string): URLSearchParams => new URLSearchParams(query);
+    expect(askedBy(singerApi, q('updated_since=2024-01-01T00:00:07.000001Z'), 5)).toEqual({ fetch: { resume: { kind: 'key-gte', key: [8] }, limit: 5 } });
+    const exclusive = { ...singerApi, cursor: { ...singerApi.cursor, inclusive: false } };
+    expect(askedBy(exclusive, q('updated_since=2024-01-01T00:00:07.000001Z'), 5)).toEqual({ fetch: { resume: { kind: 'key-gt', key: [7] }, limit: 5 } });
   });
 
   it('a bookmark is a point of the order, inclusive or exclusive; anything else is left for the checker to judge', () => {

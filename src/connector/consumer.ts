@@ -9,7 +9,7 @@ import type { Consumer, WorkerWorld } from '../adapter/consumer.js';
 // The sync directories are among the bridge's stores: whatever ends the run removes them with the blackbox stores.
 import { stores as syncDirs } from '../adapter/process/bridge.js';
 import { apiProfile, type ApiDescription } from './api.js';
-import { bookmarkWatermark, readCursor } from './cursor.js';
+import { bookmarkWatermark, firstKeyFrom, readCursor } from './cursor.js';
 import { ConnectorUnjudgedError } from './errors.js';
 import { askedBy, errorResponse, pageResponse, type Response } from './http.js';
 import { catalogOf, persist, readMessage, syncArgs, type ConnectorKind } from './messages.js';
@@ -447,11 +447,15 @@ class Attempt {
     const id = typeof raw === 'string' ? raw : raw === undefined ? '' : JSON.stringify(raw);
     const versions = this.servedHere().get(id) ?? [];
     const range = readCursor(this.api.cursor, own(data, this.api.record.cursor));
-    const at = (v: Served): boolean => range !== null && (range.from === range.to ? v.key === range.from : range.from <= v.key && v.key < range.to);
+    const at = (v: Served): boolean =>
+      range === null ? false
+      : range.kind === 'instant' ? range.at.exact && v.key === range.at.floor
+      : firstKeyFrom(range.from) <= v.key && v.key < firstKeyFrom(range.to);
     const there = versions.filter(at);
     const found = there.find((v) => v.payload === payload) ?? there.at(-1) ?? versions.find((v) => v.payload === payload) ?? versions.at(-1);
     // A date names a day, not a key: the record carries the key it was served at when the day is its version's.
-    const key = range === null ? null : found !== undefined && at(found) ? [found.key] : [range.from];
+    // A value between two keys is no key any version was served at: it carries the point it names.
+    const key = range === null ? null : found !== undefined && at(found) ? [found.key] : [(range.kind === 'instant' ? range.at : range.from).approx];
     return { ref: { id, version: found?.version ?? 1 }, key };
   }
 
