@@ -59,6 +59,20 @@ describe('the example Airbyte source', () => {
     expect(r.out).toContain('FAIL  airbyte-source: watermark-regression');
   });
 
+  it.each([
+    // Threw while the platform read it, and the world restarted the sync for ever: a hang.
+    ['global-state-null', 'its global.stream_states[0] is null, not an object'],
+    // Read as a state without the bookmark: unknown, but blaming the description's bookmark path.
+    ['unknown-type', 'its type is string "PER_STREAM", not one of "STREAM", "GLOBAL", "LEGACY"'],
+    ['no-descriptor', 'its stream has no stream_descriptor (it is absent)'],
+    ['state-not-object', 'its stream.stream_state is number '],
+  ])('a STATE of a shape the protocol does not define (%s) is unknown, saying what is wrong with it', async (shape, problem) => {
+    const r = await cli('check', '--airbyte', `node test/fixtures/connector/state-shape.mjs ${shape}`, '--api', API, '--scenario', 'failed-event-holds-watermark');
+    expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+    expect(r.err).toContain(`the run could not be judged: the connector wrote a STATE whose shape the Airbyte protocol does not define (docs/connectors.md, "What the platform does"): ${problem}`);
+    expect(r.out).toMatch(/verdict: unknown$/);
+  });
+
   it('a Singer tap checked as an Airbyte source is unknown: it refuses `read`, and prints nothing a platform can use', async () => {
     const r = await cli('check', '--airbyte', 'python3 examples/singer/tap_events.py', '--api', API, '--scenario', 'ties-across-page-boundary');
     expect(r.code, r.out + r.err).toBe(EXIT.unknown);

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { airbyteStateProblem } from '../src/connector/airbyte-state.js';
 import { API_FIELDS, apiProblem, apiProfile, readApi } from '../src/connector/api.js';
 import { bookmarkWatermark, EPOCH_SECONDS, KEY_LIMIT, MAX_SECONDS_PER_KEY, readCursor, renderCursor, secondsPerKeyProblem, type CursorRange, type KeyPoint } from '../src/connector/cursor.js';
 import { askedBy, errorResponse, pageResponse } from '../src/connector/http.js';
@@ -336,6 +337,46 @@ describe('the protocols as a platform reads them', () => {
     const global = { type: 'GLOBAL', global: { shared_state: {}, stream_states: [{ stream_descriptor: { name: 'events' }, stream_state: { updated_at: 'G' } }] } };
     expect(persist('airbyte', api, null, global)).toEqual({ state: [global], bookmark: 'G', miss: null });
     expect(persist('airbyte', api, null, { data: { updated_at: 'L' } })).toEqual({ state: { updated_at: 'L' }, bookmark: 'L', miss: null });
+  });
+
+  it('an Airbyte state of a shape the protocol does not define is named, never read as a missing bookmark', () => {
+    const events = { stream_descriptor: { name: 'events' }, stream_state: { updated_at: 7 } };
+    // Each was read as a state without the bookmark (or, for a list that is not one, threw, and the run hung).
+    expect(airbyteStateProblem({ type: 'STREAM', stream: { stream_state: { updated_at: 7 } } })).toBe('its stream has no stream_descriptor (it is absent)');
+    expect(airbyteStateProblem({ type: 'STREAM', stream: { stream_descriptor: {}, stream_state: {} } })).toBe('its stream.stream_descriptor has no name (it is absent)');
+    expect(airbyteStateProblem({ type: 'STREAM' })).toBe('it is a STREAM state without a stream');
+    expect(airbyteStateProblem({ type: 'STREAM', stream: { ...events, stream_state: 7 } })).toBe('its stream.stream_state is number 7, not an object');
+    expect(airbyteStateProblem({ type: 'STREAM', stream: { ...events, stream_state: [7] } })).toBe('its stream.stream_state is an array [7], not an object');
+    expect(airbyteStateProblem({ type: 'PER_STREAM', stream: events })).toBe('its type is string "PER_STREAM", not one of "STREAM", "GLOBAL", "LEGACY"');
+    expect(airbyteStateProblem({ type: 'GLOBAL', global: {} })).toBe('its global has no list of stream_states (it is absent)');
+    expect(airbyteStateProblem({ type: 'GLOBAL', global: { stream_states: { events } } })).toMatch(/^its global has no list of stream_states \(it is object /);
+    expect(airbyteStateProblem({ type: 'GLOBAL', global: { stream_states: [null] } })).toBe('its global.stream_states[0] is null, not an object');
+    expect(airbyteStateProblem({ type: 'GLOBAL', global: { shared_state: 'x', stream_states: [] } })).toBe('its global.shared_state is string "x", not an object');
+    expect(airbyteStateProblem({ type: 'GLOBAL' })).toBe('it is a GLOBAL state whose global is absent, not an object');
+    expect(airbyteStateProblem({ type: 'LEGACY', data: 7 })).toBe('it is a LEGACY state whose data is number 7, not an object');
+    expect(airbyteStateProblem({ type: 'LEGACY' })).toBe('it is a LEGACY state whose data is absent, not an object');
+    expect(airbyteStateProblem({})).toBe('it is a LEGACY state whose data is absent, not an object');
+    expect(airbyteStateProblem(7)).toBe('its state is number 7, not an object');
+    expect(airbyteStateProblem(undefined)).toBe('its state is absent, not an object');
+    // The shapes the protocol defines, the type given or read from what the state carries.
+    for (const state of [
+      { type: 'STREAM', stream: events },
+      { stream: { stream_descriptor: { name: 'events', namespace: null } } },
+      { type: 'STREAM', stream: { stream_descriptor: { name: 'events' }, stream_state: null } },
+      { type: 'GLOBAL', global: { shared_state: { at: 1 }, stream_states: [events] } },
+      { global: { stream_states: [] } },
+      { type: 'LEGACY', data: {} },
+      { data: { updated_at: 7 } },
+    ]) {
+      expect(airbyteStateProblem(state), JSON.stringify(state)).toBeNull();
+    }
+    // A STATE whose state is no object is a state all the same, not another protocol's message.
+    expect(readMessage('airbyte', '{"type":"STATE","state":7}')).toEqual({ kind: 'state', message: 7 });
+    // Read anyway, no shape throws.
+    const api = { ...singerApi, state: { bookmark: 'updated_at', inclusive: false, compression: 'none' } } as const;
+    for (const state of [{ type: 'GLOBAL', global: { stream_states: [null] } }, { type: 'GLOBAL', global: { stream_states: {} } }, 7, null]) {
+      expect(persist('airbyte', api, null, state).bookmark, JSON.stringify(state)).toBeUndefined();
+    }
   });
 
   it('says where a bookmark path found nothing, and what stood there instead', () => {
