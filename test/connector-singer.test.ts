@@ -108,6 +108,18 @@ describe('what cannot be judged, or run', () => {
     expect(r.out).toMatch(/verdict: unknown$/);
   });
 
+  it('a bookmark path that names an object is unknown, naming the path, what it held and the value inside it (it was a token-as-watermark)', async () => {
+    const api = JSON.parse(readFileSync(API, 'utf8')) as { state: Record<string, unknown> };
+    api.state.bookmark = 'bookmarks.events';
+    const file = join(tmp, 'object-bookmark-api.json');
+    writeFileSync(file, JSON.stringify(api));
+    const r = await cli('check', '--singer', TAP, '--api', file, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+    expect(r.err).toContain('the run could not be judged: the bookmark path "bookmarks.events" holds an object, not a value: {"updated_at":"2024-01-01T00:00:4');
+    expect(r.err).toContain('set state.bookmark to the cursor value inside it: "bookmarks.events.updated_at"');
+    expect(r.out).not.toContain('token-as-watermark');
+  });
+
   it('a connector that prints no RECORD or STATE line is unknown, with the reason', async () => {
     const r = await cli('check', '--singer', 'python3 -c "import sys; print(\'starting\', file=sys.stderr)"', '--api', API, '--scenario', 'ties-across-page-boundary');
     expect(r.code, r.out + r.err).toBe(EXIT.unknown);

@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { airbyteStateProblem } from '../src/connector/airbyte-state.js';
-import { API_FIELDS, apiProblem, apiProfile, readApi } from '../src/connector/api.js';
+import { API_FIELDS, apiProblem, apiProfile, readApi, type ApiDescription } from '../src/connector/api.js';
+import { bookmarkClaim } from '../src/connector/bookmark.js';
 import { bookmarkWatermark, EPOCH_SECONDS, KEY_LIMIT, MAX_SECONDS_PER_KEY, readCursor, renderCursor, secondsPerKeyProblem, type CursorRange, type KeyPoint } from '../src/connector/cursor.js';
 import { askedBy, errorResponse, pageResponse } from '../src/connector/http.js';
 import { bookmarkIn, persist, readMessage, syncArgs } from '../src/connector/messages.js';
@@ -270,6 +271,35 @@ describe('cursor values', () => {
     expect(bookmarkWatermark(iso, undefined, false)).toBeNull();
     // A next-page token kept as the bookmark: a token-as-watermark for the checker.
     expect(bookmarkWatermark(iso, 'Z_dyc4jR0', false)).toBe('Z_dyc4jR0');
+  });
+});
+
+describe('a bookmark as a watermark', () => {
+  const at = (bookmark: string, compression: 'none' | 'base64/gzip' = 'none'): ApiDescription => ({ ...singerApi, state: { bookmark, inclusive: false, compression } });
+
+  it('a value is a watermark: a cursor value a point of the order, anything else for the checker to judge', () => {
+    expect(bookmarkClaim(singerApi, '2024-01-01T00:00:42.000Z')).toEqual({ watermark: { key: [42], inclusive: false } });
+    expect(bookmarkClaim(singerApi, 'Z_dyc4jR0')).toEqual({ watermark: 'Z_dyc4jR0' });
+    expect(bookmarkClaim(singerApi, 17)).toEqual({ watermark: 17 });
+    expect(bookmarkClaim(singerApi, null)).toEqual({ watermark: null });
+  });
+
+  it('an object or a list cannot be judged: the reason names the path, what it held, and the cursor values inside it', () => {
+    const claim = (api: ApiDescription, bookmark: unknown): string => {
+      const c = bookmarkClaim(api, bookmark);
+      return 'unjudged' in c ? c.unjudged : `a watermark: ${JSON.stringify(c.watermark)}`;
+    };
+    expect(claim(at('bookmarks.events'), { updated_at: '2024-01-01T00:00:42.000Z', id: 'e42a' })).toBe(
+      'the bookmark path "bookmarks.events" holds an object, not a value: {"updated_at":"2024-01-01T00:00:42.000Z","id":"e42a"}. A bookmark is a cursor value, and an object is no point of the order to judge as a watermark: set state.bookmark to the cursor value inside it: "bookmarks.events.updated_at" (docs/connectors.md, "What the platform does")',
+    );
+    expect(claim(at('bookmarks.events.history'), ['2024-01-01T00:00:41.000Z', '2024-01-01T00:00:42.000Z'])).toContain(
+      'the bookmark path "bookmarks.events.history" holds a list, not a value: ["2024-01-01T00:00:41.000Z","2024-01-01T00:00:42.000Z"]. A bookmark is a cursor value, and a list is no point of the order to judge as a watermark: set state.bookmark to the cursor value inside it: "bookmarks.events.history.0" or "bookmarks.events.history.1"',
+    );
+    expect(claim(at('bookmarks'), { events: {} })).toContain('set state.bookmark to where the connector keeps its bookmark, a cursor value (iso8601)');
+    expect(claim(at('bookmarks'), { format: 'base64/gzip', data: 'H4sI' })).toContain('it is a packed state: state.compression "base64/gzip" reads through it');
+    // An object shaped as a watermark is no bookmark either: it was taken as the point it spells.
+    expect(claim(at('bookmarks'), { key: [999], inclusive: true })).toContain('the bookmark path "bookmarks" holds an object, not a value');
+    expect(claim(at('bookmarks'), [])).toContain('holds a list, not a value: []');
   });
 });
 

@@ -10,7 +10,8 @@ import type { Consumer, WorkerWorld } from '../adapter/consumer.js';
 import { stores as syncDirs } from '../adapter/process/bridge.js';
 import { airbyteStateProblem } from './airbyte-state.js';
 import { apiProfile, type ApiDescription } from './api.js';
-import { bookmarkWatermark, firstKeyFrom, readCursor } from './cursor.js';
+import { bookmarkClaim } from './bookmark.js';
+import { firstKeyFrom, readCursor } from './cursor.js';
 import { ConnectorUnjudgedError } from './errors.js';
 import { askedBy, errorResponse, pageResponse, type Response } from './http.js';
 import { catalogOf, persist, readMessage, syncArgs, type ConnectorKind } from './messages.js';
@@ -332,7 +333,9 @@ class Attempt {
         }
         const { state, bookmark, miss } = persist(this.kind, this.api, this.persisted, message.message);
         this.sawBookmark(miss);
-        const value = bookmarkWatermark(this.api.cursor, bookmark, this.api.state.inclusive);
+        const claim = bookmarkClaim(this.api, bookmark);
+        if ('unjudged' in claim) throw new ConnectorUnjudgedError(claim.unjudged);
+        const value = claim.watermark;
         const binding = this.world.fingerprint;
         if (!(await this.renew())) return STOP;
         const states = this.statesHere();
