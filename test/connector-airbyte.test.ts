@@ -73,6 +73,12 @@ describe('the example Airbyte source', () => {
     expect(r.out).toMatch(/verdict: unknown$/);
   });
 
+  it.each(['date', 'datetime'])('a date-only API, its records written as a %s, passes: a datetime at midnight UTC is its day (it carried no key, a divergent-duplicate)', async (style) => {
+    const r = await cli('check', '--airbyte', `node test/fixtures/connector/date-source.mjs ${style}`, '--api', 'test/fixtures/connector/api-date.json', '--scenario', 'failed-event-holds-watermark');
+    expect(r.code, r.out + r.err).toBe(EXIT.pass);
+    expect(r.out).toContain('pass     failed-event-holds-watermark (R6 R7 R8)');
+  });
+
   it('a Singer tap checked as an Airbyte source is unknown: it refuses `read`, and prints nothing a platform can use', async () => {
     const r = await cli('check', '--airbyte', 'python3 examples/singer/tap_events.py', '--api', API, '--scenario', 'ties-across-page-boundary');
     expect(r.code, r.out + r.err).toBe(EXIT.unknown);

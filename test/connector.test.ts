@@ -251,6 +251,21 @@ describe('cursor values', () => {
     expect(readCursor(seconds, 1e300)).toBeNull();
   });
 
+  it('under a date, a datetime at midnight (UTC) is its day, as a connector that declares the field a date-time writes it; the API itself reads only a date', () => {
+    const day = { kind: 'day', from: key(4), to: key(8) };
+    expect(readCursor(date, '2024-01-02T00:00:00.000000Z')).toEqual(day);
+    expect(readCursor(date, '2024-01-02T00:00:00+00:00')).toEqual(day);
+    expect(readCursor(date, '2024-01-01T19:00:00-05:00')).toEqual(day);
+    // Any other time of the day is not the day that was served.
+    expect(readCursor(date, '2024-01-02T06:00:00Z')).toBeNull();
+    expect(readCursor(date, '2024-01-02T00:00:00.000001Z')).toBeNull();
+    expect(bookmarkWatermark(date, '2024-01-02T00:00:00.000000Z', false)).toEqual({ key: [4], inclusive: false });
+    expect(bookmarkWatermark(date, '2024-01-02T00:00:00.000000Z', true)).toEqual({ key: [8], inclusive: false });
+    const daily = { ...singerApi, cursor: { format: 'date', inclusive: true, secondsPerKey: 21_600 } } as const;
+    expect(askedBy(daily, new URLSearchParams('updated_since=2024-01-02T00:00:00Z'), 5)).toEqual({ problem: 'updated_since must be a date cursor value, got "2024-01-02T00:00:00Z"' });
+    expect(askedBy(daily, new URLSearchParams('updated_since=2024-01-02'), 5)).toEqual({ fetch: { resume: { kind: 'key-gte', key: [4] }, limit: 5 } });
+  });
+
   it('a bookmark between two keys claims every key before it, inclusive or not; a since between two keys starts at the next', () => {
     expect(bookmarkWatermark(iso, '2024-01-01T00:00:42.000001Z', false)).toEqual({ key: [42], inclusive: true });
     expect(bookmarkWatermark(iso, '2024-01-01T00:00:41.999999Z', true)).toEqual({ key: [41], inclusive: true });

@@ -1,7 +1,7 @@
 import type { FetchRequest, Page, Resume } from '../../model/api.js';
 import type { SourceEvent } from '../../model/event.js';
 import { setPath, type ApiDescription } from './api.js';
-import { firstKeyFrom, readCursor, renderCursor } from './cursor.js';
+import { firstKeyFrom, readParameter, renderCursor } from './cursor.js';
 
 /**
  * The simulated source as an HTTP API: a request's query read as one world fetch, and the
@@ -30,7 +30,7 @@ function resumeOf(api: ApiDescription, query: URLSearchParams, limit: number): R
   if (token !== null && token !== '') return { kind: 'token', token };
   const since = p.since === undefined ? null : query.get(p.since);
   if (since !== null) {
-    const range = readCursor(api.cursor, since);
+    const range = readParameter(api.cursor, since);
     if (range === null) return { problem: `${p.since} must be a ${api.cursor.format} cursor value, got ${JSON.stringify(since)}` };
     // A date stands for a whole day: inclusive starts at its first key, exclusive after its last.
     if (range.kind === 'day') return { kind: 'key-gte', key: [firstKeyFrom(api.cursor.inclusive ? range.from : range.to)] };

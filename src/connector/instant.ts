@@ -110,6 +110,12 @@ export function dayInstants(value: unknown): { readonly start: Instant; readonly
   return { start: instantOf(BigInt(day * SECONDS_PER_DAY), ''), end: instantOf(BigInt((day + 1) * SECONDS_PER_DAY), '') };
 }
 
+/** The day an instant starts (midnight UTC, to its last digit), as dayInstants gives it; null for any other instant. */
+export function dayStartingAt(t: Instant): { readonly start: Instant; readonly end: Instant } | null {
+  const day = BigInt(SECONDS_PER_DAY) * 10n ** BigInt(t.scale);
+  return t.units % day === 0n ? { start: t, end: { units: t.units + day, scale: t.scale } } : null;
+}
+
 /** Days since 1970-01-01 of a proleptic Gregorian date, or null when the month has no such day. */
 function daysOf(y: string, m: string, d: string): number | null {
   const [year, month, day] = [Number(y), Number(m), Number(d)];
