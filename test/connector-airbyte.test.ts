@@ -79,6 +79,27 @@ describe('the example Airbyte source', () => {
     expect(r.out).toContain('pass     failed-event-holds-watermark (R6 R7 R8)');
   });
 
+  describe('a source that keeps its bookmark as ISO 8601 for an epoch-seconds API', () => {
+    const source = (file: string): string => `node test/fixtures/connector/iso-bookmark.mjs ${file}`;
+    it('described so (state.format), passes; its bookmark was a token-as-watermark', async () => {
+      const r = await cli('check', '--airbyte', source('examples/airbyte/source.mjs'), '--api', 'test/fixtures/connector/api-iso-bookmark.json', '--scenario', 'failed-event-holds-watermark');
+      expect(r.code, r.out + r.err).toBe(EXIT.pass);
+    });
+
+    it('not described so, is unknown, naming the field that says it', async () => {
+      const r = await cli('check', '--airbyte', source('examples/airbyte/source.mjs'), '--api', API, '--scenario', 'failed-event-holds-watermark');
+      expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+      expect(r.err).toContain('the run could not be judged: the bookmark "2024-01-01T00:00:4');
+      expect(r.err).toContain('is no cursor value in the cursor\'s format, epoch-seconds, but reads as one in iso8601: set state.format to "iso8601" in the API description');
+    });
+
+    it('its buggy twin, described so, is still a premature watermark', async () => {
+      const r = await cli('check', '--airbyte', source('examples/airbyte/source-buggy.mjs'), '--api', 'test/fixtures/connector/api-iso-bookmark.json', '--scenario', 'ties-across-page-boundary');
+      expect(r.code, r.out + r.err).toBe(EXIT.fail);
+      expect(r.out).toContain('committed the watermark 42 (exclusive) while e41 at 41#e41 had no durable outcome');
+    });
+  });
+
   it('a Singer tap checked as an Airbyte source is unknown: it refuses `read`, and prints nothing a platform can use', async () => {
     const r = await cli('check', '--airbyte', 'python3 examples/singer/tap_events.py', '--api', API, '--scenario', 'ties-across-page-boundary');
     expect(r.code, r.out + r.err).toBe(EXIT.unknown);

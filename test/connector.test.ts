@@ -35,6 +35,7 @@ describe('the API description', () => {
     [{ source: { contracts: ['eventually'] } }, 'source.contracts must list some of'],
     [{ state: { bookmark: '' , inclusive: false } }, 'state.bookmark must be a non-empty string, got ""'],
     [{ state: { bookmark: 'b', inclusive: false, compression: 'gzip' } }, 'state.compression must be one of "none", "base64/gzip", got "gzip"'],
+    [{ state: { bookmark: 'b', inclusive: false, format: 'unix' } }, 'state.format must be one of "iso8601", "epoch-seconds", "epoch-millis", "date", got "unix"'],
   ])('%j is refused, naming the field: %s', (change, problem) => {
     expect(apiProblem({ ...base, ...change })).toContain(problem);
   });
@@ -101,6 +102,7 @@ describe('the API description', () => {
     [{ cursor: { format: 'epoch-seconds', inclusive: true, secondsPerKey: 3600 } }],
     [{ cursor: { format: 'date', inclusive: false, secondsPerKey: 86_400 } }],
     [{ state: { bookmark: 'streams.0.updated_at', inclusive: false } }],
+    [{ state: { bookmark: 'b', inclusive: false, format: 'epoch-seconds' } }],
     [{ request: { ...request, path: '/v1/caf%C3%A9/events/' } }],
     [{ request: { path: '/v1/events', params: { offset: 'offset' } }, response: { records: 'data', hasMore: 'has_more' } }],
     [{ errors: { expiredToken: 400 } }],
@@ -290,13 +292,37 @@ describe('cursor values', () => {
 });
 
 describe('a bookmark as a watermark', () => {
-  const at = (bookmark: string, compression: 'none' | 'base64/gzip' = 'none'): ApiDescription => ({ ...singerApi, state: { bookmark, inclusive: false, compression } });
+  const at = (bookmark: string, compression: 'none' | 'base64/gzip' = 'none'): ApiDescription => ({ ...singerApi, state: { ...singerApi.state, bookmark, inclusive: false, compression } });
 
   it('a value is a watermark: a cursor value a point of the order, anything else for the checker to judge', () => {
     expect(bookmarkClaim(singerApi, '2024-01-01T00:00:42.000Z')).toEqual({ watermark: { key: [42], inclusive: false } });
     expect(bookmarkClaim(singerApi, 'Z_dyc4jR0')).toEqual({ watermark: 'Z_dyc4jR0' });
     expect(bookmarkClaim(singerApi, 17)).toEqual({ watermark: 17 });
     expect(bookmarkClaim(singerApi, null)).toEqual({ watermark: null });
+  });
+
+  it('is read in state.format, by default the cursor\'s: a tap that stores epoch seconds for an ISO 8601 API says so', () => {
+    expect(singerApi.state.format).toBe('iso8601');
+    const seconds = { ...singerApi, state: { ...singerApi.state, format: 'epoch-seconds' } } as const;
+    expect(bookmarkClaim(seconds, EPOCH_SECONDS + 42)).toEqual({ watermark: { key: [42], inclusive: false } });
+    expect(bookmarkClaim(seconds, `${EPOCH_SECONDS + 42}.5`)).toEqual({ watermark: { key: [42], inclusive: true } });
+    const days = { ...singerApi, state: { ...singerApi.state, format: 'date', inclusive: true } } as const;
+    expect(bookmarkClaim(days, '2024-01-02')).toEqual({ watermark: { key: [2 * 86_400], inclusive: false } });
+  });
+
+  it('a bookmark another format reads as a key of a world cannot be judged, and the reason names the format to describe it with', () => {
+    // It was a token-as-watermark: a correct tap failed for how it was described.
+    expect(bookmarkClaim(singerApi, EPOCH_SECONDS + 42)).toEqual({
+      unjudged: `the bookmark ${EPOCH_SECONDS + 42} at "bookmarks.events.updated_at" is no cursor value in the cursor's format, iso8601, but reads as one in epoch-seconds: set state.format to "epoch-seconds" in the API description, which reads the bookmark as the instant it names (docs/connectors.md, "The API description")`,
+    });
+    expect(bookmarkClaim(singerApi, `${(EPOCH_SECONDS + 42) * 1000}`)).toMatchObject({ unjudged: expect.stringContaining('reads as one in epoch-millis: set state.format to "epoch-millis"') });
+    expect(bookmarkClaim(singerApi, '2024-01-02')).toMatchObject({ unjudged: expect.stringContaining('set state.format to "date"') });
+    const seconds = { ...singerApi, state: { ...singerApi.state, format: 'epoch-seconds' } } as const;
+    expect(bookmarkClaim(seconds, '2024-01-01T00:00:42Z')).toMatchObject({ unjudged: expect.stringContaining('is no cursor value in state.format, epoch-seconds, but reads as one in iso8601') });
+    // What reads as no world's key in any format is still judged as it is: a page token, an offset, a count.
+    expect(bookmarkClaim(singerApi, 'Z_dyc4jR0')).toEqual({ watermark: 'Z_dyc4jR0' });
+    expect(bookmarkClaim(singerApi, 100)).toEqual({ watermark: 100 });
+    expect(bookmarkClaim(singerApi, '1970-01-02')).toEqual({ watermark: '1970-01-02' });
   });
 
   it('an object or a list cannot be judged: the reason names the path, what it held, and the cursor values inside it', () => {
@@ -372,7 +398,7 @@ describe('the protocols as a platform reads them', () => {
   });
 
   it("persists Singer's state whole, and Airbyte's per stream, global or legacy, each with the stream's bookmark", () => {
-    const api = { ...singerApi, state: { bookmark: 'updated_at', inclusive: false, compression: 'none' } } as const;
+    const api = { ...singerApi, state: { ...singerApi.state, bookmark: 'updated_at', inclusive: false, compression: 'none' } } as const;
     expect(persist('singer', singerApi, null, { type: 'STATE', value: { bookmarks: { events: { updated_at: 'X' } } } })).toEqual({ state: { bookmarks: { events: { updated_at: 'X' } } }, bookmark: 'X', miss: null });
     const other = { type: 'STREAM', stream: { stream_descriptor: { name: 'users' }, stream_state: { updated_at: 'U' } } };
     const first = persist('airbyte', api, [other], { type: 'STREAM', stream: { stream_descriptor: { name: 'events' }, stream_state: { updated_at: 'A' } } });
@@ -418,7 +444,7 @@ describe('the protocols as a platform reads them', () => {
     // A STATE whose state is no object is a state all the same, not another protocol's message.
     expect(readMessage('airbyte', '{"type":"STATE","state":7}')).toEqual({ kind: 'state', message: 7 });
     // Read anyway, no shape throws.
-    const api = { ...singerApi, state: { bookmark: 'updated_at', inclusive: false, compression: 'none' } } as const;
+    const api = { ...singerApi, state: { ...singerApi.state, bookmark: 'updated_at', inclusive: false, compression: 'none' } } as const;
     for (const state of [{ type: 'GLOBAL', global: { stream_states: [null] } }, { type: 'GLOBAL', global: { stream_states: {} } }, 7, null]) {
       expect(persist('airbyte', api, null, state).bookmark, JSON.stringify(state)).toBeUndefined();
     }
@@ -426,7 +452,7 @@ describe('the protocols as a platform reads them', () => {
 
   it('says where a bookmark path found nothing, and what stood there instead', () => {
     const miss = (kind: 'singer' | 'airbyte', bookmark: string, message: Record<string, unknown>, compression: 'none' | 'base64/gzip' = 'none'): string | null =>
-      persist(kind, { ...singerApi, state: { bookmark, inclusive: false, compression } }, null, message).miss;
+      persist(kind, { ...singerApi, state: { ...singerApi.state, bookmark, inclusive: false, compression } }, null, message).miss;
     const singer = { type: 'STATE', value: { bookmarks: { events: { updated_at: 'X', id: 'e1' } } } };
     expect(miss('singer', 'bookmarks.events.updated_at', singer)).toBeNull();
     expect(miss('singer', 'bookmarks.events.updatedAt', singer)).toBe('bookmarks.events in the STATE value has no "updatedAt": its keys are "updated_at", "id"');
@@ -450,7 +476,7 @@ describe('the protocols as a platform reads them', () => {
 
   it('reads the bookmark through gzipped state wherever it stands on the path, when the description says so', () => {
     const packed = (v: unknown): unknown => ({ format: 'base64/gzip', data: gzipSync(JSON.stringify(v)).toString('base64') });
-    const api = { ...singerApi, state: { bookmark: 'events.updated_at', inclusive: false, compression: 'base64/gzip' } } as const;
+    const api = { ...singerApi, state: { ...singerApi.state, bookmark: 'events.updated_at', inclusive: false, compression: 'base64/gzip' } } as const;
     // faros-airbyte-cdk's legacy state: the whole connector state, packed.
     expect(persist('airbyte', api, null, { data: packed({ events: { updated_at: 7 } }) }).bookmark).toBe(7);
     const stream = { ...api, state: { ...api.state, bookmark: 'updated_at' } };
