@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { airbyteStateProblem } from '../src/connector/airbyte-state.js';
 import { API_FIELDS, apiProblem, apiProfile, readApi, type ApiDescription } from '../src/connector/api.js';
 import { bookmarkClaim } from '../src/connector/bookmark.js';
-import { bookmarkWatermark, EPOCH_SECONDS, KEY_LIMIT, MAX_SECONDS_PER_KEY, readCursor, renderCursor, secondsPerKeyProblem, type CursorRange, type KeyPoint } from '../src/connector/cursor.js';
+import { bookmarkWatermark, EPOCH_SECONDS, KEY_LIMIT, MAX_SECONDS_PER_KEY, readCursor, readParameter, renderCursor, secondsPerKeyProblem, type CursorRange, type KeyPoint } from '../src/connector/cursor.js';
 import { askedBy, errorResponse, pageResponse } from '../src/connector/http.js';
 import { bookmarkIn, persist, readMessage, syncArgs } from '../src/connector/messages.js';
 import { connectorFlag, connectorOf } from '../src/connector/target.js';
@@ -266,6 +266,18 @@ describe('cursor values', () => {
     const daily = { ...singerApi, cursor: { format: 'date', inclusive: true, secondsPerKey: 21_600 } } as const;
     expect(askedBy(daily, new URLSearchParams('updated_since=2024-01-02T00:00:00Z'), 5)).toEqual({ problem: 'updated_since must be a date cursor value, got "2024-01-02T00:00:00Z"' });
     expect(askedBy(daily, new URLSearchParams('updated_since=2024-01-02'), 5)).toEqual({ fetch: { resume: { kind: 'key-gte', key: [4] }, limit: 5 } });
+  });
+
+  it('a date-time a connector writes is read as RFC 3339 writes it (a space, a lowercase t or z); a since as the API reads it, with T and Z', () => {
+    // Python's str() of a datetime: it carried no key, a divergent-duplicate, and a bookmark so written was a token-as-watermark.
+    expect(readCursor(iso, '2024-01-01 00:00:42+00:00')).toEqual(instant(42));
+    expect(readCursor(iso, '2024-01-01t00:00:42.000z')).toEqual(instant(42));
+    expect(bookmarkWatermark(iso, '2024-01-01 00:00:42.000001+00:00', false)).toEqual({ key: [42], inclusive: true });
+    expect(readCursor(date, '2024-01-02 00:00:00+00:00')).toEqual({ kind: 'day', from: key(4), to: key(8) });
+    // Still no date-time: no zone (the instant it names depends on the reader's), two spaces, an underscore.
+    for (const value of ['2024-01-01T00:00:42', '2024-01-01  00:00:42Z', '2024-01-01_00:00:42Z']) expect(readCursor(iso, value), value).toBeNull();
+    expect(askedBy(singerApi, new URLSearchParams({ updated_since: '2024-01-01 00:00:42+00:00' }), 5)).toEqual({ problem: 'updated_since must be a iso8601 cursor value, got "2024-01-01 00:00:42+00:00"' });
+    expect(readParameter(iso, '2024-01-01T00:00:42+00:00')).toEqual(instant(42));
   });
 
   it('a bookmark between two keys claims every key before it, inclusive or not; a since between two keys starts at the next', () => {

@@ -10,7 +10,7 @@
  */
 
 import { MAX_EVENTS } from '../../scenarios/arbitraries.js';
-import { dayInstants, dayStartingAt, epochInstant, isoInstant, type Instant } from './instant.js';
+import { dayInstants, dayStartingAt, epochInstant, isoInstant, type Instant, type IsoReading } from './instant.js';
 
 /** 2024-01-01T00:00:00Z, in seconds: key 0. */
 export const EPOCH_SECONDS = 1_704_067_200;
@@ -139,24 +139,29 @@ function keyPoint(spec: CursorSpec, t: Instant): KeyPoint | null {
  * What a cursor value a connector wrote (a record's, a bookmark) stands for among the keys:
  * an instant for a precise format, a day for a date. Null when the value is not in the
  * format. Read digit by digit (instant.ts), so a value the API rendered reads back as its key
- * exactly, and any other value as the point it names, however fine its digits. A day written
- * as a datetime at its midnight (UTC) is that day: a connector that declares the field a
- * date-time writes it so (`2024-01-02T00:00:00.000000Z`), and its destination gets the same day.
+ * exactly, and any other value as the point it names, however fine its digits, in any way
+ * RFC 3339 writes it (instant.ts, IsoReading). A day written as a datetime at its midnight
+ * (UTC) is that day: a connector that declares the field a date-time writes it so
+ * (`2024-01-02T00:00:00.000000Z`), and its destination gets the same day.
  */
 export function readCursor(spec: CursorSpec, value: unknown): CursorRange | null {
-  if (spec.format !== 'date' || dayInstants(value) !== null) return readParameter(spec, value);
-  const midnight = isoInstant(value);
+  if (spec.format !== 'date' || dayInstants(value) !== null) return read(spec, value, 'written');
+  const midnight = isoInstant(value, 'written');
   return dayRange(spec, midnight === null ? null : dayStartingAt(midnight));
 }
 
 /**
  * What a cursor value the API is sent (a `since` parameter) stands for: as readCursor, but
  * only a value written in the format, as the API itself reads it: a date-only API refuses a
- * datetime.
+ * datetime, and a date-time has its `T` and its `Z`.
  */
 export function readParameter(spec: CursorSpec, value: unknown): CursorRange | null {
+  return read(spec, value, 'parameter');
+}
+
+function read(spec: CursorSpec, value: unknown, reading: IsoReading): CursorRange | null {
   if (spec.format === 'date') return dayRange(spec, dayInstants(value));
-  const t = spec.format === 'iso8601' ? isoInstant(value) : epochInstant(value, spec.format === 'epoch-millis' ? 1000 : 1);
+  const t = spec.format === 'iso8601' ? isoInstant(value, reading) : epochInstant(value, spec.format === 'epoch-millis' ? 1000 : 1);
   const at = t === null ? null : keyPoint(spec, t);
   return at === null ? null : { kind: 'instant', at };
 }

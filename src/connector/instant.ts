@@ -77,7 +77,18 @@ export function epochInstant(value: unknown, perSecond: 1 | 1000): Instant | nul
   return { units: negative ? -magnitude : magnitude, scale: digits.length + (perSecond === 1000 ? 3 : 0) };
 }
 
-const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|([+-])(\d{2}):?(\d{2}))$/;
+/**
+ * How a date-time is read: as the API reads a parameter (`T` between date and time, `Z` for
+ * UTC), or as a connector may write one: RFC 3339 also allows a space or a lowercase `t`
+ * between them, and a lowercase `z` (Python's `str()` of a datetime writes
+ * `2024-01-01 00:00:42+00:00`), the same instant.
+ */
+export type IsoReading = 'parameter' | 'written';
+
+const ISO_DATE_TIME = {
+  parameter: /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|([+-])(\d{2}):?(\d{2}))$/,
+  written: /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?([Zz]|([+-])(\d{2}):?(\d{2}))$/,
+};
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /**
@@ -85,15 +96,15 @@ const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
  * as the instant it names; null for anything else, a day or a time that does not exist
  * (`2024-02-30`, `24:00`, a leap second) included, which a Date would roll over into the next.
  */
-export function isoInstant(value: unknown): Instant | null {
+export function isoInstant(value: unknown, reading: IsoReading): Instant | null {
   if (typeof value !== 'string') return null;
-  const m = ISO_DATE_TIME.exec(value);
+  const m = ISO_DATE_TIME[reading].exec(value);
   if (m === null) return null;
   const day = daysOf(m[1] as string, m[2] as string, m[3] as string);
   const [hour, minute, second] = [Number(m[4]), Number(m[5]), Number(m[6] ?? 0)];
   if (day === null || hour > 23 || minute > 59 || second > 59) return null;
   let offset = 0;
-  if (m[8] !== 'Z') {
+  if (m[9] !== undefined) {
     const [hours, minutes] = [Number(m[10]), Number(m[11])];
     if (hours > 23 || minutes > 59) return null;
     offset = (m[9] === '-' ? -1 : 1) * (hours * 3600 + minutes * 60);
