@@ -128,6 +128,12 @@ describe('what cannot be judged, or run', () => {
     expect(r.out).toMatch(/verdict: unknown$/);
   });
 
+  it('a STATE without a value is unknown, saying so (it was named a message Singer does not have)', async () => {
+    const r = await cli('check', '--singer', `python3 -c "print('{\\"type\\": \\"STATE\\"}')"`, '--api', API, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+    expect(r.err).toContain('the run could not be judged: the connector wrote a STATE whose shape Singer does not define (docs/connectors.md, "What the platform does"): it has no value; the line: {"type": "STATE"}');
+  });
+
   it('a connector that speaks another protocol is unknown, naming it', async () => {
     const airbyte = `python3 -c "print('{\\"type\\": \\"RECORD\\", \\"record\\": {\\"stream\\": \\"events\\", \\"data\\": {}, \\"emitted_at\\": 0}}')"`;
     const r = await cli('check', '--singer', airbyte, '--api', API, '--scenario', 'ties-across-page-boundary');

@@ -11,7 +11,7 @@ import { API_FIELDS, apiProblem, apiProfile, readApi, type ApiDescription } from
 import { bookmarkClaim } from '../src/connector/bookmark.js';
 import { bookmarkWatermark, EPOCH_SECONDS, KEY_LIMIT, MAX_SECONDS_PER_KEY, readCursor, readParameter, renderCursor, secondsPerKeyProblem, type CursorRange, type KeyPoint } from '../src/connector/cursor.js';
 import { askedBy, errorResponse, pageResponse } from '../src/connector/http.js';
-import { bookmarkIn, persist, readMessage, syncArgs } from '../src/connector/messages.js';
+import { bookmarkIn, persist, readMessage, stateProblem, syncArgs } from '../src/connector/messages.js';
 import { connectorFlag, connectorOf } from '../src/connector/target.js';
 
 const singerApi = readApi('examples/singer/api.json');
@@ -400,6 +400,13 @@ describe('the protocols as a platform reads them', () => {
     expect(readMessage('singer', '{"type":"RECORD","record":{"stream":"events","data":{},"emitted_at":1}}')).toMatchObject({ kind: 'foreign', why: expect.stringContaining('an Airbyte RECORD message') });
     expect(readMessage('singer', '{"type":"hello","protocol":1}')).toMatchObject({ kind: 'foreign', why: expect.stringContaining('a tidemark protocol message') });
     expect(readMessage('singer', '[1]')).toMatchObject({ kind: 'foreign' });
+  });
+
+  it('a Singer STATE without a value is a STATE of a shape Singer does not define, not a message Singer does not have', () => {
+    expect(readMessage('singer', '{"type":"STATE"}')).toEqual({ kind: 'state', message: { type: 'STATE' } });
+    expect(stateProblem('singer', { type: 'STATE' })).toBe('it has no value');
+    expect(stateProblem('singer', { type: 'STATE', value: null })).toBeNull();
+    expect(stateProblem('airbyte', { type: 'LEGACY', data: 7 })).toBe('it is a LEGACY state whose data is number 7, not an object');
   });
 
   it('Airbyte: RECORD and STATE; LOG and TRACE are kept; a Singer message is named', () => {

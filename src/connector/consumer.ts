@@ -8,13 +8,12 @@ import type { EventRef } from '../../model/event.js';
 import type { Consumer, WorkerWorld } from '../adapter/consumer.js';
 // The sync directories are among the bridge's stores: whatever ends the run removes them with the blackbox stores.
 import { stores as syncDirs } from '../adapter/process/bridge.js';
-import { airbyteStateProblem } from './airbyte-state.js';
 import { apiProfile, type ApiDescription } from './api.js';
 import { bookmarkClaim } from './bookmark.js';
 import { firstKeyFrom, readCursor } from './cursor.js';
 import { ConnectorUnjudgedError } from './errors.js';
 import { askedBy, errorResponse, pageResponse, type Response } from './http.js';
-import { catalogOf, persist, readMessage, syncArgs, type ConnectorKind } from './messages.js';
+import { catalogOf, persist, readMessage, stateProblem, syncArgs, type ConnectorKind } from './messages.js';
 import { ConnectorOutputs, callLabel, type WorldOutput } from './output.js';
 import { ConnectorProcess } from './process.js';
 
@@ -326,10 +325,11 @@ class Attempt {
       case 'state': {
         this.shared.spoke = true;
         this.lastInput = 'a STATE';
-        const malformed = this.kind === 'airbyte' ? airbyteStateProblem(message.message) : null;
+        const malformed = stateProblem(this.kind, message.message);
         if (malformed !== null) {
           // No platform persists it: what the next attempt would start from is undefined, so nothing after it can be judged.
-          throw new ConnectorUnjudgedError(`the connector wrote a STATE whose shape the Airbyte protocol does not define (docs/connectors.md, "What the platform does"): ${malformed}; the line: ${text.slice(0, 200)}`);
+          const protocol = this.kind === 'airbyte' ? 'the Airbyte protocol' : 'Singer';
+          throw new ConnectorUnjudgedError(`the connector wrote a STATE whose shape ${protocol} does not define (docs/connectors.md, "What the platform does"): ${malformed}; the line: ${text.slice(0, 200)}`);
         }
         const { state, bookmark, miss } = persist(this.kind, this.api, this.persisted, message.message);
         this.sawBookmark(miss);

@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import { airbyteStateType, type AirbyteStateType } from './airbyte-state.js';
+import { airbyteStateProblem, airbyteStateType, type AirbyteStateType } from './airbyte-state.js';
 import type { ApiDescription } from './api.js';
 
 /**
@@ -47,7 +47,8 @@ export function readMessage(kind: ConnectorKind, line: string): Message {
   const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
   if (kind === 'singer') {
     if (type === 'RECORD' && typeof msg.stream === 'string' && isObject(msg.record)) return { kind: 'record', stream: msg.stream, data: msg.record };
-    if (type === 'STATE' && 'value' in msg) return { kind: 'state', message: msg };
+    // A STATE without a value is Singer's all the same (an Airbyte one has a state): what is wrong with it is said as such.
+    if (type === 'STATE' && !('state' in msg)) return { kind: 'state', message: msg };
     if (typeof type === 'string' && SINGER_KEPT.includes(type)) return { kind: 'kept', text: line };
     if ((type === 'RECORD' && isObject(msg.record) && 'data' in msg.record) || (type === 'STATE' && 'state' in msg) || AIRBYTE_KEPT.includes(type as string)) {
       return { kind: 'foreign', why: `an Airbyte ${String(type)} message, not a Singer one (check it with --airbyte): ${line.slice(0, 200)}` };
@@ -63,6 +64,16 @@ export function readMessage(kind: ConnectorKind, line: string): Message {
   }
   if (type === 'hello' || type === 'call') return { kind: 'foreign', why: `a tidemark protocol message (check it with --command): ${line.slice(0, 200)}` };
   return { kind: 'foreign', why: `a message of type ${JSON.stringify(type)}, which ${kind === 'singer' ? 'Singer' : 'the Airbyte protocol'} does not have: ${line.slice(0, 200)}` };
+}
+
+/**
+ * What is wrong with a STATE message's shape, or null: a Singer STATE must have a value
+ * (any JSON); an Airbyte state, a shape the protocol defines (airbyte-state.ts). No platform
+ * persists another, so what the next sync would start from is undefined.
+ */
+export function stateProblem(kind: ConnectorKind, message: unknown): string | null {
+  if (kind === 'airbyte') return airbyteStateProblem(message);
+  return Object.hasOwn(message as object, 'value') ? null : 'it has no value';
 }
 
 /** The platform's state after a STATE message, and the stream's bookmark in it. */
