@@ -59,6 +59,47 @@ describe('the example Airbyte source', () => {
     expect(r.out).toContain('FAIL  airbyte-source: watermark-regression');
   });
 
+  it.each([
+    // Threw while the platform read it, and the world restarted the sync for ever: a hang.
+    ['global-state-null', 'its global.stream_states[0] is null, not an object'],
+    // Read as a state without the bookmark: unknown, but blaming the description's bookmark path.
+    ['unknown-type', 'its type is string "PER_STREAM", not one of "STREAM", "GLOBAL", "LEGACY"'],
+    ['no-descriptor', 'its stream has no stream_descriptor (it is absent)'],
+    ['state-not-object', 'its stream.stream_state is number '],
+  ])('a STATE of a shape the protocol does not define (%s) is unknown, saying what is wrong with it', async (shape, problem) => {
+    const r = await cli('check', '--airbyte', `node test/fixtures/connector/state-shape.mjs ${shape}`, '--api', API, '--scenario', 'failed-event-holds-watermark');
+    expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+    expect(r.err).toContain(`the run could not be judged: the connector wrote a STATE whose shape the Airbyte protocol does not define (docs/connectors.md, "What the platform does"): ${problem}`);
+    expect(r.out).toMatch(/verdict: unknown$/);
+  });
+
+  it.each(['date', 'datetime'])('a date-only API, its records written as a %s, passes: a datetime at midnight UTC is its day (it carried no key, a divergent-duplicate)', async (style) => {
+    const r = await cli('check', '--airbyte', `node test/fixtures/connector/date-source.mjs ${style}`, '--api', 'test/fixtures/connector/api-date.json', '--scenario', 'failed-event-holds-watermark');
+    expect(r.code, r.out + r.err).toBe(EXIT.pass);
+    expect(r.out).toContain('pass     failed-event-holds-watermark (R6 R7 R8)');
+  });
+
+  describe('a source that keeps its bookmark as ISO 8601 for an epoch-seconds API', () => {
+    const source = (file: string): string => `node test/fixtures/connector/iso-bookmark.mjs ${file}`;
+    it('described so (state.format), passes; its bookmark was a token-as-watermark', async () => {
+      const r = await cli('check', '--airbyte', source('examples/airbyte/source.mjs'), '--api', 'test/fixtures/connector/api-iso-bookmark.json', '--scenario', 'failed-event-holds-watermark');
+      expect(r.code, r.out + r.err).toBe(EXIT.pass);
+    });
+
+    it('not described so, is unknown, naming the field that says it', async () => {
+      const r = await cli('check', '--airbyte', source('examples/airbyte/source.mjs'), '--api', API, '--scenario', 'failed-event-holds-watermark');
+      expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+      expect(r.err).toContain('the run could not be judged: the bookmark "2024-01-01T00:00:4');
+      expect(r.err).toContain('is no cursor value in the cursor\'s format, epoch-seconds, but reads as one in iso8601: set state.format to "iso8601" in the API description');
+    });
+
+    it('its buggy twin, described so, is still a premature watermark', async () => {
+      const r = await cli('check', '--airbyte', source('examples/airbyte/source-buggy.mjs'), '--api', 'test/fixtures/connector/api-iso-bookmark.json', '--scenario', 'ties-across-page-boundary');
+      expect(r.code, r.out + r.err).toBe(EXIT.fail);
+      expect(r.out).toContain('committed the watermark 42 (exclusive) while e41 at 41#e41 had no durable outcome');
+    });
+  });
+
   it('a Singer tap checked as an Airbyte source is unknown: it refuses `read`, and prints nothing a platform can use', async () => {
     const r = await cli('check', '--airbyte', 'python3 examples/singer/tap_events.py', '--api', API, '--scenario', 'ties-across-page-boundary');
     expect(r.code, r.out + r.err).toBe(EXIT.unknown);

@@ -51,6 +51,24 @@ describe('its buggy twin, one second past the newest record in its STATE', () =>
   });
 });
 
+describe('a bookmark finer than a millisecond', () => {
+  const tap = (digits: string): string => `node test/fixtures/connector/bookmark-digits.mjs ${digits}`;
+
+  it('is the instant its digits name: microseconds of zeros are the newest record, and the tap passes', async () => {
+    const r = await cli('check', '--singer', tap('000'), '--api', API, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.pass);
+  });
+
+  it('a microsecond past the newest record claims its ties done: a premature watermark (read as a Date, it was the record itself)', async () => {
+    const r = await cli('check', '--singer', tap('001'), '--api', API, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.fail);
+    // 00:00:42.000001, exclusive, claims every record at 42: e42b, on the next page, was not yet read.
+    expect(r.out).toContain('committed the watermark 42 (inclusive) while e42b at 42#e42b had no durable outcome');
+    // And the next sync's since of 42.000001 starts after 42, as the real API would.
+    expect(r.out).toMatch(/fetch key >= 4[34], limit/);
+  });
+});
+
 describe('what cannot be judged, or run', () => {
   it('an API description with a wrong field is a usage error naming it', async () => {
     const api = JSON.parse(readFileSync(API, 'utf8')) as { cursor: Record<string, unknown> };
@@ -89,6 +107,18 @@ describe('what cannot be judged, or run', () => {
     expect(r.err).toContain('(in the first, bookmarks.events in the STATE value has no "updatedAt": its keys are "updated_at")');
     expect(r.err).toContain('set state.bookmark in the API description to where this connector keeps its bookmark');
     expect(r.out).toMatch(/verdict: unknown$/);
+  });
+
+  it('a bookmark path that names an object is unknown, naming the path, what it held and the value inside it (it was a token-as-watermark)', async () => {
+    const api = JSON.parse(readFileSync(API, 'utf8')) as { state: Record<string, unknown> };
+    api.state.bookmark = 'bookmarks.events';
+    const file = join(tmp, 'object-bookmark-api.json');
+    writeFileSync(file, JSON.stringify(api));
+    const r = await cli('check', '--singer', TAP, '--api', file, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+    expect(r.err).toContain('the run could not be judged: the bookmark path "bookmarks.events" holds an object, not a value: {"updated_at":"2024-01-01T00:00:4');
+    expect(r.err).toContain('set state.bookmark to the cursor value inside it: "bookmarks.events.updated_at"');
+    expect(r.out).not.toContain('token-as-watermark');
   });
 
   it('a connector that prints no RECORD or STATE line is unknown, with the reason', async () => {
@@ -168,6 +198,12 @@ describe('what cannot be judged, or run', () => {
     // What happened around them is all there: the state, the claim, the next sync.
     expect(timeline).toMatch(/w1#2   claims CAUGHT UP -> ok$/m);
     expect(timeline).toContain('-- drain phase (faults off) --');
+  });
+
+  it('a STATE without a value is unknown, saying so (it was named a message Singer does not have)', async () => {
+    const r = await cli('check', '--singer', `python3 -c "print('{\\"type\\": \\"STATE\\"}')"`, '--api', API, '--scenario', 'ties-across-page-boundary');
+    expect(r.code, r.out + r.err).toBe(EXIT.unknown);
+    expect(r.err).toContain('the run could not be judged: the connector wrote a STATE whose shape Singer does not define (docs/connectors.md, "What the platform does"): it has no value; the line: {"type": "STATE"}');
   });
 
   it('a connector that speaks another protocol is unknown, naming it', async () => {

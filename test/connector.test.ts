@@ -6,10 +6,12 @@
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { API_FIELDS, apiProblem, apiProfile, readApi } from '../src/connector/api.js';
-import { bookmarkWatermark, EPOCH_SECONDS, KEY_LIMIT, MAX_SECONDS_PER_KEY, readCursor, renderCursor, secondsPerKeyProblem } from '../src/connector/cursor.js';
+import { airbyteStateProblem } from '../src/connector/airbyte-state.js';
+import { API_FIELDS, apiProblem, apiProfile, readApi, type ApiDescription } from '../src/connector/api.js';
+import { bookmarkClaim } from '../src/connector/bookmark.js';
+import { bookmarkWatermark, EPOCH_SECONDS, KEY_LIMIT, MAX_SECONDS_PER_KEY, readCursor, readParameter, renderCursor, secondsPerKeyProblem, type CursorRange, type KeyPoint } from '../src/connector/cursor.js';
 import { askedBy, errorResponse, pageResponse } from '../src/connector/http.js';
-import { bookmarkIn, persist, readMessage, syncArgs } from '../src/connector/messages.js';
+import { bookmarkIn, persist, readMessage, stateProblem, syncArgs } from '../src/connector/messages.js';
 import { connectorFlag, connectorOf } from '../src/connector/target.js';
 import { LINE_LIMIT, LineSplitter, lineLimitText } from '../src/adapter/process/lines.js';
 
@@ -34,6 +36,7 @@ describe('the API description', () => {
     [{ source: { contracts: ['eventually'] } }, 'source.contracts must list some of'],
     [{ state: { bookmark: '' , inclusive: false } }, 'state.bookmark must be a non-empty string, got ""'],
     [{ state: { bookmark: 'b', inclusive: false, compression: 'gzip' } }, 'state.compression must be one of "none", "base64/gzip", got "gzip"'],
+    [{ state: { bookmark: 'b', inclusive: false, format: 'unix' } }, 'state.format must be one of "iso8601", "epoch-seconds", "epoch-millis", "date", got "unix"'],
   ])('%j is refused, naming the field: %s', (change, problem) => {
     expect(apiProblem({ ...base, ...change })).toContain(problem);
   });
@@ -62,6 +65,9 @@ describe('the API description', () => {
     [{ cursor: { format: 'epoch-seconds', inclusive: true, secondsPerKey: 0.5 } }, 'cursor.secondsPerKey must be a whole number of seconds for epoch-seconds'],
     [{ cursor: { format: 'epoch-millis', inclusive: true, secondsPerKey: 0.0005 } }, 'cursor.secondsPerKey must be a whole number of milliseconds (a multiple of 0.001) for epoch-millis'],
     [{ cursor: { format: 'iso8601', inclusive: true, secondsPerKey: 1.0001 } }, 'a whole number of milliseconds (a multiple of 0.001) for iso8601'],
+    // Less than a millisecond a key: every key printed as the same value (accepted, it made every record a tie).
+    [{ cursor: { format: 'iso8601', inclusive: true, secondsPerKey: 1e-10 } }, 'cursor.secondsPerKey must be at least 0.001 (one millisecond) for iso8601, the finest step its values show: below it distinct keys would print as the same value, got 1e-10'],
+    [{ cursor: { format: 'epoch-millis', inclusive: true, secondsPerKey: 4e-10 } }, 'cursor.secondsPerKey must be at least 0.001 (one millisecond) for epoch-millis'],
     [{ cursor: { format: 'date', inclusive: true, secondsPerKey: 7 } }, 'cursor.secondsPerKey must divide a day (86,400 seconds) for a date'],
     [{ cursor: { format: 'date', inclusive: true, secondsPerKey: 172_800 } }, 'must divide a day'],
     // request.path: a path as a client sends it, alone.
@@ -97,6 +103,7 @@ describe('the API description', () => {
     [{ cursor: { format: 'epoch-seconds', inclusive: true, secondsPerKey: 3600 } }],
     [{ cursor: { format: 'date', inclusive: false, secondsPerKey: 86_400 } }],
     [{ state: { bookmark: 'streams.0.updated_at', inclusive: false } }],
+    [{ state: { bookmark: 'b', inclusive: false, format: 'epoch-seconds' } }],
     [{ request: { ...request, path: '/v1/caf%C3%A9/events/' } }],
     [{ request: { path: '/v1/events', params: { offset: 'offset' } }, response: { records: 'data', hasMore: 'has_more' } }],
     [{ errors: { expiredToken: 400 } }],
@@ -174,6 +181,8 @@ describe('the API description', () => {
 describe('cursor values', () => {
   const iso = { format: 'iso8601', secondsPerKey: 1 } as const;
   const date = { format: 'date', secondsPerKey: 21_600 } as const;
+  const key = (k: number): KeyPoint => ({ floor: k, exact: true, approx: k });
+  const instant = (k: number): CursorRange => ({ kind: 'instant', at: key(k) });
 
   it('are anchored to a fixed epoch, in every format', () => {
     expect(renderCursor(iso, 42)).toBe('2024-01-01T00:00:42.000Z');
@@ -181,10 +190,10 @@ describe('cursor values', () => {
     expect(renderCursor({ format: 'epoch-millis', secondsPerKey: 1 }, 3)).toBe((EPOCH_SECONDS + 3) * 1000);
     // Four keys a day: keys 4 to 7 are all 2024-01-02, so they tie.
     expect([3, 4, 7, 8].map((k) => renderCursor(date, k))).toEqual(['2024-01-01', '2024-01-02', '2024-01-02', '2024-01-03']);
-    expect(readCursor(iso, '2024-01-01T00:00:42.000Z')).toEqual({ from: 42, to: 42 });
-    expect(readCursor(date, '2024-01-02')).toEqual({ from: 4, to: 8 });
+    expect(readCursor(iso, '2024-01-01T00:00:42.000Z')).toEqual(instant(42));
+    expect(readCursor(date, '2024-01-02')).toEqual({ kind: 'day', from: key(4), to: key(8) });
     expect(readCursor(iso, 'Z_dyc4jR0')).toBeNull();
-    expect(readCursor({ format: 'epoch-seconds', secondsPerKey: 1 }, `${EPOCH_SECONDS + 5}`)).toEqual({ from: 5, to: 5 });
+    expect(readCursor({ format: 'epoch-seconds', secondsPerKey: 1 }, `${EPOCH_SECONDS + 5}`)).toEqual(instant(5));
   });
 
   it('every key a world can hold reads back as itself, for every seconds per key the description accepts', () => {
@@ -199,13 +208,16 @@ describe('cursor values', () => {
     ];
     for (const spec of specs) {
       expect(secondsPerKeyProblem(spec.format, spec.secondsPerKey), JSON.stringify(spec)).toBeNull();
+      // Distinct keys print as distinct values, in every format but a date, where a day's keys tie on purpose.
+      if (spec.format !== 'date') expect(new Set(keys.map((k) => renderCursor(spec, k))).size, JSON.stringify(spec)).toBe(keys.length);
       for (const k of keys) {
         const value = renderCursor(spec, k);
         const read = readCursor(spec, value);
-        if (spec.format !== 'date') expect(read, `${JSON.stringify(spec)} key ${k} as ${value}`).toEqual({ from: k, to: k });
+        if (spec.format !== 'date') expect(read, `${JSON.stringify(spec)} key ${k} as ${value}`).toEqual(instant(k));
         else {
           // A day holds a whole number of keys, and its first key starts it.
-          expect(Number.isInteger(read?.from) && (read?.from ?? Infinity) <= k && k < (read?.to ?? -Infinity), `${JSON.stringify(spec)} key ${k} as ${value}`).toBe(true);
+          const day = read?.kind === 'day' ? read : null;
+          expect(day !== null && day.from.exact && day.to.exact && day.from.floor <= k && k < day.to.floor, `${JSON.stringify(spec)} key ${k} as ${value}`).toBe(true);
         }
       }
     }
@@ -213,6 +225,71 @@ describe('cursor values', () => {
     const past = { format: 'iso8601', secondsPerKey: MAX_SECONDS_PER_KEY * 1.3 } as const;
     expect(renderCursor(past, KEY_LIMIT)).toMatch(/^\+0\d{5}-/);
     expect(readCursor(past, renderCursor(past, KEY_LIMIT))).toBeNull();
+  });
+
+  it('are read digit by digit: a value finer than a millisecond is where its digits put it, never rounded onto a key', () => {
+    const between = (floor: number, approx: number): CursorRange => ({ kind: 'instant', at: { floor, exact: false, approx } });
+    // A microsecond past key 42 is past it (a Date read it as 42 itself), and so is a nanosecond...
+    expect(readCursor(iso, '2024-01-01T00:00:42.000001Z')).toEqual(between(42, 42.000001));
+    expect(readCursor(iso, '2024-01-01T00:00:42.000000001Z')).toEqual(between(42, 42.000000001));
+    // ...and a digit a hundred places down; zeros, however many, are the key itself.
+    expect(readCursor(iso, `2024-01-01T00:00:42.${'0'.repeat(99)}1Z`)).toMatchObject({ at: { floor: 42, exact: false } });
+    expect(readCursor(iso, '2024-01-01T00:00:42.000000000Z')).toEqual(instant(42));
+    expect(readCursor(iso, '2024-01-01T05:30:42.5+05:30')).toEqual(between(42, 42.5));
+    expect(readCursor(iso, '2023-12-31T23:59:59.5Z')).toEqual(between(-1, -0.5));
+    // A key a millisecond long: values a tenth of one apart are told apart, in order (a Date made them one tie).
+    const milli = { format: 'iso8601', secondsPerKey: 0.001 } as const;
+    expect(readCursor(milli, '2024-01-01T00:00:00.0421Z')).toEqual(between(42, 42.1));
+    expect(readCursor(milli, '2024-01-01T00:00:00.0422Z')).toEqual(between(42, 42.2));
+    // Epoch values, as JSON numbers (the digits the connector wrote) and as strings of digits.
+    const seconds = { format: 'epoch-seconds', secondsPerKey: 1 } as const;
+    expect(readCursor(seconds, 1_704_067_242.000001)).toEqual(between(42, 42.000001));
+    expect(readCursor(seconds, `1704067242.${'0'.repeat(30)}1`)).toMatchObject({ at: { floor: 42, exact: false } });
+    expect(readCursor(seconds, 1.704067242e9)).toEqual(instant(42));
+    expect(readCursor({ format: 'epoch-millis', secondsPerKey: 1 }, 1_704_067_242_000.5)).toEqual(between(42, 42.0005));
+    // A day or a time that does not exist is no value (a Date rolled it over into the next).
+    expect(readCursor(iso, '2024-02-30T00:00:00Z')).toBeNull();
+    expect(readCursor(iso, '2024-01-01T24:00:00Z')).toBeNull();
+    expect(readCursor(iso, '2024-02-29T00:00:00Z')).toEqual(instant(59 * 86_400));
+    expect(readCursor(seconds, 1e300)).toBeNull();
+  });
+
+  it('under a date, a datetime at midnight (UTC) is its day, as a connector that declares the field a date-time writes it; the API itself reads only a date', () => {
+    const day = { kind: 'day', from: key(4), to: key(8) };
+    expect(readCursor(date, '2024-01-02T00:00:00.000000Z')).toEqual(day);
+    expect(readCursor(date, '2024-01-02T00:00:00+00:00')).toEqual(day);
+    expect(readCursor(date, '2024-01-01T19:00:00-05:00')).toEqual(day);
+    // Any other time of the day is not the day that was served.
+    expect(readCursor(date, '2024-01-02T06:00:00Z')).toBeNull();
+    expect(readCursor(date, '2024-01-02T00:00:00.000001Z')).toBeNull();
+    expect(bookmarkWatermark(date, '2024-01-02T00:00:00.000000Z', false)).toEqual({ key: [4], inclusive: false });
+    expect(bookmarkWatermark(date, '2024-01-02T00:00:00.000000Z', true)).toEqual({ key: [8], inclusive: false });
+    const daily = { ...singerApi, cursor: { format: 'date', inclusive: true, secondsPerKey: 21_600 } } as const;
+    expect(askedBy(daily, new URLSearchParams('updated_since=2024-01-02T00:00:00Z'), 5)).toEqual({ problem: 'updated_since must be a date cursor value, got "2024-01-02T00:00:00Z"' });
+    expect(askedBy(daily, new URLSearchParams('updated_since=2024-01-02'), 5)).toEqual({ fetch: { resume: { kind: 'key-gte', key: [4] }, limit: 5 } });
+  });
+
+  it('a date-time a connector writes is read as RFC 3339 writes it (a space, a lowercase t or z); a since as the API reads it, with T and Z', () => {
+    // Python's str() of a datetime: it carried no key, a divergent-duplicate, and a bookmark so written was a token-as-watermark.
+    expect(readCursor(iso, '2024-01-01 00:00:42+00:00')).toEqual(instant(42));
+    expect(readCursor(iso, '2024-01-01t00:00:42.000z')).toEqual(instant(42));
+    expect(bookmarkWatermark(iso, '2024-01-01 00:00:42.000001+00:00', false)).toEqual({ key: [42], inclusive: true });
+    expect(readCursor(date, '2024-01-02 00:00:00+00:00')).toEqual({ kind: 'day', from: key(4), to: key(8) });
+    // Still no date-time: no zone (the instant it names depends on the reader's), two spaces, an underscore.
+    for (const value of ['2024-01-01T00:00:42', '2024-01-01  00:00:42Z', '2024-01-01_00:00:42Z']) expect(readCursor(iso, value), value).toBeNull();
+    expect(askedBy(singerApi, new URLSearchParams({ updated_since: '2024-01-01 00:00:42+00:00' }), 5)).toEqual({ problem: 'updated_since must be a iso8601 cursor value, got "2024-01-01 00:00:42+00:00"' });
+    expect(readParameter(iso, '2024-01-01T00:00:42+00:00')).toEqual(instant(42));
+  });
+
+  it('a bookmark between two keys claims every key before it, inclusive or not; a since between two keys starts at the next', () => {
+    expect(bookmarkWatermark(iso, '2024-01-01T00:00:42.000001Z', false)).toEqual({ key: [42], inclusive: true });
+    expect(bookmarkWatermark(iso, '2024-01-01T00:00:41.999999Z', true)).toEqual({ key: [41], inclusive: true });
+    expect(bookmarkWatermark({ format: 'iso8601', secondsPerKey: 0.001 }, '2024-01-01T00:00:00.0425Z', false)).toEqual({ key: [42], inclusive: true });
+    expect(bookmarkWatermark(iso, '2024-01-01T00:00:42.000000Z', false)).toEqual({ key: [42], inclusive: false });
+    const q = (query: string): URLSearchParams => new URLSearchParams(query);
+    expect(askedBy(singerApi, q('updated_since=2024-01-01T00:00:07.000001Z'), 5)).toEqual({ fetch: { resume: { kind: 'key-gte', key: [8] }, limit: 5 } });
+    const exclusive = { ...singerApi, cursor: { ...singerApi.cursor, inclusive: false } };
+    expect(askedBy(exclusive, q('updated_since=2024-01-01T00:00:07.000001Z'), 5)).toEqual({ fetch: { resume: { kind: 'key-gt', key: [7] }, limit: 5 } });
   });
 
   it('a bookmark is a point of the order, inclusive or exclusive; anything else is left for the checker to judge', () => {
@@ -224,6 +301,59 @@ describe('cursor values', () => {
     expect(bookmarkWatermark(iso, undefined, false)).toBeNull();
     // A next-page token kept as the bookmark: a token-as-watermark for the checker.
     expect(bookmarkWatermark(iso, 'Z_dyc4jR0', false)).toBe('Z_dyc4jR0');
+  });
+});
+
+describe('a bookmark as a watermark', () => {
+  const at = (bookmark: string, compression: 'none' | 'base64/gzip' = 'none'): ApiDescription => ({ ...singerApi, state: { ...singerApi.state, bookmark, inclusive: false, compression } });
+
+  it('a value is a watermark: a cursor value a point of the order, anything else for the checker to judge', () => {
+    expect(bookmarkClaim(singerApi, '2024-01-01T00:00:42.000Z')).toEqual({ watermark: { key: [42], inclusive: false } });
+    expect(bookmarkClaim(singerApi, 'Z_dyc4jR0')).toEqual({ watermark: 'Z_dyc4jR0' });
+    expect(bookmarkClaim(singerApi, 17)).toEqual({ watermark: 17 });
+    expect(bookmarkClaim(singerApi, null)).toEqual({ watermark: null });
+  });
+
+  it('is read in state.format, by default the cursor\'s: a tap that stores epoch seconds for an ISO 8601 API says so', () => {
+    expect(singerApi.state.format).toBe('iso8601');
+    const seconds = { ...singerApi, state: { ...singerApi.state, format: 'epoch-seconds' } } as const;
+    expect(bookmarkClaim(seconds, EPOCH_SECONDS + 42)).toEqual({ watermark: { key: [42], inclusive: false } });
+    expect(bookmarkClaim(seconds, `${EPOCH_SECONDS + 42}.5`)).toEqual({ watermark: { key: [42], inclusive: true } });
+    const days = { ...singerApi, state: { ...singerApi.state, format: 'date', inclusive: true } } as const;
+    expect(bookmarkClaim(days, '2024-01-02')).toEqual({ watermark: { key: [2 * 86_400], inclusive: false } });
+  });
+
+  it('a bookmark another format reads as a key of a world cannot be judged, and the reason names the format to describe it with', () => {
+    // It was a token-as-watermark: a correct tap failed for how it was described.
+    expect(bookmarkClaim(singerApi, EPOCH_SECONDS + 42)).toEqual({
+      unjudged: `the bookmark ${EPOCH_SECONDS + 42} at "bookmarks.events.updated_at" is no cursor value in the cursor's format, iso8601, but reads as one in epoch-seconds: set state.format to "epoch-seconds" in the API description, which reads the bookmark as the instant it names (docs/connectors.md, "The API description")`,
+    });
+    expect(bookmarkClaim(singerApi, `${(EPOCH_SECONDS + 42) * 1000}`)).toMatchObject({ unjudged: expect.stringContaining('reads as one in epoch-millis: set state.format to "epoch-millis"') });
+    expect(bookmarkClaim(singerApi, '2024-01-02')).toMatchObject({ unjudged: expect.stringContaining('set state.format to "date"') });
+    const seconds = { ...singerApi, state: { ...singerApi.state, format: 'epoch-seconds' } } as const;
+    expect(bookmarkClaim(seconds, '2024-01-01T00:00:42Z')).toMatchObject({ unjudged: expect.stringContaining('is no cursor value in state.format, epoch-seconds, but reads as one in iso8601') });
+    // What reads as no world's key in any format is still judged as it is: a page token, an offset, a count.
+    expect(bookmarkClaim(singerApi, 'Z_dyc4jR0')).toEqual({ watermark: 'Z_dyc4jR0' });
+    expect(bookmarkClaim(singerApi, 100)).toEqual({ watermark: 100 });
+    expect(bookmarkClaim(singerApi, '1970-01-02')).toEqual({ watermark: '1970-01-02' });
+  });
+
+  it('an object or a list cannot be judged: the reason names the path, what it held, and the cursor values inside it', () => {
+    const claim = (api: ApiDescription, bookmark: unknown): string => {
+      const c = bookmarkClaim(api, bookmark);
+      return 'unjudged' in c ? c.unjudged : `a watermark: ${JSON.stringify(c.watermark)}`;
+    };
+    expect(claim(at('bookmarks.events'), { updated_at: '2024-01-01T00:00:42.000Z', id: 'e42a' })).toBe(
+      'the bookmark path "bookmarks.events" holds an object, not a value: {"updated_at":"2024-01-01T00:00:42.000Z","id":"e42a"}. A bookmark is a cursor value, and an object is no point of the order to judge as a watermark: set state.bookmark to the cursor value inside it: "bookmarks.events.updated_at" (docs/connectors.md, "What the platform does")',
+    );
+    expect(claim(at('bookmarks.events.history'), ['2024-01-01T00:00:41.000Z', '2024-01-01T00:00:42.000Z'])).toContain(
+      'the bookmark path "bookmarks.events.history" holds a list, not a value: ["2024-01-01T00:00:41.000Z","2024-01-01T00:00:42.000Z"]. A bookmark is a cursor value, and a list is no point of the order to judge as a watermark: set state.bookmark to the cursor value inside it: "bookmarks.events.history.0" or "bookmarks.events.history.1"',
+    );
+    expect(claim(at('bookmarks'), { events: {} })).toContain('set state.bookmark to where the connector keeps its bookmark, a cursor value (iso8601)');
+    expect(claim(at('bookmarks'), { format: 'base64/gzip', data: 'H4sI' })).toContain('it is a packed state: state.compression "base64/gzip" reads through it');
+    // An object shaped as a watermark is no bookmark either: it was taken as the point it spells.
+    expect(claim(at('bookmarks'), { key: [999], inclusive: true })).toContain('the bookmark path "bookmarks" holds an object, not a value');
+    expect(claim(at('bookmarks'), [])).toContain('holds a list, not a value: []');
   });
 });
 
@@ -273,6 +403,13 @@ describe('the protocols as a platform reads them', () => {
     expect(readMessage('singer', '[1]')).toMatchObject({ kind: 'foreign' });
   });
 
+  it('a Singer STATE without a value is a STATE of a shape Singer does not define, not a message Singer does not have', () => {
+    expect(readMessage('singer', '{"type":"STATE"}')).toEqual({ kind: 'state', message: { type: 'STATE' } });
+    expect(stateProblem('singer', { type: 'STATE' })).toBe('it has no value');
+    expect(stateProblem('singer', { type: 'STATE', value: null })).toBeNull();
+    expect(stateProblem('airbyte', { type: 'LEGACY', data: 7 })).toBe('it is a LEGACY state whose data is number 7, not an object');
+  });
+
   it('Airbyte: RECORD and STATE; LOG and TRACE are kept; a Singer message is named', () => {
     expect(readMessage('airbyte', '{"type":"RECORD","record":{"stream":"events","data":{"id":"e1"},"emitted_at":1}}')).toEqual({ kind: 'record', stream: 'events', data: { id: 'e1' } });
     expect(readMessage('airbyte', '{"type":"STATE","state":{"type":"LEGACY","data":{}}}')).toMatchObject({ kind: 'state' });
@@ -281,7 +418,7 @@ describe('the protocols as a platform reads them', () => {
   });
 
   it("persists Singer's state whole, and Airbyte's per stream, global or legacy, each with the stream's bookmark", () => {
-    const api = { ...singerApi, state: { bookmark: 'updated_at', inclusive: false, compression: 'none' } } as const;
+    const api = { ...singerApi, state: { ...singerApi.state, bookmark: 'updated_at', inclusive: false, compression: 'none' } } as const;
     expect(persist('singer', singerApi, null, { type: 'STATE', value: { bookmarks: { events: { updated_at: 'X' } } } })).toEqual({ state: { bookmarks: { events: { updated_at: 'X' } } }, bookmark: 'X', miss: null });
     const other = { type: 'STREAM', stream: { stream_descriptor: { name: 'users' }, stream_state: { updated_at: 'U' } } };
     const first = persist('airbyte', api, [other], { type: 'STREAM', stream: { stream_descriptor: { name: 'events' }, stream_state: { updated_at: 'A' } } });
@@ -293,9 +430,49 @@ describe('the protocols as a platform reads them', () => {
     expect(persist('airbyte', api, null, { data: { updated_at: 'L' } })).toEqual({ state: { updated_at: 'L' }, bookmark: 'L', miss: null });
   });
 
+  it('an Airbyte state of a shape the protocol does not define is named, never read as a missing bookmark', () => {
+    const events = { stream_descriptor: { name: 'events' }, stream_state: { updated_at: 7 } };
+    // Each was read as a state without the bookmark (or, for a list that is not one, threw, and the run hung).
+    expect(airbyteStateProblem({ type: 'STREAM', stream: { stream_state: { updated_at: 7 } } })).toBe('its stream has no stream_descriptor (it is absent)');
+    expect(airbyteStateProblem({ type: 'STREAM', stream: { stream_descriptor: {}, stream_state: {} } })).toBe('its stream.stream_descriptor has no name (it is absent)');
+    expect(airbyteStateProblem({ type: 'STREAM' })).toBe('it is a STREAM state without a stream');
+    expect(airbyteStateProblem({ type: 'STREAM', stream: { ...events, stream_state: 7 } })).toBe('its stream.stream_state is number 7, not an object');
+    expect(airbyteStateProblem({ type: 'STREAM', stream: { ...events, stream_state: [7] } })).toBe('its stream.stream_state is an array [7], not an object');
+    expect(airbyteStateProblem({ type: 'PER_STREAM', stream: events })).toBe('its type is string "PER_STREAM", not one of "STREAM", "GLOBAL", "LEGACY"');
+    expect(airbyteStateProblem({ type: 'GLOBAL', global: {} })).toBe('its global has no list of stream_states (it is absent)');
+    expect(airbyteStateProblem({ type: 'GLOBAL', global: { stream_states: { events } } })).toMatch(/^its global has no list of stream_states \(it is object /);
+    expect(airbyteStateProblem({ type: 'GLOBAL', global: { stream_states: [null] } })).toBe('its global.stream_states[0] is null, not an object');
+    expect(airbyteStateProblem({ type: 'GLOBAL', global: { shared_state: 'x', stream_states: [] } })).toBe('its global.shared_state is string "x", not an object');
+    expect(airbyteStateProblem({ type: 'GLOBAL' })).toBe('it is a GLOBAL state whose global is absent, not an object');
+    expect(airbyteStateProblem({ type: 'LEGACY', data: 7 })).toBe('it is a LEGACY state whose data is number 7, not an object');
+    expect(airbyteStateProblem({ type: 'LEGACY' })).toBe('it is a LEGACY state whose data is absent, not an object');
+    expect(airbyteStateProblem({})).toBe('it is a LEGACY state whose data is absent, not an object');
+    expect(airbyteStateProblem(7)).toBe('its state is number 7, not an object');
+    expect(airbyteStateProblem(undefined)).toBe('its state is absent, not an object');
+    // The shapes the protocol defines, the type given or read from what the state carries.
+    for (const state of [
+      { type: 'STREAM', stream: events },
+      { stream: { stream_descriptor: { name: 'events', namespace: null } } },
+      { type: 'STREAM', stream: { stream_descriptor: { name: 'events' }, stream_state: null } },
+      { type: 'GLOBAL', global: { shared_state: { at: 1 }, stream_states: [events] } },
+      { global: { stream_states: [] } },
+      { type: 'LEGACY', data: {} },
+      { data: { updated_at: 7 } },
+    ]) {
+      expect(airbyteStateProblem(state), JSON.stringify(state)).toBeNull();
+    }
+    // A STATE whose state is no object is a state all the same, not another protocol's message.
+    expect(readMessage('airbyte', '{"type":"STATE","state":7}')).toEqual({ kind: 'state', message: 7 });
+    // Read anyway, no shape throws.
+    const api = { ...singerApi, state: { ...singerApi.state, bookmark: 'updated_at', inclusive: false, compression: 'none' } } as const;
+    for (const state of [{ type: 'GLOBAL', global: { stream_states: [null] } }, { type: 'GLOBAL', global: { stream_states: {} } }, 7, null]) {
+      expect(persist('airbyte', api, null, state).bookmark, JSON.stringify(state)).toBeUndefined();
+    }
+  });
+
   it('says where a bookmark path found nothing, and what stood there instead', () => {
     const miss = (kind: 'singer' | 'airbyte', bookmark: string, message: Record<string, unknown>, compression: 'none' | 'base64/gzip' = 'none'): string | null =>
-      persist(kind, { ...singerApi, state: { bookmark, inclusive: false, compression } }, null, message).miss;
+      persist(kind, { ...singerApi, state: { ...singerApi.state, bookmark, inclusive: false, compression } }, null, message).miss;
     const singer = { type: 'STATE', value: { bookmarks: { events: { updated_at: 'X', id: 'e1' } } } };
     expect(miss('singer', 'bookmarks.events.updated_at', singer)).toBeNull();
     expect(miss('singer', 'bookmarks.events.updatedAt', singer)).toBe('bookmarks.events in the STATE value has no "updatedAt": its keys are "updated_at", "id"');
@@ -319,7 +496,7 @@ describe('the protocols as a platform reads them', () => {
 
   it('reads the bookmark through gzipped state wherever it stands on the path, when the description says so', () => {
     const packed = (v: unknown): unknown => ({ format: 'base64/gzip', data: gzipSync(JSON.stringify(v)).toString('base64') });
-    const api = { ...singerApi, state: { bookmark: 'events.updated_at', inclusive: false, compression: 'base64/gzip' } } as const;
+    const api = { ...singerApi, state: { ...singerApi.state, bookmark: 'events.updated_at', inclusive: false, compression: 'base64/gzip' } } as const;
     // faros-airbyte-cdk's legacy state: the whole connector state, packed.
     expect(persist('airbyte', api, null, { data: packed({ events: { updated_at: 7 } }) }).bookmark).toBe(7);
     const stream = { ...api, state: { ...api.state, bookmark: 'updated_at' } };

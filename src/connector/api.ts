@@ -3,7 +3,7 @@ import type { Contract, ResumeStyle } from '../../model/api.js';
 import type { SourceProfile } from '../../scenarios/profiles.js';
 import { UsageError } from '../run/options.js';
 import { meaningProblem, type Shaped } from './api-meaning.js';
-import type { CursorFormat } from './cursor.js';
+import { CURSOR_FORMATS, type CursorFormat } from './cursor.js';
 
 /**
  * The HTTP API a connector reads, described as data (`--api FILE`, schema/api.schema.json):
@@ -74,6 +74,12 @@ export interface ApiDescription {
      * faros-airbyte-cdk writes it), read through wherever it stands on the bookmark's path.
      */
     readonly compression: StateCompression;
+    /**
+     * How the connector writes its bookmark: a cursor format, by default the cursor's own. A
+     * tap that stores epoch seconds for an ISO 8601 API says `epoch-seconds`; the bookmark is
+     * read in it as the instant it names, keys spaced as the cursor's.
+     */
+    readonly format: CursorFormat;
   };
   readonly config: {
     /** The config key tidemark writes its server's base URL under. Default `base_url`. */
@@ -97,7 +103,7 @@ export const API_FIELDS = {
   response: { records: 'string', next: 'string', link: 'boolean', hasMore: 'string' },
   record: { id: 'string', cursor: 'string', payload: 'string' },
   errors: { unavailable: 'integer', rateLimited: 'integer', expiredToken: 'integer', badRequest: 'integer' },
-  state: { bookmark: 'string', inclusive: 'boolean', compression: 'enum' },
+  state: { bookmark: 'string', inclusive: 'boolean', compression: 'enum', format: 'enum' },
   config: { baseUrl: 'string', values: 'object' },
   source: { contracts: 'array', mutable: 'boolean' },
   $schema: 'string',
@@ -141,9 +147,12 @@ export function readApi(file: string): ApiDescription {
 export function apiProblem(value: unknown): string | null {
   const shape = walk(value, API_FIELDS, '');
   if (shape !== null) return shape;
-  const d = value as Shaped & { state: { compression?: unknown }; source?: { contracts?: unknown[] } };
+  const d = value as Shaped & { state: { compression?: unknown; format?: unknown }; source?: { contracts?: unknown[] } };
   if (d.state.compression !== undefined && !STATE_COMPRESSIONS.includes(d.state.compression as StateCompression)) {
     return `state.compression must be one of ${STATE_COMPRESSIONS.map((c) => `"${c}"`).join(', ')}, got ${JSON.stringify(d.state.compression)}`;
+  }
+  if (d.state.format !== undefined && !CURSOR_FORMATS.includes(d.state.format as CursorFormat)) {
+    return `state.format must be one of ${CURSOR_FORMATS.map((c) => `"${c}"`).join(', ')}, got ${JSON.stringify(d.state.format)}`;
   }
   const contracts = d.source?.contracts;
   if (contracts !== undefined && !(contracts.length > 0 && contracts.every((k) => CONTRACTS.includes(k as string)))) return `source.contracts must list some of ${CONTRACTS.map((c) => `"${c}"`).join(', ')}, got ${JSON.stringify(contracts)}`;
@@ -190,7 +199,7 @@ function withDefaults(d: Record<string, never>): ApiDescription {
     response: { records: string; next?: string; link?: boolean; hasMore?: string };
     record: { id: string; cursor: string; payload?: string };
     errors?: Partial<ApiDescription['errors']>;
-    state: { bookmark: string; inclusive: boolean; compression?: StateCompression };
+    state: { bookmark: string; inclusive: boolean; compression?: StateCompression; format?: CursorFormat };
     config?: { baseUrl?: string; values?: Record<string, unknown> };
     source?: { contracts?: Contract['kind'][]; mutable?: boolean };
   };
@@ -201,7 +210,7 @@ function withDefaults(d: Record<string, never>): ApiDescription {
     response: { records: raw.response.records, link: raw.response.link ?? false, ...(raw.response.next === undefined ? {} : { next: raw.response.next }), ...(raw.response.hasMore === undefined ? {} : { hasMore: raw.response.hasMore }) },
     record: { id: raw.record.id, cursor: raw.record.cursor, payload: raw.record.payload ?? 'payload' },
     errors: { unavailable: 503, rateLimited: 429, expiredToken: 410, badRequest: 400, ...raw.errors },
-    state: { bookmark: raw.state.bookmark, inclusive: raw.state.inclusive, compression: raw.state.compression ?? 'none' },
+    state: { bookmark: raw.state.bookmark, inclusive: raw.state.inclusive, compression: raw.state.compression ?? 'none', format: raw.state.format ?? raw.cursor.format },
     config: { baseUrl: raw.config?.baseUrl ?? 'base_url', values: raw.config?.values ?? {} },
     source: { contracts: raw.source?.contracts ?? ['snapshot', 'insertion-stable'], mutable: raw.source?.mutable ?? true },
   };

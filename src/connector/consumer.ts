@@ -9,11 +9,12 @@ import type { Consumer, WorkerWorld } from '../adapter/consumer.js';
 // The sync directories are among the bridge's stores: whatever ends the run removes them with the blackbox stores.
 import { stores as syncDirs } from '../adapter/process/bridge.js';
 import { apiProfile, type ApiDescription } from './api.js';
-import { bookmarkWatermark, readCursor } from './cursor.js';
+import { bookmarkClaim } from './bookmark.js';
+import { firstKeyFrom, readCursor } from './cursor.js';
 import { ConnectorFailedError, ConnectorUnjudgedError } from './errors.js';
 import { HarnessError } from '../adapter/errors.js';
 import { askedBy, errorResponse, pageResponse, type Response } from './http.js';
-import { catalogOf, persist, readMessage, syncArgs, type ConnectorKind } from './messages.js';
+import { catalogOf, persist, readMessage, stateProblem, syncArgs, type ConnectorKind } from './messages.js';
 import { ConnectorOutputs, callLabel, type WorldOutput } from './output.js';
 import { ConnectorProcess } from './process.js';
 import { ProgressWatch } from './progress.js';
@@ -357,10 +358,18 @@ class Attempt {
       case 'state': {
         this.shared.spoke = true;
         this.lastInput = 'a STATE';
+        const malformed = stateProblem(this.kind, message.message);
+        if (malformed !== null) {
+          // No platform persists it: what the next attempt would start from is undefined, so nothing after it can be judged.
+          const protocol = this.kind === 'airbyte' ? 'the Airbyte protocol' : 'Singer';
+          throw new ConnectorUnjudgedError(`the connector wrote a STATE whose shape ${protocol} does not define (docs/connectors.md, "What the platform does"): ${malformed}; the line: ${text.slice(0, 200)}`);
+        }
         const { state, bookmark, miss } = persist(this.kind, this.api, this.persisted, message.message);
         this.progress.state('a STATE', JSON.stringify(state ?? null));
         this.sawBookmark(miss);
-        const value = bookmarkWatermark(this.api.cursor, bookmark, this.api.state.inclusive);
+        const claim = bookmarkClaim(this.api, bookmark);
+        if ('unjudged' in claim) throw new ConnectorUnjudgedError(claim.unjudged);
+        const value = claim.watermark;
         const binding = this.world.fingerprint;
         if (!(await this.renew())) return STOP;
         const states = this.statesHere();
@@ -497,11 +506,15 @@ class Attempt {
     const id = typeof raw === 'string' ? raw : raw === undefined ? '' : JSON.stringify(raw);
     const versions = this.servedHere().get(id) ?? [];
     const range = readCursor(this.api.cursor, own(data, this.api.record.cursor));
-    const at = (v: Served): boolean => range !== null && (range.from === range.to ? v.key === range.from : range.from <= v.key && v.key < range.to);
+    const at = (v: Served): boolean =>
+      range === null ? false
+      : range.kind === 'instant' ? range.at.exact && v.key === range.at.floor
+      : firstKeyFrom(range.from) <= v.key && v.key < firstKeyFrom(range.to);
     const there = versions.filter(at);
     const found = there.find((v) => v.payload === payload) ?? there.at(-1) ?? versions.find((v) => v.payload === payload) ?? versions.at(-1);
     // A date names a day, not a key: the record carries the key it was served at when the day is its version's.
-    const key = range === null ? null : found !== undefined && at(found) ? [found.key] : [range.from];
+    // A value between two keys is no key any version was served at: it carries the point it names.
+    const key = range === null ? null : found !== undefined && at(found) ? [found.key] : [(range.kind === 'instant' ? range.at : range.from).approx];
     return { ref: { id, version: found?.version ?? 1 }, key };
   }
 

@@ -10,6 +10,7 @@
  */
 
 import { MAX_EVENTS } from '../../scenarios/arbitraries.js';
+import { dayInstants, dayStartingAt, epochInstant, isoInstant, type Instant, type IsoReading } from './instant.js';
 
 /** 2024-01-01T00:00:00Z, in seconds: key 0. */
 export const EPOCH_SECONDS = 1_704_067_200;
@@ -55,8 +56,13 @@ export function secondsPerKeyProblem(format: CursorFormat, seconds: number): str
     case 'epoch-seconds':
       return Number.isInteger(seconds) ? null : `cursor.secondsPerKey must be a whole number of seconds for epoch-seconds: a key between two seconds has no value of its own there, ${got}`;
     case 'epoch-millis':
-    case 'iso8601':
-      return Math.abs(seconds * 1000 - Math.round(seconds * 1000)) < 1e-6 ? null : `cursor.secondsPerKey must be a whole number of milliseconds (a multiple of 0.001) for ${format}: a key between two milliseconds has no value of its own there, ${got}`;
+    case 'iso8601': {
+      const ms = seconds * 1000;
+      // Below one millisecond every key would round to the same one and print as the same
+      // value: distinct keys would tie, which only a date means to do.
+      if (Math.round(ms) < 1) return `cursor.secondsPerKey must be at least 0.001 (one millisecond) for ${format}, the finest step its values show: below it distinct keys would print as the same value, ${got}`;
+      return Math.abs(ms - Math.round(ms)) < 1e-6 ? null : `cursor.secondsPerKey must be a whole number of milliseconds (a multiple of 0.001) for ${format}: a key between two milliseconds has no value of its own there, ${got}`;
+    }
     case 'date':
       return Number.isInteger(seconds) && DAY_SECONDS % seconds === 0 ? null : `cursor.secondsPerKey must divide a day (86,400 seconds) for a date, so that each day holds a whole number of keys and a day's first key starts it, ${got}`;
   }
@@ -83,48 +89,101 @@ export function renderCursor(spec: CursorSpec, key: number): string | number {
 }
 
 /**
- * The keys a cursor value stands for: one point for a precise format, the half-open range
- * of one day's keys [from, to) for a date. Null when the value is not in the format. The
- * arithmetic is in whole milliseconds, so a value the API rendered reads back as its key
- * exactly.
+ * Where a value falls among the keys, which are whole numbers: exactly at key `floor`, or
+ * (`exact` false) strictly between `floor` and `floor + 1`. Found in exact decimal
+ * arithmetic (instant.ts), so a value a microsecond past a key is past it, never on it.
  */
-export function readCursor(spec: CursorSpec, value: unknown): { readonly from: number; readonly to: number } | null {
-  const key = (ms: number): number => (ms - EPOCH_MS) / msPerKey(spec);
-  switch (spec.format) {
-    case 'epoch-seconds':
-    case 'epoch-millis': {
-      const n = typeof value === 'number' ? value : typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : Number.NaN;
-      if (!Number.isFinite(n)) return null;
-      const k = key(spec.format === 'epoch-millis' ? n : n * 1000);
-      return { from: k, to: k };
-    }
-    case 'iso8601': {
-      if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(value)) return null;
-      const ms = Date.parse(value);
-      if (!Number.isFinite(ms)) return null;
-      const k = key(ms);
-      return { from: k, to: k };
-    }
-    case 'date': {
-      if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return null;
-      const ms = Date.parse(`${value}T00:00:00Z`);
-      if (!Number.isFinite(ms)) return null;
-      return { from: key(ms), to: key(ms + DAY_MS) };
-    }
+export interface KeyPoint {
+  readonly floor: number;
+  readonly exact: boolean;
+  /**
+   * The point as a number, for a record's key and for messages: the key itself when exact,
+   * else a number strictly between the two keys, never a whole number.
+   */
+  readonly approx: number;
+}
+
+/** What a cursor value stands for: an instant, or a day, the instants from its start up to (not at) its end. */
+export type CursorRange = { readonly kind: 'instant'; readonly at: KeyPoint } | { readonly kind: 'day'; readonly from: KeyPoint; readonly to: KeyPoint };
+
+/** The first key at or after a point. */
+export function firstKeyFrom(point: KeyPoint): number {
+  return point.exact ? point.floor : point.floor + 1;
+}
+
+/** Keys farther out than this are no world's, and past where a number tells a key from its neighbour. */
+const FARTHEST_KEY = 2n ** 50n;
+
+/** An instant's point among the keys, or null when it is farther than any key can be. */
+function keyPoint(spec: CursorSpec, t: Instant): KeyPoint | null {
+  const per = 10n ** BigInt(t.scale);
+  // key = (t in ms - EPOCH_MS) / msPerKey, a fraction num / den with den > 0; floored.
+  const num = t.units * 1000n - BigInt(EPOCH_MS) * per;
+  const den = BigInt(msPerKey(spec)) * per;
+  let q = num / den;
+  let r = num % den;
+  if (r < 0n) {
+    q -= 1n;
+    r += den;
   }
+  if (q > FARTHEST_KEY || q < -FARTHEST_KEY) return null;
+  const floor = Number(q);
+  if (r === 0n) return { floor, exact: true, approx: floor };
+  let approx = floor + Number((r * 1_000_000_000n) / den) / 1e9;
+  // Closer to a key than nine digits (or a double) tell: shown just past it, never on it.
+  if (!(approx > floor && approx < floor + 1)) approx = floor + (Math.abs(floor) * Number.EPSILON || Number.MIN_VALUE);
+  return { floor, exact: false, approx };
+}
+
+/**
+ * What a cursor value a connector wrote (a record's, a bookmark) stands for among the keys:
+ * an instant for a precise format, a day for a date. Null when the value is not in the
+ * format. Read digit by digit (instant.ts), so a value the API rendered reads back as its key
+ * exactly, and any other value as the point it names, however fine its digits, in any way
+ * RFC 3339 writes it (instant.ts, IsoReading). A day written as a datetime at its midnight
+ * (UTC) is that day: a connector that declares the field a date-time writes it so
+ * (`2024-01-02T00:00:00.000000Z`), and its destination gets the same day.
+ */
+export function readCursor(spec: CursorSpec, value: unknown): CursorRange | null {
+  if (spec.format !== 'date' || dayInstants(value) !== null) return read(spec, value, 'written');
+  const midnight = isoInstant(value, 'written');
+  return dayRange(spec, midnight === null ? null : dayStartingAt(midnight));
+}
+
+/**
+ * What a cursor value the API is sent (a `since` parameter) stands for: as readCursor, but
+ * only a value written in the format, as the API itself reads it: a date-only API refuses a
+ * datetime, and a date-time has its `T` and its `Z`.
+ */
+export function readParameter(spec: CursorSpec, value: unknown): CursorRange | null {
+  return read(spec, value, 'parameter');
+}
+
+function read(spec: CursorSpec, value: unknown, reading: IsoReading): CursorRange | null {
+  if (spec.format === 'date') return dayRange(spec, dayInstants(value));
+  const t = spec.format === 'iso8601' ? isoInstant(value, reading) : epochInstant(value, spec.format === 'epoch-millis' ? 1000 : 1);
+  const at = t === null ? null : keyPoint(spec, t);
+  return at === null ? null : { kind: 'instant', at };
+}
+
+function dayRange(spec: CursorSpec, day: { readonly start: Instant; readonly end: Instant } | null): CursorRange | null {
+  const [from, to] = day === null ? [null, null] : [keyPoint(spec, day.start), keyPoint(spec, day.end)];
+  return from === null || to === null ? null : { kind: 'day', from, to };
 }
 
 /**
  * The watermark a bookmark claims, as a point of the order (docs/adapters.md, "What a
  * watermark may be"): inclusive, every event at or before the value is done; exclusive,
  * every event before it. A date covers its whole day when inclusive, none of it otherwise.
- * A value that is not a cursor value is returned as it is, for the checker to judge (a page
- * token kept as the bookmark is a token-as-watermark).
+ * A value between two keys claims the same either way: every key before it. A value that is
+ * not a cursor value is returned as it is, for the checker to judge (a page token kept as
+ * the bookmark is a token-as-watermark).
  */
 export function bookmarkWatermark(spec: CursorSpec, value: unknown, inclusive: boolean): unknown {
   if (value === undefined || value === null) return null;
   const range = readCursor(spec, value);
   if (range === null) return value;
-  if (spec.format === 'date') return { key: [inclusive ? range.to : range.from], inclusive: false };
-  return { key: [range.from], inclusive };
+  // A day claims every record before its end, or before its start.
+  const [point, orAt] = range.kind === 'day' ? [inclusive ? range.to : range.from, false] : [range.at, inclusive];
+  return point.exact ? { key: [point.floor], inclusive: orAt } : { key: [point.floor], inclusive: true };
 }

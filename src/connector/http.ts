@@ -1,7 +1,7 @@
 import type { FetchRequest, Page, Resume } from '../../model/api.js';
 import type { SourceEvent } from '../../model/event.js';
 import { setPath, type ApiDescription } from './api.js';
-import { readCursor, renderCursor } from './cursor.js';
+import { firstKeyFrom, readParameter, renderCursor } from './cursor.js';
 
 /**
  * The simulated source as an HTTP API: a request's query read as one world fetch, and the
@@ -30,11 +30,12 @@ function resumeOf(api: ApiDescription, query: URLSearchParams, limit: number): R
   if (token !== null && token !== '') return { kind: 'token', token };
   const since = p.since === undefined ? null : query.get(p.since);
   if (since !== null) {
-    const range = readCursor(api.cursor, since);
+    const range = readParameter(api.cursor, since);
     if (range === null) return { problem: `${p.since} must be a ${api.cursor.format} cursor value, got ${JSON.stringify(since)}` };
     // A date stands for a whole day: inclusive starts at its first key, exclusive after its last.
-    if (api.cursor.format === 'date') return { kind: 'key-gte', key: [api.cursor.inclusive ? range.from : range.to] };
-    return { kind: api.cursor.inclusive ? 'key-gte' : 'key-gt', key: [range.from] };
+    if (range.kind === 'day') return { kind: 'key-gte', key: [firstKeyFrom(api.cursor.inclusive ? range.from : range.to)] };
+    // A value between two keys: the first key past it, whether the API serves the value itself or not.
+    return api.cursor.inclusive ? { kind: 'key-gte', key: [firstKeyFrom(range.at)] } : { kind: 'key-gt', key: [range.at.floor] };
   }
   const offset = p.offset === undefined ? null : query.get(p.offset);
   if (offset !== null) {

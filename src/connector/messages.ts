@@ -1,4 +1,5 @@
 import { gunzipSync } from 'node:zlib';
+import { airbyteStateProblem, airbyteStateType, type AirbyteStateType } from './airbyte-state.js';
 import type { ApiDescription } from './api.js';
 
 /**
@@ -22,7 +23,8 @@ export type ConnectorKind = 'singer' | 'airbyte';
 
 export type Message =
   | { readonly kind: 'record'; readonly stream: string; readonly data: Readonly<Record<string, unknown>> }
-  | { readonly kind: 'state'; readonly message: Readonly<Record<string, unknown>> }
+  /** A Singer STATE message, whole; an Airbyte one's `state`, whatever its shape (airbyte-state.ts judges it). */
+  | { readonly kind: 'state'; readonly message: unknown }
   /** Kept for the failure text: schemas, logs, traces, lines that are not JSON. */
   | { readonly kind: 'kept'; readonly text: string }
   /** The line shows the connector speaks another protocol. */
@@ -45,14 +47,16 @@ export function readMessage(kind: ConnectorKind, line: string): Message {
   const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
   if (kind === 'singer') {
     if (type === 'RECORD' && typeof msg.stream === 'string' && isObject(msg.record)) return { kind: 'record', stream: msg.stream, data: msg.record };
-    if (type === 'STATE' && 'value' in msg) return { kind: 'state', message: msg };
+    // A STATE without a value is Singer's all the same (an Airbyte one has a state): what is wrong with it is said as such.
+    if (type === 'STATE' && !('state' in msg)) return { kind: 'state', message: msg };
     if (typeof type === 'string' && SINGER_KEPT.includes(type)) return { kind: 'kept', text: line };
     if ((type === 'RECORD' && isObject(msg.record) && 'data' in msg.record) || (type === 'STATE' && 'state' in msg) || AIRBYTE_KEPT.includes(type as string)) {
       return { kind: 'foreign', why: `an Airbyte ${String(type)} message, not a Singer one (check it with --airbyte): ${line.slice(0, 200)}` };
     }
   } else {
     if (type === 'RECORD' && isObject(msg.record) && typeof msg.record.stream === 'string' && isObject(msg.record.data)) return { kind: 'record', stream: msg.record.stream, data: msg.record.data };
-    if (type === 'STATE' && isObject(msg.state)) return { kind: 'state', message: msg.state };
+    // A STATE of Airbyte's shape or not (a Singer one has a value): what is wrong with it is said as such.
+    if (type === 'STATE' && !('value' in msg)) return { kind: 'state', message: msg.state };
     if (typeof type === 'string' && AIRBYTE_KEPT.includes(type)) return { kind: 'kept', text: line };
     if ((type === 'RECORD' && typeof msg.stream === 'string') || (type === 'STATE' && 'value' in msg) || SINGER_KEPT.includes(type as string)) {
       return { kind: 'foreign', why: `a Singer ${String(type)} message, not an Airbyte one (check it with --singer): ${line.slice(0, 200)}` };
@@ -60,6 +64,16 @@ export function readMessage(kind: ConnectorKind, line: string): Message {
   }
   if (type === 'hello' || type === 'call') return { kind: 'foreign', why: `a tidemark protocol message (check it with --command): ${line.slice(0, 200)}` };
   return { kind: 'foreign', why: `a message of type ${JSON.stringify(type)}, which ${kind === 'singer' ? 'Singer' : 'the Airbyte protocol'} does not have: ${line.slice(0, 200)}` };
+}
+
+/**
+ * What is wrong with a STATE message's shape, or null: a Singer STATE must have a value
+ * (any JSON); an Airbyte state, a shape the protocol defines (airbyte-state.ts). No platform
+ * persists another, so what the next sync would start from is undefined.
+ */
+export function stateProblem(kind: ConnectorKind, message: unknown): string | null {
+  if (kind === 'airbyte') return airbyteStateProblem(message);
+  return Object.hasOwn(message as object, 'value') ? null : 'it has no value';
 }
 
 /** The platform's state after a STATE message, and the stream's bookmark in it. */
@@ -77,9 +91,18 @@ export interface Persisted {
  * the latest state of each stream (STREAM), or the one global state (GLOBAL), or the legacy
  * blob (LEGACY, or a state with only `data`).
  */
-export function persist(kind: ConnectorKind, api: ApiDescription, previous: unknown, message: Readonly<Record<string, unknown>>): Persisted {
-  if (kind === 'singer') return { state: message.value, ...lookup(api, message.value, 'the STATE value') };
-  const type = message.type ?? (message.stream !== undefined ? 'STREAM' : message.global !== undefined ? 'GLOBAL' : 'LEGACY');
+export function persist(kind: ConnectorKind, api: ApiDescription, previous: unknown, message: unknown): Persisted {
+  if (kind === 'singer') {
+    const value = (message as { value?: unknown }).value;
+    return { state: value, ...lookup(api, value, 'the STATE value') };
+  }
+  // A state of a shape the protocol does not define is refused before (airbyte-state.ts); this reads any shape without throwing.
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return { state: message, bookmark: undefined, miss: 'the state is not an object' };
+  const state = message as Readonly<Record<string, unknown>>;
+  return persistAirbyte(api, previous, airbyteStateType(state), state);
+}
+
+function persistAirbyte(api: ApiDescription, previous: unknown, type: AirbyteStateType, message: Readonly<Record<string, unknown>>): Persisted {
   if (type === 'STREAM') {
     const stream = message.stream as { stream_descriptor?: { name?: unknown } } | undefined;
     const name = stream?.stream_descriptor?.name;
@@ -92,8 +115,9 @@ export function persist(kind: ConnectorKind, api: ApiDescription, previous: unkn
   if (type === 'GLOBAL') {
     const global = message.global as { stream_states?: { stream_descriptor?: { name?: unknown }; stream_state?: unknown }[] } | undefined;
     const state = [{ type: 'GLOBAL', global }];
-    const mine = global?.stream_states?.find((s) => s.stream_descriptor?.name === api.stream);
-    if (mine === undefined) return { state, bookmark: undefined, miss: `the GLOBAL state has no stream_states entry for ${JSON.stringify(api.stream)} (it has entries for ${names((global?.stream_states ?? []).map((s) => s.stream_descriptor?.name))})` };
+    const entries = Array.isArray(global?.stream_states) ? global.stream_states : [];
+    const mine = entries.find((s) => s?.stream_descriptor?.name === api.stream);
+    if (mine === undefined) return { state, bookmark: undefined, miss: `the GLOBAL state has no stream_states entry for ${JSON.stringify(api.stream)} (it has entries for ${names(entries.map((s) => s?.stream_descriptor?.name))})` };
     return { state, ...lookup(api, mine.stream_state, `the ${JSON.stringify(api.stream)} stream_state of the GLOBAL state`) };
   }
   return { state: message.data, ...lookup(api, message.data, 'the legacy state data') };

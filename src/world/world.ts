@@ -518,6 +518,7 @@ export class World {
         return signalOf(life);
       },
       hold: raw.hold,
+      stuck: raw.stuck,
       binding: raw.binding,
       fingerprint: raw.fingerprint,
       source: raw.source,
