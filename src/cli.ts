@@ -469,6 +469,11 @@ async function check(f: Flags, io: Io): Promise<number> {
   } finally {
     progress.stop();
   }
+  // A timer the consumer set during the run fires before the verdict is printed, so that an
+  // exception it throws ends this run as unknown instead of being lost to the exit: the
+  // world's turns are messages, and the loop can run many of them before it reaches its
+  // timers (src/world/turn.ts). Timers due by now run first, in the order they were set.
+  await new Promise((resolve) => setTimeout(resolve, 0));
   summarizeRegressions();
   doing('writing outputs');
 

@@ -101,9 +101,15 @@ function supervised(command: (io: Io) => Promise<number>, plain: Io, key: string
   };
   // The verdict the run printed, as the command printed it: the supervisor's exit code comes from it.
   let verdict: Verdict | null = null;
+  // Once the run has ended (an exception outside any call ended it, say), whatever the command
+  // still prints would follow the verdict: it is dropped.
   const io: Io = {
     ...plain,
+    err: (line) => {
+      if (!finished) plain.err(line);
+    },
     out: (line) => {
+      if (finished) return;
       verdict = verdictOf(line) ?? verdict;
       plain.out(line);
     },
