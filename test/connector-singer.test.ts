@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli.js';
 import { watchdogMs } from '../src/cli/supervisor.js';
 import { lineLimitText } from '../src/adapter/process/lines.js';
-import { argvOf, cli, HANG_MS } from './support.js';
+import { argvOf, cli, HANG_MS, BUILT_CLI } from './support.js';
 
 const API = 'examples/singer/api.json';
 const TAP = 'python3 examples/singer/tap_events.py';
@@ -245,7 +245,7 @@ describe('an interrupted connector check', () => {
   async function interrupt(name: string, end: (supervisor: number) => void): Promise<{ code: number | null; alive: boolean; err: string }> {
     const pidfile = join(tmp, `${name}.pid`);
     const waits = `python3 -c "import os, sys, time; open('${pidfile}', 'w').write(str(os.getpid())); time.sleep(600)"`;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'check', '--singer', waits, '--api', API, '--scenario', 'ties-across-page-boundary', '--regressions', join(tmp, `${name}.json`)], {
+    const child = spawn(process.execPath, [BUILT_CLI, 'check', '--singer', waits, '--api', API, '--scenario', 'ties-across-page-boundary', '--regressions', join(tmp, `${name}.json`)], {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, CI: '1' },

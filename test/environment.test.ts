@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HANG_MS } from './support.js';
+import { HANG_MS, BUILT_CLI } from './support.js';
 
 /**
  * Exit 4 says tidemark itself broke. A run the machine refused, or one whose in-process
@@ -14,7 +14,7 @@ import { HANG_MS } from './support.js';
 const scratch = mkdtempSync(join(tmpdir(), 'tidemark-environment-'));
 
 function tidemark(args: readonly string[], env: NodeJS.ProcessEnv = {}): { code: number | null; out: string; err: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args, '--regressions', join(scratch, `r-${args.length}.json`)], {
+  const r = spawnSync(process.execPath, [BUILT_CLI, ...args, '--regressions', join(scratch, `r-${args.length}.json`)], {
     encoding: 'utf8',
     env: { ...process.env, CI: '1', ...env },
     timeout: HANG_MS,

@@ -15,7 +15,7 @@ import { protocolProblem } from '../src/adapter/process/schema.js';
 import { programOf, shimWarning } from '../src/adapter/process/shim.js';
 import { execute } from '../src/run/execute.js';
 import { EXIT } from '../src/cli.js';
-import { cli, HANG_MS } from './support.js';
+import { cli, HANG_MS, BUILT_CLI } from './support.js';
 
 /**
  * docs/protocol.md, Fork servers: a consumer whose hello offers forks is started once, and
@@ -248,7 +248,7 @@ describe('an interrupted check with a fork server', () => {
     const cli = spawn(
       process.execPath,
       [
-        ...['--import', 'tsx', 'src/cli.ts', 'check', '--command', `python3 ${FIXTURES}/pids.py ${file} forks linger`],
+        ...[BUILT_CLI, 'check', '--command', `python3 ${FIXTURES}/pids.py ${file} forks linger`],
         ...['--kills', 'real', '--stall-ms', '900000', '--runs', '1000', '--seed', '3', '--regressions', join(scratch, 'sigint.json')],
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },

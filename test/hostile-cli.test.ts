@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verdictOf } from '../src/cli/supervised.js';
 import { exitCode, watchdogMs } from '../src/cli/supervisor.js';
-import { HANG_MS } from './support.js';
+import { HANG_MS, BUILT_CLI } from './support.js';
 
 /**
  * The `tidemark` command as CI runs it, a real process, against adapters that misbehave the
@@ -41,7 +41,7 @@ interface Run {
 function tidemark(args: readonly string[], bound: number, whileRunning?: (pid: number, pidfile: string) => Promise<void>): Promise<Run> {
   const pidfile = join(tmp, `pids-${runs++}`);
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args.map((a) => a.replace('PIDFILE', pidfile))], {
+  const child = spawn(process.execPath, [BUILT_CLI, ...args.map((a) => a.replace('PIDFILE', pidfile))], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, HOSTILE_PIDFILE: pidfile, CI: '1' },

@@ -12,7 +12,7 @@ import { ConsumerUnrunnableError } from '../src/adapter/errors.js';
 import { EXIT } from '../src/cli.js';
 import { renderFailure } from '../src/report/failure.js';
 import { lineLimitText } from '../src/adapter/process/lines.js';
-import { alive, cli, HANG_MS, pidsGone, small } from './support.js';
+import { alive, cli, HANG_MS, pidsGone, small, BUILT_CLI } from './support.js';
 
 /**
  * Consumer processes written to break the harness (test/fixtures/hostile/process/): each
@@ -203,7 +203,7 @@ describe('hostile consumer processes', () => {
     const regressions = join(scratch, 'grandchildren.json');
     const cli = spawn(
       process.execPath,
-      ['--import', 'tsx', 'src/cli.ts', 'check', '--command', `python3 ${HOSTILE}/grandchildren.py ${pids}`, '--scenario', 'failed-event-holds-watermark', '--regressions', regressions],
+      [BUILT_CLI, 'check', '--command', `python3 ${HOSTILE}/grandchildren.py ${pids}`, '--scenario', 'failed-event-holds-watermark', '--regressions', regressions],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli.js';
 import { MAX_JOBS } from '../src/run/options.js';
-import { cli, HANG_MS, pidsGone } from './support.js';
+import { cli, HANG_MS, pidsGone, BUILT_CLI } from './support.js';
 
 /**
  * `check --jobs N` runs the check as N shards at once, each a process with its own consumer
@@ -126,7 +126,7 @@ describe('check --jobs N', () => {
 
   it('SIGINT to the command stops every job and kills every consumer process', async () => {
     const pidfile = file('sigint-pids');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'check', '--command', `node test/fixtures/process/pid-ledger.mjs ${pidfile}`, '--runs', '100000', '--seed', '1', '--jobs', '2', '--regressions', file('sigint-regressions.json')], {
+    const child = spawn(process.execPath, [BUILT_CLI, 'check', '--command', `node test/fixtures/process/pid-ledger.mjs ${pidfile}`, '--runs', '100000', '--seed', '1', '--jobs', '2', '--regressions', file('sigint-regressions.json')], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, CI: '1' },
     });
@@ -148,7 +148,7 @@ describe('check --jobs N', () => {
     const pidfile = file('connector-sigint-pids');
     // A tap that writes down its pid and waits; every sync attempt of every job is one.
     const waits = `python3 -c "import os, time; open('${pidfile}', 'a').write(str(os.getpid()) + chr(10)); time.sleep(600)"`;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'check', '--singer', waits, '--api', 'examples/singer/api.json', '--runs', '100', '--seed', '1', '--jobs', '2', '--regressions', file('connector-sigint.json')], {
+    const child = spawn(process.execPath, [BUILT_CLI, 'check', '--singer', waits, '--api', 'examples/singer/api.json', '--runs', '100', '--seed', '1', '--jobs', '2', '--regressions', file('connector-sigint.json')], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, CI: '1' },
     });

@@ -82,6 +82,12 @@ export function worldError(fn: () => unknown): WorldError {
   throw new Error('expected a WorldError, but the call succeeded');
 }
 
+/**
+ * The CLI a test starts as a process of its own: the build (test/global-setup.ts builds it
+ * before the tests run), as `npx tidemark` runs it.
+ */
+export const BUILT_CLI = 'dist/src/cli.js';
+
 /** Whether a process with this pid runs. */
 export function alive(pid: number): boolean {
   try {
