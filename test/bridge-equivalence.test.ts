@@ -40,29 +40,35 @@ function ends(history: History, kind: 'threw' | 'returned'): { all: number; earl
 }
 
 describe('one design, in process and through the bridge', () => {
-  // Seed and count chosen so that incarnations end on their own in some worlds, and are born
-  // again: the new process's first call must be waited for (the in-process one is there at
-  // once), and a process that exits must be seen to have ended before the next pick.
+  // Ten generated worlds, half of them (where there are that many) worlds where incarnations
+  // end on their own and are born again: the new process's first call must be waited for (the
+  // in-process one is there at once), and a process that exits must be seen to have ended
+  // before the next pick. Chosen by running the design in process, which is cheap, over forty.
   it.each<[string, Kills, 'threw' | 'returned', 'early' | 'all']>([
     ['ledger', 'real', 'threw', 'all'],
     ['ledger', 'sampled', 'threw', 'all'],
     ['flaky-start', 'sampled', 'threw', 'early'],
     ['async-flaky-start', 'sampled', 'threw', 'early'],
     ['returns', 'sampled', 'returned', 'all'],
-  ])('%s takes the same path through each of 20 generated worlds (kills: %s)', async (name, kills, kind, which) => {
+  ])('%s takes the same path through 10 generated worlds, some where incarnations end on their own (kills: %s)', async (name, kills, kind, which) => {
     const { design } = (await import(new URL('./fixtures/process/ledger-designs.mjs', import.meta.url).href)) as { design: (name: string) => Design };
     const d = design(name);
     const inside: Consumer = { name: d.name, capabilities: d.capabilities, run: (world) => d.run(world) };
     const outside = await processConsumer(`node ${FIXTURE} ${name}`, { kills });
-    const plans = fc.sample(planArb(worldOptions(d.capabilities)), { seed: 20261129, numRuns: 20 });
-    let ended = 0;
-    for (const plan of plans) {
-      const a = await execute(plan, inside);
+    const drawn = [];
+    for (const plan of fc.sample(planArb(worldOptions(d.capabilities)), { seed: 20261129, numRuns: 40 })) {
+      const run = await execute(plan, inside);
+      drawn.push({ plan, run, ended: ends(run.history, kind)[which] });
+    }
+    const ending = drawn.filter((w) => w.ended > 0);
+    const chosen = [...ending.slice(0, 5), ...drawn.filter((w) => w.ended === 0)].slice(0, 10);
+    chosen.push(...ending.slice(5, 15 - chosen.length));
+    expect(chosen.filter((w) => w.ended > 0).length).toBeGreaterThan(0);
+    expect(chosen).toHaveLength(10);
+    for (const { plan, run: a } of chosen) {
       const b = await execute(plan, outside);
       expect(b.result.verdict.status).toBe(a.result.verdict.status);
       expect(path(b.history)).toBe(path(a.history));
-      ended += ends(a.history, kind)[which];
     }
-    expect(ended).toBeGreaterThan(0);
   });
 });
