@@ -48,14 +48,14 @@ describe.concurrent('correct consumers pass through the process bridge', () => {
     [NODE, 'node-ledger', 'at-least-once'],
     [SQLITE, 'sqlite-ledger', 'exactly-once'],
   ])('check --command "%s" exits 0', async (command, name, delivery) => {
-    const r = await cli('check', '--command', command, '--runs', '30', '--seed', '1');
+    const r = await cli('check', '--command', command, '--runs', '10', '--seed', '1');
     expect(r.err).toBe('');
     expect(r.code, r.out).toBe(EXIT.pass);
-    expect(r.out).toContain(`consumer ${name} (--command '${command}'), seed 1, 30 generated worlds`);
+    expect(r.out).toContain(`consumer ${name} (--command '${command}'), seed 1, 10 generated worlds`);
     // A blackbox consumer makes its effects in its own store, so the scenarios whose faults
     // sit on effect or commit calls have nothing to land on: untested, never passed.
     expect(r.out).toMatch(delivery === 'exactly-once' ? /scenarios: \d+ of 17 passed, \d+ untested \(their adversity never fired\)/ : /scenarios: 17 of 17 passed$/m);
-    expect(r.out).toContain('generated worlds: pass after 30 worlds');
+    expect(r.out).toContain('generated worlds: pass after 10 worlds');
     // The SQLite ledger books effect and completion record in one transaction: exactly-once
     // is claimed, so the duplicate check runs instead of being skipped.
     expect(r.out.includes('check duplicate-effect: untested')).toBe(delivery === 'at-least-once');
