@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,26 +31,13 @@ const decided = (text: string): string =>
     .join('\n');
 
 /**
- * Runs the built CLI, as a user does: its jobs are then the built CLI too. (Run in process,
- * from the source, each job would start through tsx, some 0.8 s of CPU more a job.)
- */
-function built(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BUILT_CLI, ...argv], { env: { ...process.env, CI: '1' }, maxBuffer: 64 * 1024 * 1024, timeout: HANG_MS, killSignal: 'SIGKILL' }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-      resolve({ code, out: stdout.replace(/\n$/, ''), err: stderr.replace(/\n$/, '') });
-    });
-  });
-}
-
-/**
  * Runs the same check with --jobs 1 and then --jobs N, each from an empty regression file and
  * into the same output files (read and removed after each), so that both print the same paths.
  */
 async function bothWays(name: string, argv: readonly string[], jobs = 2, between?: () => void) {
   const out = (ext: string): string => file(`${name}.${ext}`);
   const run = async (j: number) => {
-    const r = await built('check', ...argv, '--jobs', String(j), '--json', out('json'), '--junit', out('xml'), '--regressions', out('regressions.json'));
+    const r = await cli('check', ...argv, '--jobs', String(j), '--json', out('json'), '--junit', out('xml'), '--regressions', out('regressions.json'));
     const files = { json: read(out('json')), junit: read(out('xml')), regressions: existsSync(out('regressions.json')) ? read(out('regressions.json')) : null };
     for (const ext of ['json', 'xml', 'regressions.json']) rmSync(out(ext), { force: true });
     return { ...r, ...files };
@@ -131,7 +118,7 @@ describe('check --jobs N', () => {
   });
 
   it('a job that ends without a result leaves the run unknown, exit 2, saying which job', async () => {
-    const r = await built('check', '--adapter', 'test/fixtures/hostile/exits-zero.ts', '--runs', '10', '--seed', '1', '--jobs', '2', '--regressions', file('exits-zero.json'));
+    const r = await cli('check', '--adapter', 'test/fixtures/hostile/exits-zero.ts', '--runs', '10', '--seed', '1', '--jobs', '2');
     expect(r.code).toBe(EXIT.unknown);
     expect(r.err).toMatch(/job [12] of 2 exited with code 0 without a result/);
     expect(r.out).toMatch(/verdict: unknown$/);
