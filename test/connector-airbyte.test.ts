@@ -14,9 +14,9 @@ const API = 'examples/airbyte/api.json';
 const hashOf = (out: string): string | undefined => /History sha256 ([0-9a-f]{64})/.exec(out)?.[1];
 
 describe('the example Airbyte source', () => {
-  // Every named scenario its API allows, and a few generated worlds: each world is some ten
+  // Every named scenario its API allows, and a few generated worlds: each world is several
   // sync attempts, each a process start, and what generated worlds add here is the source
-  // meeting the generator's shapes at all (the examples' soak is the report's, not the suite's).
+  // meeting the generator's shapes at all, not a soak.
   it('passes the named scenarios and generated worlds, each sync attempt a real process', async () => {
     const r = await cli('check', '--airbyte', 'node examples/airbyte/source.mjs', '--api', API, '--runs', '3', '--seed', '5');
     expect(r.code, r.out + r.err).toBe(EXIT.pass);

@@ -23,7 +23,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'tidemark-connector-'));
 const hashOf = (out: string): string | undefined => /History sha256 ([0-9a-f]{64})/.exec(out)?.[1];
 
 describe('the example Singer tap', () => {
-  // Every named scenario its API allows, and a few generated worlds: each world is some ten
+  // Every named scenario its API allows, and a few generated worlds: each world is several
   // sync attempts, each a Python start (about 0.3 s of CPU here); what generated worlds add
   // here is the tap meeting the generator's shapes at all, not a soak.
   it('passes the scenarios its API allows and generated worlds, each incarnation a real process', async () => {
