@@ -286,8 +286,11 @@ describe('--fork-server on the command line', () => {
       const r = await cli('check', '--command', `python3 ${FIXTURES}/pids.py ${file} forks`, '--scenario', 'crash-between-effect-and-completion', '--kills', 'real', '--fork-server', mode);
       expect(r.code, r.out).toBe(EXIT.pass);
       const { imports, children } = noted(file);
-      // The probe, then one fork server; or the probe and a process for each incarnation.
-      expect(imports.length, mode).toBe(mode === 'on' ? 2 : 1 + children.length);
+      // The probe, then one fork server; or the probe and a process for each incarnation, and
+      // perhaps the one warm spare, started ahead and killed unused at the end (whether it got
+      // as far as its import before that depends on the machine's load).
+      if (mode === 'on') expect(imports.length, mode).toBe(2);
+      else expect([1 + children.length, 2 + children.length], mode).toContain(imports.length);
       expect(await leftOver(everyPid(file))).toEqual([]);
     }
     const bad = await cli('check', '--command', LEDGER, '--scenario', 'crash-between-effect-and-completion', '--fork-server', 'sometimes');
