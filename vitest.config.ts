@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { delimiter, dirname } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/sequencer.js';
 
 /**
  * The PATH the tests run with: the directory of the Python interpreter that `python3` names
@@ -42,6 +43,7 @@ export default defineConfig({
     // is the harness's own (its process registry, its counters), and each check builds its
     // world afresh; a test that needs a module loaded anew says so (vi.resetModules).
     isolate: false,
+    sequence: { sequencer: LongestFirst },
     coverage: {
       provider: 'v8',
       include: ['model/**/*.ts', 'src/**/*.ts'],
