@@ -204,7 +204,9 @@ async function target(o: TargetSpec, processOptions: ProcessOptions = {}): Promi
     doing('starting the consumer process for its hello');
     const command = o.command;
     // Every process of the run inherits them: its hello process, each incarnation, a spare.
+    // Set or removed: a check run in a process that ran another must not hand on that one's options.
     if (Object.keys(options).length > 0) process.env.TIDEMARK_OPTIONS = JSON.stringify(options);
+    else delete process.env.TIDEMARK_OPTIONS;
     const consumer = await processConsumer(command, processOptions);
     const real = { ...processOptions, kills: 'real' } as const;
     const proc = { sessionWorlds: () => processStats(consumer)?.sessionWorlds ?? 0, realKills: () => processConsumer(command, real) };

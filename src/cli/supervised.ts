@@ -180,7 +180,12 @@ function supervised(command: (io: Io) => Promise<number>, plain: Io, key: string
   // Errors thrown outside any world call (a timer, an unhandled rejection) end the run as
   // unknown when the consumer's own code runs here; otherwise they are tidemark's own.
   process.on('uncaughtException', (error, origin) => {
-    if (finished) return;
+    // After the verdict (a consumer's timer set to fire later than the run's end): too late to
+    // change it, but never silent.
+    if (finished) {
+      process.stderr.write(`tidemark: ${origin === 'unhandledRejection' ? 'an unhandled rejection' : 'an uncaught exception'} after the verdict was printed; the verdict did not see it:\n${indent(error instanceof Error ? (error.stack ?? error.message) : String(error))}\n`);
+      return;
+    }
     const kind = origin === 'unhandledRejection' ? 'an unhandled rejection' : 'an uncaught exception';
     const stack = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
     if (currentStage().inProcess) {
