@@ -39,9 +39,11 @@ export default defineConfig({
     maxWorkers: availableParallelism() * 2 + 2,
     // A worker runs its files in one module graph rather than one each: the tests import
     // most of src/ and model/, and loading them again per file cost 65 s of the suite's
-    // 350 s (vitest's "import" time) against 13 s shared. Module state a file leaves behind
-    // is the harness's own (its process registry, its counters), and each check builds its
-    // world afresh; a test that needs a module loaded anew says so (vi.resetModules).
+    // 350 s (vitest's "import" time) against 13 s shared. What a file leaves behind is then
+    // seen by the next in its worker: module state (the process registry, the counters, the
+    // stage listener) and process.env. Each check builds its world afresh and sets or removes
+    // what it puts in process.env; a test that needs a module loaded anew says so
+    // (vi.resetModules).
     isolate: false,
     sequence: { sequencer: LongestFirst },
     coverage: {
