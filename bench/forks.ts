@@ -97,8 +97,10 @@ export function exampleRuns(py: string): ExampleRun[] {
   }
   add('examples/python/singer_tap.py', 'real kills, fork server', '--command', command('examples/python/singer_tap.py'));
   add('examples/python/singer_tap.py', 'real kills, no fork server', '--command', command('examples/python/singer_tap.py'), '--fork-server', 'off');
-  add('examples/sqlite/consumer.mjs', 'real kills', '--command', node('examples/sqlite/consumer.mjs'));
-  add('examples/sqlite/consumer-buggy.mjs', 'real kills', '--command', node('examples/sqlite/consumer-buggy.mjs'));
+  for (const file of ['examples/python/sqlite_ledger.py', 'examples/python/sqlite_ledger_buggy.py']) {
+    add(file, 'real kills, fork server', '--command', command(file));
+    add(file, 'real kills, no fork server', '--command', command(file), '--fork-server', 'off');
+  }
   return runs;
 }
 

@@ -28,7 +28,7 @@ describe('a run that tidemark could not complete for reasons not its own', () =>
     // Under a regular file, so that nothing can create it; tsx, which runs the CLI from
     // source here, is told to keep no cache there.
     writeFileSync(join(scratch, 'a-file'), '');
-    const r = tidemark(['check', '--command', 'node examples/sqlite/consumer.mjs', '--scenario', 'stale-token'], { TMPDIR: join(scratch, 'a-file', 'tmp'), TSX_DISABLE_CACHE: '1' });
+    const r = tidemark(['check', '--command', 'python3 examples/python/sqlite_ledger.py', '--scenario', 'stale-token'], { TMPDIR: join(scratch, 'a-file', 'tmp'), TSX_DISABLE_CACHE: '1' });
     expect(r.code, r.err).toBe(2);
     expect(r.err).toContain('the run could not be judged: the machine refused an operation: ENOTDIR');
     expect(r.err).not.toContain('harness error');

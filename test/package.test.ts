@@ -170,7 +170,7 @@ describe('the published package', () => {
       for (const m of readFileSync(doc, 'utf8').matchAll(/\bexamples\/[\w./-]*\.(?:ts|mjs|js|py)\b/g)) named.add(m[0]);
     }
     // The protocol guide's table of clients and consumers, at the least.
-    for (const client of ['examples/python/tidemark_client.py', 'examples/node/client.mjs', 'examples/sqlite/consumer.mjs']) expect(named).toContain(client);
+    for (const client of ['examples/python/tidemark_client.py', 'examples/node/client.mjs', 'examples/python/sqlite_ledger.py']) expect(named).toContain(client);
     for (const file of named) {
       expect(existsSync(join(ROOT, file)), `${file} is named in the docs but does not exist`).toBe(true);
       expect(p.files, file).toContain(file);

@@ -9,8 +9,8 @@ import { processConsumer } from '../src/adapter/process/bridge.js';
 import { renderFailure } from '../src/report/failure.js';
 
 /**
- * docs/protocol.md, held to what it promises: consumers in Python, plain Node and Node with
- * SQLite pass through the process bridge; their buggy twins fail with a replay command that
+ * docs/protocol.md, held to what it promises: consumers in Python (one keeping a SQLite ledger)
+ * and plain Node pass through the process bridge; their buggy twins fail with a replay command that
  * reproduces the same history; crashes are real; and a process that misbehaves gets a clear
  * verdict or error quoting its stderr, never a hang, and never outlives the run. Every
  * incarnation here is a real process, so the runs are kept small.
@@ -38,8 +38,8 @@ const outcomes = (history: History): Outcome['kind'][] => history.steps.filter((
 const PYTHON = 'python3 examples/python/ledger_consumer.py';
 const PYTHON_BUGGY = 'python3 examples/python/ledger_consumer_buggy.py';
 const NODE = 'node examples/node/consumer.mjs';
-const SQLITE = 'node examples/sqlite/consumer.mjs';
-const SQLITE_BUGGY = 'node examples/sqlite/consumer-buggy.mjs';
+const SQLITE = 'python3 examples/python/sqlite_ledger.py';
+const SQLITE_BUGGY = 'python3 examples/python/sqlite_ledger_buggy.py';
 const FIXTURES = 'test/fixtures/process';
 
 describe.concurrent('correct consumers pass through the process bridge', () => {
