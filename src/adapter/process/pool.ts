@@ -74,18 +74,8 @@ export interface LoopState {
 }
 
 /**
- * Warm spares kept under real kills. Two: a phase of two workers starts both at once, and a
- * crash is often followed by the other worker's within a few calls, so with one spare the
- * second incarnation waited for its process to be made. Measured with the Python example and
- * its fork server, a forked child is ready about 50 ms after it is asked for, on two busy
- * cores: with one spare, 79 of 114 incarnations waited for it, 300 ms a world of 513.
- * Under session crashes one is enough: an idle session process serves the next incarnation.
- */
-export const SPARES = 2;
-
-/**
  * The processes of one process consumer that are not serving an incarnation right now: at
- * most SPARES warm spares (started, never used, so each can be any incarnation's own process) and
+ * most one warm spare (started, never used, so it can be any incarnation's own process) and
  * the session processes between two incarnations. Processes are started outside the
  * simulation: which one serves an incarnation, and when it was started, never changes what
  * the world sees, because the world waits for every process between its calls.
@@ -98,8 +88,7 @@ export const SPARES = 2;
  * process is in the bridge's registry while it runs, so a signal handler kills them too.
  */
 export class Pool {
-  /** Oldest first: the first started is the likeliest to be ready. */
-  private readonly spares: ConsumerProcess[] = [];
+  private spare: ConsumerProcess | null = null;
   private readonly idle: ConsumerProcess[] = [];
   /** Incarnations holding a process now. */
   private live = 0;
@@ -142,6 +131,7 @@ export class Pool {
     }
     const session = this.sessionWorld;
     this.live++;
+    if (this.spare?.abandoned) this.spare = null;
     let proc: ConsumerProcess | null = null;
     if (session) {
       // A session process that died between incarnations served nobody's world: dropped.
@@ -151,12 +141,11 @@ export class Pool {
         else candidate.kill();
       }
     }
-    // Killed with every other process (a signal handler's clean-up): no spare any more.
-    while (this.spares[0]?.abandoned) this.spares.shift();
-    if (proc === null && this.spares.length > 0) {
+    if (proc === null && this.spare !== null && !this.spare.abandoned) {
       // Never used: this is the incarnation's own process, even if it already died or broke
       // the protocol, which the incarnation then sees as if it had been there.
-      proc = this.spares.shift() as ConsumerProcess;
+      proc = this.spare;
+      this.spare = null;
       this.stats.fromSpare++;
     }
     proc ??= this.spawn();
@@ -198,9 +187,10 @@ export class Pool {
     }
   }
 
-  /** Kills the spares and the idle sessions; the fork server is stopped if it stays idle (FORK_SERVER_IDLE_MS). */
+  /** Kills the spare and the idle sessions; the fork server is stopped if it stays idle (FORK_SERVER_IDLE_MS). */
   sweep(): void {
-    for (const proc of this.spares.splice(0)) proc.kill();
+    this.spare?.kill();
+    this.spare = null;
     for (const proc of this.idle.splice(0)) proc.kill();
     this.forks?.idle();
   }
@@ -211,15 +201,14 @@ export class Pool {
   }
 
   /**
-   * Starts spares when they may be needed: not for a command that has not yet made a world
+   * Starts a spare when one may be needed: not for a command that has not yet made a world
    * call or is failing to start (a crash loop costs exactly its incarnations), nor while an
    * idle session can serve the next incarnation of a session world.
    */
   private replenish(): void {
-    if (!this.warm || this.loop.tripped || !this.loop.proven || this.loop.inARow > 0) return;
+    if (!this.warm || this.spare !== null || this.loop.tripped || !this.loop.proven || this.loop.inARow > 0) return;
     if (this.sessionWorld && this.idle.some((p) => p.usable)) return;
-    const wanted = this.sessionWorld ? 1 : SPARES;
-    while (this.spares.length < wanted) this.spares.push(this.spawn());
+    this.spare = this.spawn();
   }
 }
 
