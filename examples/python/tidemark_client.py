@@ -47,6 +47,10 @@ import sys
 
 PROTOCOL = 1
 
+# One encoder for every message: json.dumps with separators builds a new encoder per call,
+# which was a fifth of what a world call cost this client.
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+
 
 class WorldError(Exception):
     """A world call failed. `definite`: it did not happen; otherwise it may have happened."""
@@ -98,7 +102,7 @@ class Client:
     # -- the wire ------------------------------------------------------------------------
 
     def send(self, message):
-        self.stdout.write(json.dumps(message, separators=(",", ":")) + "\n")
+        self.stdout.write(_encode(message) + "\n")
         self.stdout.flush()
 
     def receive(self):
@@ -342,5 +346,5 @@ class ForkServer:
     def connect(self, fork_id, stream):
         channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         channel.connect(self.path)
-        channel.sendall((json.dumps({"type": "child", "id": fork_id, "stream": stream}, separators=(",", ":")) + "\n").encode())
+        channel.sendall((_encode({"type": "child", "id": fork_id, "stream": stream}) + "\n").encode())
         return channel
