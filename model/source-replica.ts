@@ -57,8 +57,8 @@ export interface Served {
   readonly repeat?: Page;
   /** Where the page's token resumes: after `at` (newest first: below it; null: from the top); null when it carries none. */
   readonly mint: { readonly at: Position | null } | null;
-  /** How far the stream had got, for a message about an end claimed or missed. */
-  readonly left: string;
+  /** How far the stream had got, for a message about an end claimed or missed: spelt out only then. */
+  readonly left: () => string;
 }
 
 /** Where the eligible stream changed under a mutation: the index an old version left (-1: none) and the index the new one took (-1: none). */
@@ -136,7 +136,8 @@ export class SourceReplica<H extends Holding = Holding> {
     private readonly held: Holdings<H>,
   ) {
     this.binding = header.binding;
-    this.bound = fingerprint(header.binding);
+    const bound = fingerprint(header.binding);
+    this.bound = bound;
     this.newestFirst = header.order === 'newest-first';
     this.offered = new Set(header.resumes);
     this.pageSize = header.pageSize;
@@ -147,7 +148,7 @@ export class SourceReplica<H extends Holding = Holding> {
       if (this.held.records.get(e.id)?.current !== undefined) report(`the source's initial events hold ${e.id} twice`);
       this.hold(e);
     }
-    this.rebind(header.binding);
+    this.rebind(header.binding, bound);
   }
 
   /** The eligible stream of the current binding, in the stable order. */
@@ -174,9 +175,9 @@ export class SourceReplica<H extends Holding = Holding> {
   }
 
   /** The consumer restarts under another binding: the eligible stream is that binding's, from scratch. */
-  rebind(binding: Binding): void {
+  rebind(binding: Binding, bound: string = fingerprint(binding)): void {
     this.binding = binding;
-    this.bound = fingerprint(binding);
+    this.bound = bound;
     const stream: SourceEvent[] = [];
     for (const { current } of this.held.records.values()) if (current !== undefined && isEligible(binding, current)) stream.push(current);
     this.stream = stream.sort(comparePositions);
@@ -260,7 +261,7 @@ export class SourceReplica<H extends Holding = Holding> {
     if (resume.kind !== 'start' && resume.kind !== 'token' && !this.offered.has(resume.kind)) return { refused: 'bad-request' };
     const start = this.resumesAt(resume);
     if (typeof start === 'string') return { refused: start };
-    if (this.tokens.stuck(resume)) return { events: [], ends: false, fired: undefined, mint: null, left: 'on an iterator token whose batch came back empty' };
+    if (this.tokens.stuck(resume)) return { events: [], ends: false, fired: undefined, mint: null, left: () => 'on an iterator token whose batch came back empty' };
     const stream = this.stream;
     const total = stream.length;
     const left = (at: number): string => `at ${at} of ${total} eligible events`;
@@ -271,11 +272,11 @@ export class SourceReplica<H extends Holding = Holding> {
       const first = last?.events[0];
       const from = stream[start];
       if (last !== undefined && last.next !== null && this.previousChanges.get(this.bound) === this.changes && (first === undefined || from === undefined || comparePositions(first, from) <= 0)) {
-        return { events: last.events, ends: false, fired: 'repeat', repeat: last, mint: null, left: '' };
+        return { events: last.events, ends: false, fired: 'repeat', repeat: last, mint: null, left: () => '' };
       }
     }
     // empty: "no events, and a token that resumes exactly where the request did; fires when eligible events remain there".
-    if (quirk === 'empty' && start < total) return { events: [], ends: false, fired: 'empty', mint: { at: start === 0 ? null : positionOf(stream[start - 1] as SourceEvent) }, left: left(start) };
+    if (quirk === 'empty' && start < total) return { events: [], ends: false, fired: 'empty', mint: { at: start === 0 ? null : positionOf(stream[start - 1] as SourceEvent) }, left: () => left(start) };
     // short: "one event although more were asked for; fires when more than one eligible event
     // remains and the page could hold more than one".
     const room = Math.min(limit, this.pageSize);
@@ -298,7 +299,7 @@ export class SourceReplica<H extends Holding = Holding> {
       events = [...page].reverse();
       fired = 'reorder';
     }
-    return { events, ends, fired, mint, left: left(end) };
+    return { events, ends, fired, mint, left: () => left(end) };
   }
 
   /**
@@ -319,7 +320,7 @@ export class SourceReplica<H extends Holding = Holding> {
     const under = below;
     // How many eligible events lie below the resume point: the page serves the newest of them.
     const end = under === null ? this.stream.length : this.firstIndex((p) => comparePositions(p, under) >= 0);
-    if (quirk === 'empty' && end > 0) return { events: [], ends: false, fired: 'empty', mint: { at: under }, left: `with ${end} older eligible events left` };
+    if (quirk === 'empty' && end > 0) return { events: [], ends: false, fired: 'empty', mint: { at: under }, left: () => `with ${end} older eligible events left` };
     const room = Math.min(limit, this.pageSize);
     const short = quirk === 'short' && end > 1 && room > 1;
     const begin = Math.max(0, end - (short ? 1 : room));
@@ -330,7 +331,7 @@ export class SourceReplica<H extends Holding = Holding> {
       ends,
       fired: short ? 'short' : undefined,
       mint: ends || oldest === undefined ? null : { at: positionOf(oldest) },
-      left: `with ${begin} older eligible events left`,
+      left: () => `with ${begin} older eligible events left`,
     };
   }
 
