@@ -145,8 +145,10 @@ export class SourceReplica<H extends Holding = Holding> {
     this.tokens = new TokenReplay(header.tokens);
     for (const e of header.initial) {
       // One version per id: a second initial event with the id would silently replace the first.
-      if (this.held.records.get(e.id)?.current !== undefined) report(`the source's initial events hold ${e.id} twice`);
-      this.hold(e);
+      // Its record is found once, and holds the event from then on.
+      const record = this.held.record(e.id);
+      if (record.current !== undefined) report(`the source's initial events hold ${e.id} twice`);
+      this.hold(e, record);
     }
     this.rebind(header.binding, bound);
   }
@@ -183,12 +185,12 @@ export class SourceReplica<H extends Holding = Holding> {
     this.stream = stream.sort(comparePositions);
   }
 
-  private hold(e: SourceEvent): void {
-    this.held.record(e.id).current = e;
+  private hold(e: SourceEvent, record: H = this.held.record(e.id)): void {
+    record.current = e;
     const first = e.key[0] ?? 0;
     this.head = this.head === null ? first : Math.max(this.head, first);
-    // A SourceEvent is a Position (its key and id) as it stands: compared without a copy.
-    if (this.newest === null || comparePositions(e, this.newest) > 0) this.newest = positionOf(e);
+    // A SourceEvent is a Position (its key and id) as it stands: compared, and kept, without a copy.
+    if (this.newest === null || comparePositions(e, this.newest) > 0) this.newest = e;
   }
 
   /**
