@@ -1,4 +1,5 @@
-import { CALL_KINDS, type Call } from './history.js';
+import type { EventRef } from './event.js';
+import { CALL_KINDS, type Call, type StoreOp } from './history.js';
 import { isPosition } from './order.js';
 import { ADDRESS_ALIASES, type Address, type PlannedFault } from './plan.js';
 
@@ -30,6 +31,13 @@ export class FaultAddresses<A extends Address = PlannedFault> {
    * effect) is filed here once that moment comes, at its absolute count.
    */
   private readonly absolute: (Map<number, number[]> | undefined)[] = NAMES.map(() => undefined);
+  /**
+   * By slot, the smallest count filed in `absolute` (Infinity: none). Counts only grow and
+   * every address is filed at a count not reached yet, so a call whose count is not this
+   * one is named by no absolute address: most calls cost a comparison here, not a lookup.
+   * An address is taken out once its call has come.
+   */
+  private readonly next: number[] = NAMES.map(() => Number.POSITIVE_INFINITY);
   /** The events `after` addresses name, with the calls so far about each: only they need counting. */
   private readonly tracked = new Map<string, Tracked>();
   /** Addresses waiting for their `since` effect, by its index. */
@@ -44,7 +52,7 @@ export class FaultAddresses<A extends Address = PlannedFault> {
     for (const [i, f] of faults.entries()) {
       const slot = SLOT.get(f.call) as number;
       if (f.since !== undefined) file(this.bySince, f.since, i);
-      else if (f.after === undefined) file((this.absolute[slot] ??= new Map()), f.nth, i);
+      else if (f.after === undefined) this.fileAt(slot, f.nth, i);
       else {
         const event = this.track(f.after);
         // A call about events counts among those about this one; any other from its first delivery.
@@ -69,9 +77,9 @@ export class FaultAddresses<A extends Address = PlannedFault> {
   }
 
   /** A fetch that ran returned these events: calls from here on count towards addresses tied to them. */
-  delivered(ids: readonly string[]): void {
+  delivered(events: readonly { readonly id: string }[]): void {
     if (this.tracked.size === 0) return;
-    for (const id of ids) {
+    for (const { id } of events) {
       const event = this.tracked.get(id);
       if (event === undefined || event.delivered) continue;
       event.delivered = true;
@@ -114,37 +122,42 @@ export class FaultAddresses<A extends Address = PlannedFault> {
   private name(slot: number, call: Call, effectsOnly: boolean): void {
     const nth = this.total[slot] as number;
     this.total[slot] = nth + 1;
-    const named = this.absolute[slot]?.get(nth);
-    if (named !== undefined) this.add(named);
+    if (nth === this.next[slot]) this.take(slot, nth);
     if (this.tracked.size === 0) return;
     const stamp = ++this.stamp;
-    const about = (id: string): void => {
-      const event = this.tracked.get(id);
-      if (event === undefined || event.stamp[slot] === stamp) return;
-      event.stamp[slot] = stamp;
-      const n = event.about[slot] as number;
-      event.about[slot] = n + 1;
-      const here = event.addresses[slot]?.get(n);
-      if (here !== undefined) this.add(here);
-    };
+    // Indexed loops: this runs for every call under each of its names.
     switch (call.kind) {
       case 'emit':
-        about(call.event.id);
+        this.about(call.event.id, slot, stamp);
         break;
       case 'completed':
-        for (const e of call.events) about(e.id);
+        for (let i = 0; i < call.events.length; i++) this.about((call.events[i] as EventRef).id, slot, stamp);
         break;
       case 'commit':
-        for (const op of call.ops) {
+        for (let i = 0; i < call.ops.length; i++) {
+          const op = call.ops[i] as StoreOp;
           if (effectsOnly) {
-            if (op.op === 'effect' || op.op === 'outbox') about(op.event.id);
-          } else if ('event' in op) about(op.event.id);
-          else if (op.op === 'watermark' && isPosition(op.value)) about(op.value.id);
+            if (op.op === 'effect' || op.op === 'outbox') this.about(op.event.id, slot, stamp);
+          } else if (op.op !== 'watermark' && op.op !== 'anchor') this.about(op.event.id, slot, stamp);
+          // Asked with `in` only here: an operation of these kinds names no event, unless it carries one as an extra field.
+          else if ('event' in op) this.about((op as { readonly event: EventRef }).event.id, slot, stamp);
+          else if (op.op === 'watermark' && isPosition(op.value)) this.about(op.value.id, slot, stamp);
         }
         break;
       default:
         break;
     }
+  }
+
+  /** Counts the call (stamped `stamp`) among the calls about event `id` under one name, once, if the event is tracked. */
+  private about(id: string, slot: number, stamp: number): void {
+    const event = this.tracked.get(id);
+    if (event === undefined || event.stamp[slot] === stamp) return;
+    event.stamp[slot] = stamp;
+    const n = event.about[slot] as number;
+    event.about[slot] = n + 1;
+    const here = event.addresses[slot]?.get(n);
+    if (here !== undefined) this.add(here);
   }
 
   private add(indexes: readonly number[]): void {
@@ -156,8 +169,24 @@ export class FaultAddresses<A extends Address = PlannedFault> {
     for (const i of waiting) {
       const f = this.faults[i] as A;
       const slot = SLOT.get(f.call) as number;
-      file((this.absolute[slot] ??= new Map()), (this.total[slot] as number) + f.nth, i);
+      this.fileAt(slot, (this.total[slot] as number) + f.nth, i);
     }
+  }
+
+  /** Files address `i` at the `nth` call of a slot's name, a count not reached yet. */
+  private fileAt(slot: number, nth: number, i: number): void {
+    file((this.absolute[slot] ??= new Map()), nth, i);
+    if (nth < (this.next[slot] as number)) this.next[slot] = nth;
+  }
+
+  /** The `nth` call of a slot's name has come: the addresses filed there name it, and are taken out. */
+  private take(slot: number, nth: number): void {
+    const filed = this.absolute[slot] as Map<number, number[]>;
+    this.add(filed.get(nth) as number[]);
+    filed.delete(nth);
+    let next = Number.POSITIVE_INFINITY;
+    for (const count of filed.keys()) if (count < next) next = count;
+    this.next[slot] = next;
   }
 }
 
@@ -194,7 +223,7 @@ function file<K>(index: Map<K, number[]>, key: K, i: number): void {
 /** Whether a call is a checkpoint: a commit that writes the watermark. */
 function isCheckpoint(call: Call): boolean {
   if (call.kind !== 'commit') return false;
-  for (const op of call.ops) if (op.op === 'watermark') return true;
+  for (let i = 0; i < call.ops.length; i++) if ((call.ops[i] as StoreOp).op === 'watermark') return true;
   return false;
 }
 
@@ -202,6 +231,9 @@ function isCheckpoint(call: Call): boolean {
 function isEffectCall(call: Call): boolean {
   if (call.kind === 'emit') return true;
   if (call.kind !== 'commit') return false;
-  for (const op of call.ops) if (op.op === 'effect' || op.op === 'outbox') return true;
+  for (let i = 0; i < call.ops.length; i++) {
+    const op = (call.ops[i] as StoreOp).op;
+    if (op === 'effect' || op === 'outbox') return true;
+  }
   return false;
 }

@@ -13,8 +13,12 @@ import type { Actor, CallStep, LifeStep, Phase } from './history.js';
 export class Lives {
   /** Each worker's newest incarnation. */
   private readonly newest = new Map<string, number>();
-  /** The incarnations alive, as `worker#incarnation`. */
-  private readonly alive = new Set<string>();
+  /**
+   * The incarnation alive of each worker that has one. A worker has one at most: a start
+   * while another lives is refused below, so asking by worker is asking by incarnation, and
+   * a call's check builds no `worker#incarnation` string.
+   */
+  private readonly alive = new Map<string, number>();
   private phase: Phase = 'adversity';
 
   constructor(private readonly workers: number) {}
@@ -36,20 +40,27 @@ export class Lives {
       if (!this.runs(worker)) return `${who} was started, but the ${this.phase} phase runs ${this.phase === 'drain' ? 'w1 alone' : `workers w1 to w${this.workers}`}`;
       const next = (this.newest.get(worker) ?? 0) + 1;
       if (incarnation !== next) return `${who} was started, but ${worker}'s next incarnation is #${next}`;
-      for (const a of this.alive) if (a.startsWith(`${worker}#`)) return `${who} was started while ${a} was still alive`;
+      const living = this.alive.get(worker);
+      if (living !== undefined) return `${who} was started while ${worker}#${living} was still alive`;
       this.newest.set(worker, incarnation);
-      this.alive.add(who);
+      this.alive.set(worker, incarnation);
       return null;
     }
-    if (!this.alive.delete(who)) return `${who} ended (${step.event.kind}), but it was not alive`;
+    if (!this.end(step.actor)) return `${who} ended (${step.event.kind}), but it was not alive`;
     return null;
   }
 
   /** A call step; returns what is wrong with it, or null. */
   call(step: CallStep): string | null {
-    const who = key(step.actor);
-    if (!this.alive.has(who)) return `${who} made a call (${step.call.kind}), but it was not alive: the world never started it, or it had ended`;
+    if (this.alive.get(step.actor.worker) !== step.actor.incarnation) return `${key(step.actor)} made a call (${step.call.kind}), but it was not alive: the world never started it, or it had ended`;
     return null;
+  }
+
+  /** Ends the incarnation if it is alive; says whether it was. */
+  private end(actor: Actor): boolean {
+    if (this.alive.get(actor.worker) !== actor.incarnation) return false;
+    this.alive.delete(actor.worker);
+    return true;
   }
 
   /**
@@ -58,7 +69,7 @@ export class Lives {
    * started. Ground truth says which call that is, not the recorded outcome.
    */
   kill(actor: Actor): void {
-    this.alive.delete(key(actor));
+    this.end(actor);
   }
 
   /** A rebind stops every incarnation. */

@@ -57,8 +57,8 @@ export interface Served {
   readonly repeat?: Page;
   /** Where the page's token resumes: after `at` (newest first: below it; null: from the top); null when it carries none. */
   readonly mint: { readonly at: Position | null } | null;
-  /** How far the stream had got, for a message about an end claimed or missed. */
-  readonly left: string;
+  /** How far the stream had got, for a message about an end claimed or missed: spelt out only then. */
+  readonly left: () => string;
 }
 
 /** Where the eligible stream changed under a mutation: the index an old version left (-1: none) and the index the new one took (-1: none). */
@@ -136,7 +136,8 @@ export class SourceReplica<H extends Holding = Holding> {
     private readonly held: Holdings<H>,
   ) {
     this.binding = header.binding;
-    this.bound = fingerprint(header.binding);
+    const bound = fingerprint(header.binding);
+    this.bound = bound;
     this.newestFirst = header.order === 'newest-first';
     this.offered = new Set(header.resumes);
     this.pageSize = header.pageSize;
@@ -144,10 +145,12 @@ export class SourceReplica<H extends Holding = Holding> {
     this.tokens = new TokenReplay(header.tokens);
     for (const e of header.initial) {
       // One version per id: a second initial event with the id would silently replace the first.
-      if (this.held.records.get(e.id)?.current !== undefined) report(`the source's initial events hold ${e.id} twice`);
-      this.hold(e);
+      // Its record is found once, and holds the event from then on.
+      const record = this.held.record(e.id);
+      if (record.current !== undefined) report(`the source's initial events hold ${e.id} twice`);
+      this.hold(e, record);
     }
-    this.rebind(header.binding);
+    this.rebind(header.binding, bound);
   }
 
   /** The eligible stream of the current binding, in the stable order. */
@@ -174,20 +177,20 @@ export class SourceReplica<H extends Holding = Holding> {
   }
 
   /** The consumer restarts under another binding: the eligible stream is that binding's, from scratch. */
-  rebind(binding: Binding): void {
+  rebind(binding: Binding, bound: string = fingerprint(binding)): void {
     this.binding = binding;
-    this.bound = fingerprint(binding);
+    this.bound = bound;
     const stream: SourceEvent[] = [];
     for (const { current } of this.held.records.values()) if (current !== undefined && isEligible(binding, current)) stream.push(current);
     this.stream = stream.sort(comparePositions);
   }
 
-  private hold(e: SourceEvent): void {
-    this.held.record(e.id).current = e;
+  private hold(e: SourceEvent, record: H = this.held.record(e.id)): void {
+    record.current = e;
     const first = e.key[0] ?? 0;
     this.head = this.head === null ? first : Math.max(this.head, first);
-    // A SourceEvent is a Position (its key and id) as it stands: compared without a copy.
-    if (this.newest === null || comparePositions(e, this.newest) > 0) this.newest = positionOf(e);
+    // A SourceEvent is a Position (its key and id) as it stands: compared, and kept, without a copy.
+    if (this.newest === null || comparePositions(e, this.newest) > 0) this.newest = e;
   }
 
   /**
@@ -260,7 +263,7 @@ export class SourceReplica<H extends Holding = Holding> {
     if (resume.kind !== 'start' && resume.kind !== 'token' && !this.offered.has(resume.kind)) return { refused: 'bad-request' };
     const start = this.resumesAt(resume);
     if (typeof start === 'string') return { refused: start };
-    if (this.tokens.stuck(resume)) return { events: [], ends: false, fired: undefined, mint: null, left: 'on an iterator token whose batch came back empty' };
+    if (this.tokens.stuck(resume)) return { events: [], ends: false, fired: undefined, mint: null, left: () => 'on an iterator token whose batch came back empty' };
     const stream = this.stream;
     const total = stream.length;
     const left = (at: number): string => `at ${at} of ${total} eligible events`;
@@ -271,11 +274,11 @@ export class SourceReplica<H extends Holding = Holding> {
       const first = last?.events[0];
       const from = stream[start];
       if (last !== undefined && last.next !== null && this.previousChanges.get(this.bound) === this.changes && (first === undefined || from === undefined || comparePositions(first, from) <= 0)) {
-        return { events: last.events, ends: false, fired: 'repeat', repeat: last, mint: null, left: '' };
+        return { events: last.events, ends: false, fired: 'repeat', repeat: last, mint: null, left: () => '' };
       }
     }
     // empty: "no events, and a token that resumes exactly where the request did; fires when eligible events remain there".
-    if (quirk === 'empty' && start < total) return { events: [], ends: false, fired: 'empty', mint: { at: start === 0 ? null : positionOf(stream[start - 1] as SourceEvent) }, left: left(start) };
+    if (quirk === 'empty' && start < total) return { events: [], ends: false, fired: 'empty', mint: { at: start === 0 ? null : positionOf(stream[start - 1] as SourceEvent) }, left: () => left(start) };
     // short: "one event although more were asked for; fires when more than one eligible event
     // remains and the page could hold more than one".
     const room = Math.min(limit, this.pageSize);
@@ -298,7 +301,7 @@ export class SourceReplica<H extends Holding = Holding> {
       events = [...page].reverse();
       fired = 'reorder';
     }
-    return { events, ends, fired, mint, left: left(end) };
+    return { events, ends, fired, mint, left: () => left(end) };
   }
 
   /**
@@ -319,7 +322,7 @@ export class SourceReplica<H extends Holding = Holding> {
     const under = below;
     // How many eligible events lie below the resume point: the page serves the newest of them.
     const end = under === null ? this.stream.length : this.firstIndex((p) => comparePositions(p, under) >= 0);
-    if (quirk === 'empty' && end > 0) return { events: [], ends: false, fired: 'empty', mint: { at: under }, left: `with ${end} older eligible events left` };
+    if (quirk === 'empty' && end > 0) return { events: [], ends: false, fired: 'empty', mint: { at: under }, left: () => `with ${end} older eligible events left` };
     const room = Math.min(limit, this.pageSize);
     const short = quirk === 'short' && end > 1 && room > 1;
     const begin = Math.max(0, end - (short ? 1 : room));
@@ -330,7 +333,7 @@ export class SourceReplica<H extends Holding = Holding> {
       ends,
       fired: short ? 'short' : undefined,
       mint: ends || oldest === undefined ? null : { at: positionOf(oldest) },
-      left: `with ${begin} older eligible events left`,
+      left: () => `with ${begin} older eligible events left`,
     };
   }
 

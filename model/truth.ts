@@ -145,10 +145,14 @@ interface Ending {
  */
 function ended(code: string | null, after: 'crash-after' | 'timeout' | undefined, quirk: PageQuirk | undefined): Ending {
   const label = after ?? quirk;
+  if (code === null && label === undefined) return SUCCEEDED;
   if (code !== null) return { outcome: { kind: 'error', code }, applied: false, label };
   const outcome: Outcome = after === 'crash-after' ? { kind: 'crash-after' } : after === 'timeout' ? { kind: 'indefinite', code: 'timeout' } : { kind: 'ok' };
   return { outcome, applied: true, label };
 }
+
+/** How nearly every call ends: done, with nothing fired there. Shared, so that replaying it allocates nothing. */
+const SUCCEEDED: Ending = { outcome: { kind: 'ok' }, applied: true, label: undefined };
 
 function codeOf(o: Outcome): string | null {
   return o.kind === 'error' || o.kind === 'indefinite' ? o.code : null;
@@ -461,25 +465,25 @@ export class Truth {
     }
     // A crash after the call or a timeout changes only what the caller learns: the call runs.
     const after = fault === 'crash-after' || fault === 'timeout' ? fault : undefined;
-    const done = (code: string | null, quirk?: PageQuirk): void => this.settle(step, planned, ended(code, after, quirk));
     switch (call.kind) {
       case 'fetch':
         return this.fetch(step, planned, after, fault !== undefined && PAGE_QUIRK.has(fault) ? (fault as PageQuirk) : undefined);
       case 'load': {
         const state: DurableState = this.store.state();
-        done(null);
+        this.done(step, planned, after, null);
         if (step.result?.kind !== 'state') this.problem(step.seq, `load at step ${step.seq} took effect but recorded no state`);
         else if (!sameJson(step.result.state, state)) {
           this.problem(step.seq, `load at step ${step.seq} returned ${canonicalJson(step.result.state).slice(0, 160)}, but the store holds ${canonicalJson(state).slice(0, 160)}`);
         }
         const slot = this.store.watermark;
-        return { ...NONE, applied: true, foreign: slot !== null && slot.writer !== this.bound && slot.value !== null ? { value: slot.value } : null };
+        if (slot === null || slot.writer === this.bound || slot.value === null) return APPLIED;
+        return { applied: true, effects: [], watermarks: [], foreign: { value: slot.value }, outcomes: [] };
       }
       case 'completed': {
-        done(null);
+        this.done(step, planned, after, null);
         const said = step.result?.kind === 'flags' ? step.result.flags : null;
         if (said === null) this.problem(step.seq, `completed at step ${step.seq} took effect but recorded no answer`);
-        else if (said.length !== call.events.length || call.events.some((e, i) => said[i] !== this.store.isCompleted(e))) {
+        else if (!this.answers(said, call.events)) {
           const flags = call.events.map((e) => this.store.isCompleted(e));
           this.problem(step.seq, `completed at step ${step.seq} answered ${JSON.stringify(said)}, but the store's completion records say ${JSON.stringify(flags)}`);
         }
@@ -488,27 +492,39 @@ export class Truth {
       case 'commit': {
         // The store decides its guards (model/store-replica.ts); the history records only the code.
         const refusal = this.store.refusal(call.ops, call.fence, this.leaseReplica.generation, this.poison);
-        done(refusal === null ? null : refusal === 'rejected' ? 'rejected' : 'conflict');
+        this.done(step, planned, after, refusal === null ? null : refusal === 'rejected' ? 'rejected' : 'conflict');
         return refusal === null ? this.commit(call.ops) : NONE;
       }
       case 'emit': {
         if (this.poison.has(call.event.id)) {
-          done('rejected');
+          this.done(step, planned, after, 'rejected');
           return NONE;
         }
-        done(null);
+        this.done(step, planned, after, null);
         const fact = this.effect(call.event, call.payload, this.bound, call.key);
-        return { ...NONE, applied: true, effects: [fact], outcomes: [fact.ref] };
+        return { applied: true, effects: [fact], watermarks: [], foreign: null, outcomes: [fact.ref] };
       }
       case 'lease':
-        return this.lease(step, done);
+        return this.lease(step, planned, after);
       case 'claim':
-        done(null);
+        this.done(step, planned, after, null);
         return APPLIED;
       case 'malformed':
-        done('bad-request');
+        this.done(step, planned, after, 'bad-request');
         return NONE;
     }
+  }
+
+  /** Whether a completion check's answer is what the store's completion records say, event by event. */
+  private answers(said: readonly boolean[], events: readonly EventRef[]): boolean {
+    if (said.length !== events.length) return false;
+    for (let i = 0; i < events.length; i++) if (said[i] !== this.store.isCompleted(events[i] as EventRef)) return false;
+    return true;
+  }
+
+  /** A call that ran ended refused with `code`, or done (null): compared with the record. */
+  private done(step: CallStep, planned: FaultLabel | undefined, after: 'crash-after' | 'timeout' | undefined, code: string | null): void {
+    this.settle(step, planned, ended(code, after, undefined));
   }
 
   /**
@@ -557,9 +573,8 @@ export class Truth {
     const want = ended(null, after, serving.fired);
     this.settle(step, planned, want);
     const served = serving.repeat?.events ?? serving.events;
-    const ids = served.map((e) => e.id);
-    this.addresses.delivered(ids);
-    this.placements.delivered(ids);
+    this.addresses.delivered(served);
+    this.placements.delivered(served);
     const page = step.result?.kind === 'page' ? step.result.page : null;
     if (page === null) {
       this.problem(step.seq, `fetch ${step.seq} took effect but recorded no page`);
@@ -583,19 +598,18 @@ export class Truth {
       v.servedAt ??= e.key;
     }
     if (page.head !== source.head) this.problem(step.seq, `fetch ${step.seq} reported head ${String(page.head)}, but the source's head is ${String(this.head)}`);
-    const what = `fetch ${step.seq}${serving.fired === undefined ? '' : ` (${serving.fired})`}`;
     if (serving.repeat !== undefined) {
-      if (canonicalJson(serving.repeat) !== canonicalJson(page)) this.problem(step.seq, `${what} ${servedText(page)}, but a repeat serves the previous page ${listed(serving.repeat.events)} again`);
+      if (canonicalJson(serving.repeat) !== canonicalJson(page)) this.problem(step.seq, `${fetchName(step, serving)} ${servedText(page)}, but a repeat serves the previous page ${listed(serving.repeat.events)} again`);
       return APPLIED;
     }
     if (!sameVersions(page.events, serving.events)) {
       const rule = serving.fired === undefined ? `from there${this.header.order === 'newest-first' ? ', newest first,' : ''} the eligible stream holds` : `${/^[aeiou]/.test(QUIRK_PAGE[serving.fired]) ? 'an' : 'a'} ${QUIRK_PAGE[serving.fired]} page from there holds`;
-      this.problem(step.seq, `${what} ${servedText(page)}, but ${rule} ${listed(serving.events)}`);
+      this.problem(step.seq, `${fetchName(step, serving)} ${servedText(page)}, but ${rule} ${listed(serving.events)}`);
     } else if ((page.next === null) !== serving.ends) {
-      this.problem(step.seq, `${what} ${page.next === null ? 'ended the stream' : 'continued the stream'} ${serving.left}`);
+      this.problem(step.seq, `${fetchName(step, serving)} ${page.next === null ? 'ended the stream' : 'continued the stream'} ${serving.left()}`);
     }
     const wrong = source.served(resume, page, serving);
-    if (wrong !== null) this.problem(step.seq, `${what} ${wrong}`);
+    if (wrong !== null) this.problem(step.seq, `${fetchName(step, serving)} ${wrong}`);
     return APPLIED;
   }
 
@@ -647,13 +661,13 @@ export class Truth {
    * time is the world's step count. The generation granted must be the one recorded, and only
    * a caller that heard the answer knows it.
    */
-  private lease(step: CallStep, done: (code: string | null) => void): Facts {
+  private lease(step: CallStep, planned: FaultLabel | undefined, after: 'crash-after' | 'timeout' | undefined): Facts {
     const granted = this.leaseReplica.request(actorKey(step.actor), step.seq);
     if (granted === 'conflict') {
-      done('conflict');
+      this.done(step, planned, after, 'conflict');
       return NONE;
     }
-    done(null);
+    this.done(step, planned, after, null);
     if (step.result?.kind !== 'generation' || step.result.generation !== granted) {
       this.problem(step.seq, `lease at step ${step.seq} granted generation ${step.result?.kind === 'generation' ? step.result.generation : 'none'}, but the replay grants ${granted}`);
     }
@@ -669,6 +683,11 @@ export class Truth {
     v.outcome = true;
     return fact;
   }
+}
+
+/** How a message names a fetch: `fetch 12 (short)`. Spelt out only for a problem, never for a page that agrees. */
+function fetchName(step: CallStep, serving: Served): string {
+  return `fetch ${step.seq}${serving.fired === undefined ? '' : ` (${serving.fired})`}`;
 }
 
 /** What a page served, as a reader sees it: `served [a b c]`. */
@@ -696,9 +715,15 @@ function sameEvent(a: SourceEvent, b: SourceEvent): boolean {
   if (a === b) return true;
   if (a.id !== b.id || a.version !== b.version || a.payload !== b.payload || a.key.length !== b.key.length) return false;
   for (let i = 0; i < a.key.length; i++) if (a.key[i] !== b.key[i]) return false;
+  if (a.attrs === b.attrs) return true;
   const ka = Object.keys(a.attrs);
   if (ka.length !== Object.keys(b.attrs).length) return false;
-  return ka.every((k) => a.attrs[k] === b.attrs[k]);
+  // A loop, not `every` with a callback: every event of every page is compared.
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i] as string;
+    if (a.attrs[k] !== b.attrs[k]) return false;
+  }
+  return true;
 }
 
 /** A set of strings that is almost always one string: kept as that string until a second comes. */
