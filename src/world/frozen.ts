@@ -39,18 +39,28 @@ export type Checked<T> = { readonly copy: T; readonly problem: null } | { readon
  * than any real one is refused with frozenCopy's TypeError.
  */
 export function checkedCopy<T>(value: T, path: string): Checked<T> {
-  const copier = new Copier(new Where(path));
+  // The spare checking copier, if no check is under way (a getter of a consumer's argument
+  // may call the world again): every call a consumer makes is checked, and a copier with its
+  // path and ancestors made for each was a good part of what the check allocated.
+  const copier = spare ?? new Copier(new Where(path));
+  spare = null;
+  copier.reset(path);
   let copy: unknown;
   try {
     copy = copier.copy(value, 0);
   } catch (error) {
     // A getter or proxy that throws, or nesting deeper than the stack.
     return { copy: undefined, problem: `${path} cannot be read as JSON data: ${error instanceof Error ? error.message : 'it threw'}` };
+  } finally {
+    spare = copier;
   }
   if (copier.problem !== null) return { copy: undefined, problem: copier.problem };
   if (copier.tooDeep) throw tooDeep();
   return { copy: copy as T, problem: null };
 }
+
+/** A checking copier no check is using now (see checkedCopy). */
+let spare: Copier | null = null;
 
 /**
  * Freezes a value the world built itself and nobody else holds, in place and all the way
@@ -79,6 +89,14 @@ class Copier {
   private readonly ancestors: object[] = [];
 
   constructor(private readonly where: Where | null) {}
+
+  /** Ready for a new check from `root`, whatever an earlier one left behind (it may have thrown half-way). */
+  reset(root: string): void {
+    this.problem = null;
+    this.tooDeep = false;
+    this.ancestors.length = 0;
+    this.where?.reset(root);
+  }
 
   copy(value: unknown, depth: number): unknown {
     const where = this.where;
