@@ -46,7 +46,8 @@ export class Where {
   /** Back at the root, renamed: a walk that threw half-way leaves segments behind. */
   reset(root: string): void {
     this.root = root;
-    this.segments.length = 0;
+    // Only when a walk threw half-way: setting the length gives up the array's room.
+    if (this.segments.length > 0) this.segments.length = 0;
   }
 
   enter(segment: string | number): void {

@@ -68,6 +68,12 @@ let spare: Copier | null = null;
  */
 export function freezeOwn<T>(value: T): T {
   if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  if (Array.isArray(value)) {
+    // By index: the keys of an array are its indices as strings, a list made for nothing.
+    // (A hole reads as undefined, which there is nothing to freeze in.)
+    for (let i = 0; i < value.length; i++) freezeOwn(value[i]);
+    return Object.freeze(value);
+  }
   const record = value as Record<string, unknown>;
   for (const name of Object.keys(record)) freezeOwn(record[name]);
   return Object.freeze(value);
@@ -94,7 +100,8 @@ class Copier {
   reset(root: string): void {
     this.problem = null;
     this.tooDeep = false;
-    this.ancestors.length = 0;
+    // Only when a check threw half-way: setting the length gives up the array's room.
+    if (this.ancestors.length > 0) this.ancestors.length = 0;
     this.where?.reset(root);
   }
 
