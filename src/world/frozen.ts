@@ -130,6 +130,28 @@ class Copier {
     return out;
   }
 
+  /**
+   * The copy of what an array or object holds at `segment`. A primitive, most of what
+   * arguments hold, is checked where it is: the path is entered only to go below, or to
+   * name a problem.
+   */
+  private field(value: unknown, segment: string | number, depth: number): unknown {
+    const where = this.where;
+    if (value === null || typeof value !== 'object') {
+      const problem = where === null ? null : notJson(value);
+      if (problem !== null) {
+        (where as Where).enter(segment);
+        this.problem = `${(where as Where).path()} ${problem}`;
+        (where as Where).leave();
+      }
+      return value;
+    }
+    where?.enter(segment);
+    const item = this.copy(value, depth + 1);
+    where?.leave();
+    return item;
+  }
+
   private array(value: readonly unknown[], depth: number): unknown {
     const where = this.where;
     const n = value.length;
@@ -147,9 +169,7 @@ class Copier {
         out.length = i + 1;
         continue;
       }
-      where?.enter(i);
-      out[i] = this.copy(value[i], depth + 1);
-      where?.leave();
+      out[i] = this.field(value[i], i, depth);
       if (this.problem !== null) return undefined;
     }
     return Object.freeze(out);
@@ -164,9 +184,7 @@ class Copier {
     const out: Record<string, unknown> = proto === null ? Object.create(null) : {};
     const record = value as Record<string, unknown>;
     for (const name of Object.keys(record)) {
-      where?.enter(name);
-      const item = this.copy(record[name], depth + 1);
-      where?.leave();
+      const item = this.field(record[name], name, depth);
       if (this.problem !== null) return undefined;
       if (!plain) continue;
       // Assigning `__proto__` would set the prototype; JSON.parse makes it an own property, and so does this.

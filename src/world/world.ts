@@ -486,11 +486,10 @@ export class World {
   }
 
   private submit<T>(life: Life, call: Call, execute: (fault: ReturnType<FaultPlan['next']>) => { value: T; result?: CallResult }): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      // A dead incarnation's calls are dropped: its promises never settle, like a killed process.
-      if (!life.alive) return;
-      this.pending.push(life.actor.worker, { life, call, execute, resolve: resolve as (v: unknown) => void, reject });
-    });
+    const promise = new Promise<T>(capture);
+    // A dead incarnation's calls are dropped: its promises never settle, like a killed process.
+    if (life.alive) this.pending.push(life.actor.worker, { life, call, execute, resolve: captured.resolve, reject: captured.reject });
+    return promise;
   }
 
   private refuse(event: EventRef): never {
@@ -655,6 +654,18 @@ export class World {
       fail: (reason) => this.submit(life, { kind: 'claim', claim: { kind: 'failed', reason: capText(String(reason)) } }, () => ({ value: undefined })),
     };
   }
+}
+
+/**
+ * The resolving functions of the promise a call returns, as its executor hands them over:
+ * one executor for every call (see submit), where a closure per call was an allocation per
+ * call. The executor runs inside the Promise constructor, so they are read right after it.
+ */
+const captured: { resolve: (value: unknown) => void; reject: (error: unknown) => void } = { resolve: () => {}, reject: () => {} };
+
+function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
+  captured.resolve = resolve as (value: unknown) => void;
+  captured.reject = reject;
 }
 
 /** The outcome of every call that succeeded: one frozen object, shared by their steps as the JSON of each is the same. */
