@@ -25,8 +25,12 @@ const MAX_DEPTH = 200;
  * recorded and is refused with a TypeError.
  */
 export function frozenCopy<T>(value: T): T {
-  return new Copier(null).copy(value, 0) as T;
+  return plain().copy(value, 0) as T;
 }
+
+/** The copier of the world's own values: it keeps no state while it copies, so one serves every copy. */
+let plainCopier: Copier | null = null;
+const plain = (): Copier => (plainCopier ??= new Copier(null));
 
 /** A consumer's argument, copied: the frozen copy, or where it stops being JSON data. */
 export type Checked<T> = { readonly copy: T; readonly problem: null } | { readonly copy: undefined; readonly problem: string };
