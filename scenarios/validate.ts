@@ -31,21 +31,21 @@ export function validatePlan(plan: Plan): Plan {
   validateBinding(plan.binding);
   need(Array.isArray(plan.events), 'events', 'must be an array');
   const ids = new Set<string>();
-  plan.events.forEach((e, i) => {
-    const at = `events[${i}]`;
-    need(isObject(e), at, 'must be an object');
-    need(typeof e.id === 'string' && e.id.length > 0, `${at}.id`, 'must be a non-empty string');
-    need(!ids.has(e.id), `${at}.id`, `repeats the id ${JSON.stringify(e.id)}; ids must be unique (R1)`);
+  // Every world run is validated first, and a plan holds dozens of events: the fields'
+  // names and the problems are written out only for a field that is wrong.
+  const width = plan.binding.ordering.length;
+  for (let i = 0; i < plan.events.length; i++) {
+    if (!(i in plan.events)) continue; // skipped, as forEach did
+    const e = plan.events[i] as Plan['events'][number];
+    if (!isObject(e)) fail(`events[${i}]`, 'must be an object');
+    if (!(typeof e.id === 'string' && e.id.length > 0)) fail(`events[${i}].id`, 'must be a non-empty string');
+    if (ids.has(e.id)) fail(`events[${i}].id`, `repeats the id ${JSON.stringify(e.id)}; ids must be unique (R1)`);
     ids.add(e.id);
-    need(Number.isInteger(e.version) && e.version >= 1, `${at}.version`, 'must be an integer of at least 1');
-    need(
-      Array.isArray(e.key) && e.key.length === plan.binding.ordering.length && e.key.every(Number.isFinite),
-      `${at}.key`,
-      `must hold ${plan.binding.ordering.length} finite number(s), one per ordering field`,
-    );
-    need(isObject(e.attrs), `${at}.attrs`, 'must be an object');
-    need(typeof e.payload === 'string', `${at}.payload`, 'must be a string');
-  });
+    if (!(Number.isInteger(e.version) && e.version >= 1)) fail(`events[${i}].version`, 'must be an integer of at least 1');
+    if (!(Array.isArray(e.key) && e.key.length === width && e.key.every(Number.isFinite))) fail(`events[${i}].key`, `must hold ${width} finite number(s), one per ordering field`);
+    if (!isObject(e.attrs)) fail(`events[${i}].attrs`, 'must be an object');
+    if (typeof e.payload !== 'string') fail(`events[${i}].payload`, 'must be a string');
+  }
   const { source } = plan;
   need(isObject(source), 'source', 'must be an object');
   need(Number.isInteger(source.pageSize) && source.pageSize >= 1, 'source.pageSize', 'must be a positive integer');
@@ -62,34 +62,36 @@ export function validatePlan(plan: Plan): Plan {
   need(source.tokens === undefined || (TOKEN_KINDS as readonly string[]).includes(source.tokens), 'source.tokens', `must be one of ${TOKEN_KINDS.join(', ')}`);
   need(!newestFirst || source.tokens === undefined || source.tokens === 'continuation', 'source.tokens', "must be 'continuation' for a newest-first source");
   need(Array.isArray(plan.faults), 'faults', 'must be an array');
-  plan.faults.forEach((f, i) => {
-    need(FAULT_CALLS.includes(f.call), `faults[${i}].call`, `must be one of ${FAULT_CALLS.join(', ')}`);
-    need(f.since === undefined || (Number.isInteger(f.since) && f.since >= 0), `faults[${i}].since`, 'must be a non-negative integer');
-    need(f.since === undefined || f.after === undefined, `faults[${i}].since`, 'cannot go with after: a fault counts from an event or from an effect, not both');
-    need(Number.isInteger(f.nth) && f.nth >= 0, `faults[${i}].nth`, 'must be a non-negative integer');
-    need(FAULT_LABELS.includes(f.kind), `faults[${i}].kind`, `must be one of ${FAULT_LABELS.join(', ')}`);
-    need(!isPageQuirk(f.kind) || f.call === 'fetch', `faults[${i}].kind`, `is a page quirk, so its call must be fetch, not ${f.call}`);
-    need(
-      !newestFirst || !isPageQuirk(f.kind) || NEWEST_FIRST_QUIRKS.includes(f.kind),
-      `faults[${i}].kind`,
-      `is a ${f.kind} page, which a newest-first source never serves (it serves ${NEWEST_FIRST_QUIRKS.join(', ')})`,
-    );
-    validateAfter(f.after, ids, `faults[${i}].after`);
-  });
+  for (let i = 0; i < plan.faults.length; i++) {
+    if (!(i in plan.faults)) continue; // skipped, as forEach did
+    const f = plan.faults[i] as Plan['faults'][number];
+    if (!FAULT_CALLS.includes(f.call)) fail(`faults[${i}].call`, `must be one of ${FAULT_CALLS.join(', ')}`);
+    if (!(f.since === undefined || (Number.isInteger(f.since) && f.since >= 0))) fail(`faults[${i}].since`, 'must be a non-negative integer');
+    if (!(f.since === undefined || f.after === undefined)) fail(`faults[${i}].since`, 'cannot go with after: a fault counts from an event or from an effect, not both');
+    if (!(Number.isInteger(f.nth) && f.nth >= 0)) fail(`faults[${i}].nth`, 'must be a non-negative integer');
+    if (!FAULT_LABELS.includes(f.kind)) fail(`faults[${i}].kind`, `must be one of ${FAULT_LABELS.join(', ')}`);
+    if (!(!isPageQuirk(f.kind) || f.call === 'fetch')) fail(`faults[${i}].kind`, `is a page quirk, so its call must be fetch, not ${f.call}`);
+    if (!(!newestFirst || !isPageQuirk(f.kind) || NEWEST_FIRST_QUIRKS.includes(f.kind))) {
+      fail(`faults[${i}].kind`, `is a ${f.kind} page, which a newest-first source never serves (it serves ${NEWEST_FIRST_QUIRKS.join(', ')})`);
+    }
+    if (!isAfter(f.after, ids)) fail(`faults[${i}].after`, AFTER);
+  }
   need(Number.isInteger(plan.workers) && plan.workers >= 1 && plan.workers <= 8, 'workers', 'must be an integer from 1 to 8');
   need(Number.isInteger(plan.leaseTtlSteps) && plan.leaseTtlSteps >= 1, 'leaseTtlSteps', 'must be a positive integer');
   need(Array.isArray(plan.mutations), 'mutations', 'must be an array');
-  plan.mutations.forEach((m, i) => {
-    need(CHANGES.includes(m.kind), `mutations[${i}].kind`, `must be one of ${CHANGES.join(', ')}`);
-    validatePlacement(m.before, `mutations[${i}].before`, ids);
+  for (let i = 0; i < plan.mutations.length; i++) {
+    if (!(i in plan.mutations)) continue; // skipped, as forEach did
+    const m = plan.mutations[i] as Plan['mutations'][number];
+    if (!CHANGES.includes(m.kind)) fail(`mutations[${i}].kind`, `must be one of ${CHANGES.join(', ')}`);
+    validatePlacement(m.before, i, ids);
     for (const field of ['target', 'back'] as const) {
-      need(Number.isInteger(m[field]) && m[field] >= 0, `mutations[${i}].${field}`, 'must be a non-negative integer');
+      if (!(Number.isInteger(m[field]) && m[field] >= 0)) fail(`mutations[${i}].${field}`, 'must be a non-negative integer');
     }
-  });
+  }
   need(Array.isArray(plan.poison) && plan.poison.every((id) => typeof id === 'string'), 'poison', 'must be an array of event ids');
   if (plan.rebind !== null) {
     need(isObject(plan.rebind), 'rebind', 'must be null or { before, binding }');
-    validatePlacement(plan.rebind.before, 'rebind.before', ids);
+    validatePlacement(plan.rebind.before, 'rebind', ids);
     try {
       validateBinding(plan.rebind.binding);
     } catch (error) {
@@ -138,16 +140,24 @@ function validateFilter(filter: Filter): void {
   }
 }
 
-function validatePlacement(p: Placement, field: string, ids: ReadonlySet<string>): void {
-  need(isObject(p), field, 'must be { call, nth }');
-  need(PLACES.includes(p.call), `${field}.call`, `must be one of ${PLACES.join(', ')}`);
-  need(Number.isInteger(p.nth) && p.nth >= 0, `${field}.nth`, 'must be a non-negative integer');
-  validateAfter(p.after, ids, `${field}.after`);
+/** A placement, at `mutations[i].before` or `rebind.before`: the field's name is written out only when it is wrong. */
+function validatePlacement(p: Placement, of: number | 'rebind', ids: ReadonlySet<string>): void {
+  const field = (): string => (of === 'rebind' ? 'rebind.before' : `mutations[${of}].before`);
+  if (!isObject(p)) fail(field(), 'must be { call, nth }');
+  if (!PLACES.includes(p.call)) fail(`${field()}.call`, `must be one of ${PLACES.join(', ')}`);
+  if (!(Number.isInteger(p.nth) && p.nth >= 0)) fail(`${field()}.nth`, 'must be a non-negative integer');
+  if (!isAfter(p.after, ids)) fail(`${field()}.after`, AFTER);
 }
 
 /** An address tied to an event must name one of the plan's events, or it could never fire. */
-function validateAfter(after: unknown, ids: ReadonlySet<string>, field: string): void {
-  need(after === undefined || (typeof after === 'string' && ids.has(after)), field, "must be the id of one of the plan's events");
+function isAfter(after: unknown, ids: ReadonlySet<string>): boolean {
+  return after === undefined || (typeof after === 'string' && ids.has(after));
+}
+
+const AFTER = "must be the id of one of the plan's events";
+
+function fail(field: string, problem: string): never {
+  throw new PlanError(field, problem);
 }
 
 function need(condition: boolean, field: string, problem: string): asserts condition {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import crypto from 'node:crypto';
 import fc from 'fast-check';
 import { planArb, type PlanOptions } from '../../scenarios/arbitraries.js';
 import { excludedBy, planFor, worldOptions } from '../../scenarios/profiles.js';
@@ -216,8 +216,15 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
 
 /** A plan's identity for the memo: its JSON, digested so that thousands of keys stay small. */
 function planKey(plan: Plan): string {
-  return createHash('sha256').update(JSON.stringify(plan)).digest('base64');
+  return sha256(JSON.stringify(plan));
 }
+
+/**
+ * A one-shot digest where Node has one (crypto.hash, from 20.12): a Hash object made,
+ * fed and finished for every world was most of what its key cost. The same digest either way.
+ */
+const sha256: (text: string) => string =
+  typeof crypto.hash === 'function' ? (text) => crypto.hash('sha256', text, 'base64') : (text) => crypto.createHash('sha256').update(text).digest('base64');
 
 interface Search {
   readonly seed: number;

@@ -41,7 +41,14 @@ export const HOLE = 'is a hole in an array; the world takes JSON data, which has
 export class Where {
   private readonly segments: (string | number)[] = [];
 
-  constructor(private readonly root: string) {}
+  constructor(private root: string) {}
+
+  /** Back at the root, renamed: a walk that threw half-way leaves segments behind. */
+  reset(root: string): void {
+    this.root = root;
+    // Only when a walk threw half-way: setting the length gives up the array's room.
+    if (this.segments.length > 0) this.segments.length = 0;
+  }
 
   enter(segment: string | number): void {
     this.segments.push(segment);
@@ -61,42 +68,67 @@ export class Where {
 
 /** Where `value` stops being JSON data, as "path: problem", or null when it is JSON data. */
 export function jsonProblem(value: unknown, path: string): string | null {
-  // Ancestors only: the same object twice in different branches is fine (JSON copies it),
-  // an object inside itself is not.
-  const ancestors: object[] = [];
-  const where = new Where(path);
-  const walk = (v: unknown): string | null => {
-    if (v === null || typeof v !== 'object') {
-      const problem = notJson(v);
-      return problem === null ? null : `${where.path()} ${problem}`;
-    }
-    if (ancestors.includes(v)) return `${where.path()} ${CYCLIC}`;
-    ancestors.push(v);
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) {
-        where.enter(i);
-        const problem = i in v ? walk(v[i]) : `${where.path()} ${HOLE}`;
-        where.leave();
-        if (problem !== null) return problem;
-      }
-    } else {
-      const record = v as Record<string, unknown>;
-      for (const k of Object.keys(record)) {
-        where.enter(k);
-        const problem = walk(record[k]);
-        where.leave();
-        if (problem !== null) return problem;
-      }
-    }
-    ancestors.pop();
-    return null;
-  };
   try {
-    return walk(value);
+    // Most arguments are flat (an event reference, options, nothing at all): those are
+    // settled here without the path and ancestors a deeper walk keeps. Anything else, or
+    // anything wrong, is walked again by the full check, which says where.
+    if (flatJson(value)) return null;
+    return walk(value, new Where(path), []);
   } catch (error) {
     // A getter or proxy that throws, or nesting deeper than the stack.
     return `${path} cannot be read as JSON data: ${error instanceof Error ? error.message : 'it threw'}`;
   }
+}
+
+/**
+ * Whether a value is JSON data at no depth: a primitive JSON carries, or an array (without
+ * holes) or object whose every value is one. False says only that the full walk must look.
+ */
+function flatJson(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return notJson(value) === null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!(i in value) || !flatItem(value[i])) return false;
+    return true;
+  }
+  const record = value as Record<string, unknown>;
+  for (const k of Object.keys(record)) if (!flatItem(record[k])) return false;
+  return true;
+}
+
+function flatItem(value: unknown): boolean {
+  return (value === null || typeof value !== 'object') && notJson(value) === null;
+}
+
+/**
+ * The full check: where the value stops being JSON data, in the order fields are met.
+ * Ancestors only: the same object twice in different branches is fine (JSON copies it), an
+ * object inside itself is not.
+ */
+function walk(v: unknown, where: Where, ancestors: object[]): string | null {
+  if (v === null || typeof v !== 'object') {
+    const problem = notJson(v);
+    return problem === null ? null : `${where.path()} ${problem}`;
+  }
+  if (ancestors.includes(v)) return `${where.path()} ${CYCLIC}`;
+  ancestors.push(v);
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      where.enter(i);
+      const problem = i in v ? walk(v[i], where, ancestors) : `${where.path()} ${HOLE}`;
+      where.leave();
+      if (problem !== null) return problem;
+    }
+  } else {
+    const record = v as Record<string, unknown>;
+    for (const k of Object.keys(record)) {
+      where.enter(k);
+      const problem = walk(record[k], where, ancestors);
+      where.leave();
+      if (problem !== null) return problem;
+    }
+  }
+  ancestors.pop();
+  return null;
 }
 
 /** True for an ordering key: an array of finite numbers. */

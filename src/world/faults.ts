@@ -32,7 +32,9 @@ export function effectsOf(call: Call): readonly string[] | null {
 
 /** Whether a call is a checkpoint: a commit that writes the watermark (see CheckpointCall). */
 export function isCheckpoint(call: Call): boolean {
-  return call.kind === 'commit' && call.ops.some((op) => op.op === 'watermark');
+  if (call.kind !== 'commit') return false;
+  for (const op of call.ops) if (op.op === 'watermark') return true;
+  return false;
 }
 
 type Counted = CallKind | 'effect' | 'checkpoint';
@@ -157,31 +159,36 @@ export class CallCounter {
     t.aboutEvents = call.kind === 'emit' || call.kind === 'completed' || call.kind === 'commit';
     if (this.tracked.size === 0 || !t.aboutEvents) return;
     const stamp = t.stamp;
-    const about = (id: string): void => {
-      const event = this.tracked.get(id);
-      // Counted once per call, however many of its operations name the event.
-      if (event === undefined || event.stamp[slot] === stamp) return;
-      event.stamp[slot] = stamp;
-      const n = event.about[slot] as number;
-      event.before[slot] = n;
-      event.about[slot] = n + 1;
-    };
     switch (call.kind) {
       case 'emit':
-        about(call.event.id);
+        this.about(call.event.id, slot, stamp);
         break;
       case 'completed':
-        for (const e of call.events) about(e.id);
+        for (const e of call.events) this.about(e.id, slot, stamp);
         break;
       case 'commit':
         for (const op of call.ops) {
           if (which === 'effects') {
-            if (op.op === 'effect' || op.op === 'outbox') about(op.event.id);
-          } else if ('event' in op) about(op.event.id);
-          else if (op.op === 'watermark' && isPosition(op.value)) about(op.value.id);
+            if (op.op === 'effect' || op.op === 'outbox') this.about(op.event.id, slot, stamp);
+          } else if ('event' in op) this.about(op.event.id, slot, stamp);
+          else if (op.op === 'watermark' && isPosition(op.value)) this.about(op.value.id, slot, stamp);
         }
         break;
     }
+  }
+
+  /**
+   * One call under one name is about this event: counted once per call, however many of its
+   * operations name it. A method, not a closure in tally: a closure there made every call
+   * counted allocate its context, tracked events or not.
+   */
+  private about(id: string, slot: number, stamp: number): void {
+    const event = this.tracked.get(id);
+    if (event === undefined || event.stamp[slot] === stamp) return;
+    event.stamp[slot] = stamp;
+    const n = event.about[slot] as number;
+    event.before[slot] = n;
+    event.about[slot] = n + 1;
   }
 
   /** A fetch returned these events: later calls count towards addresses tied to them. */

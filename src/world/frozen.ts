@@ -25,8 +25,12 @@ const MAX_DEPTH = 200;
  * recorded and is refused with a TypeError.
  */
 export function frozenCopy<T>(value: T): T {
-  return new Copier(null).copy(value, 0) as T;
+  return plain().copy(value, 0) as T;
 }
+
+/** The copier of the world's own values: it keeps no state while it copies, so one serves every copy. */
+let plainCopier: Copier | null = null;
+const plain = (): Copier => (plainCopier ??= new Copier(null));
 
 /** A consumer's argument, copied: the frozen copy, or where it stops being JSON data. */
 export type Checked<T> = { readonly copy: T; readonly problem: null } | { readonly copy: undefined; readonly problem: string };
@@ -39,18 +43,28 @@ export type Checked<T> = { readonly copy: T; readonly problem: null } | { readon
  * than any real one is refused with frozenCopy's TypeError.
  */
 export function checkedCopy<T>(value: T, path: string): Checked<T> {
-  const copier = new Copier(new Where(path));
+  // The spare checking copier, if no check is under way (a getter of a consumer's argument
+  // may call the world again): every call a consumer makes is checked, and a copier with its
+  // path and ancestors made for each was a good part of what the check allocated.
+  const copier = spare ?? new Copier(new Where(path));
+  spare = null;
+  copier.reset(path);
   let copy: unknown;
   try {
     copy = copier.copy(value, 0);
   } catch (error) {
     // A getter or proxy that throws, or nesting deeper than the stack.
     return { copy: undefined, problem: `${path} cannot be read as JSON data: ${error instanceof Error ? error.message : 'it threw'}` };
+  } finally {
+    spare = copier;
   }
   if (copier.problem !== null) return { copy: undefined, problem: copier.problem };
   if (copier.tooDeep) throw tooDeep();
   return { copy: copy as T, problem: null };
 }
+
+/** A checking copier no check is using now (see checkedCopy). */
+let spare: Copier | null = null;
 
 /**
  * Freezes a value the world built itself and nobody else holds, in place and all the way
@@ -58,6 +72,12 @@ export function checkedCopy<T>(value: T, path: string): Checked<T> {
  */
 export function freezeOwn<T>(value: T): T {
   if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  if (Array.isArray(value)) {
+    // By index: the keys of an array are its indices as strings, a list made for nothing.
+    // (A hole reads as undefined, which there is nothing to freeze in.)
+    for (let i = 0; i < value.length; i++) freezeOwn(value[i]);
+    return Object.freeze(value);
+  }
   const record = value as Record<string, unknown>;
   for (const name of Object.keys(record)) freezeOwn(record[name]);
   return Object.freeze(value);
@@ -79,6 +99,15 @@ class Copier {
   private readonly ancestors: object[] = [];
 
   constructor(private readonly where: Where | null) {}
+
+  /** Ready for a new check from `root`, whatever an earlier one left behind (it may have thrown half-way). */
+  reset(root: string): void {
+    this.problem = null;
+    this.tooDeep = false;
+    // Only when a check threw half-way: setting the length gives up the array's room.
+    if (this.ancestors.length > 0) this.ancestors.length = 0;
+    this.where?.reset(root);
+  }
 
   copy(value: unknown, depth: number): unknown {
     const where = this.where;
@@ -105,6 +134,28 @@ class Copier {
     return out;
   }
 
+  /**
+   * The copy of what an array or object holds at `segment`. A primitive, most of what
+   * arguments hold, is checked where it is: the path is entered only to go below, or to
+   * name a problem.
+   */
+  private field(value: unknown, segment: string | number, depth: number): unknown {
+    const where = this.where;
+    if (value === null || typeof value !== 'object') {
+      const problem = where === null ? null : notJson(value);
+      if (problem !== null) {
+        (where as Where).enter(segment);
+        this.problem = `${(where as Where).path()} ${problem}`;
+        (where as Where).leave();
+      }
+      return value;
+    }
+    where?.enter(segment);
+    const item = this.copy(value, depth + 1);
+    where?.leave();
+    return item;
+  }
+
   private array(value: readonly unknown[], depth: number): unknown {
     const where = this.where;
     const n = value.length;
@@ -122,9 +173,7 @@ class Copier {
         out.length = i + 1;
         continue;
       }
-      where?.enter(i);
-      out[i] = this.copy(value[i], depth + 1);
-      where?.leave();
+      out[i] = this.field(value[i], i, depth);
       if (this.problem !== null) return undefined;
     }
     return Object.freeze(out);
@@ -139,9 +188,7 @@ class Copier {
     const out: Record<string, unknown> = proto === null ? Object.create(null) : {};
     const record = value as Record<string, unknown>;
     for (const name of Object.keys(record)) {
-      where?.enter(name);
-      const item = this.copy(record[name], depth + 1);
-      where?.leave();
+      const item = this.field(record[name], name, depth);
       if (this.problem !== null) return undefined;
       if (!plain) continue;
       // Assigning `__proto__` would set the prototype; JSON.parse makes it an own property, and so does this.

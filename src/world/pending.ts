@@ -9,6 +9,8 @@ export class PendingCalls<T> {
   private readonly groups = new Map<string, RankedQueue<T>>();
   /** The workers that ever had a group, in code-unit order: sorted when one is added, not at every pick. */
   private order: string[] = [];
+  /** Their groups, in the same order: a pick walks these rather than looking each worker up. */
+  private ordered: RankedQueue<T>[] = [];
   private count = 0;
 
   get size(): number {
@@ -21,6 +23,7 @@ export class PendingCalls<T> {
       group = new RankedQueue<T>();
       this.groups.set(worker, group);
       this.order = [...this.groups.keys()].sort();
+      this.ordered = this.order.map((w) => this.groups.get(w) as RankedQueue<T>);
     }
     group.push(item);
     this.count++;
@@ -31,6 +34,22 @@ export class PendingCalls<T> {
     const out: string[] = [];
     for (const worker of this.order) if ((this.groups.get(worker) as RankedQueue<T>).size > 0) out.push(worker);
     return out;
+  }
+
+  /** How many workers have a pending call: the length of workers(), without building it (a pick does this every step). */
+  activeCount(): number {
+    let n = 0;
+    for (const group of this.ordered) if (group.size > 0) n++;
+    return n;
+  }
+
+  /** workers()[i], without building the list. */
+  activeAt(i: number): string {
+    let n = 0;
+    for (let j = 0; j < this.ordered.length; j++) {
+      if ((this.ordered[j] as RankedQueue<T>).size > 0 && n++ === i) return this.order[j] as string;
+    }
+    throw new RangeError(`no worker of rank ${i} has a pending call`);
   }
 
   /** How many calls this worker has pending. */
@@ -49,6 +68,7 @@ export class PendingCalls<T> {
   clear(): void {
     this.groups.clear();
     this.order = [];
+    this.ordered = [];
     this.count = 0;
   }
 }

@@ -35,7 +35,7 @@ export class Store {
       }
       if (op.op === 'watermark' && 'expect' in op) {
         const current = this.watermark?.binding === op.binding ? this.watermark.value : null;
-        if (canonicalJson(current ?? null) !== canonicalJson(op.expect ?? null)) {
+        if (!sameData(current ?? null, op.expect ?? null) && canonicalJson(current ?? null) !== canonicalJson(op.expect ?? null)) {
           throw new WorldError('conflict', true, 'the watermark changed since it was read', { cause: 'expect' });
         }
       }
@@ -66,4 +66,27 @@ export class Store {
       }
     }
   }
+}
+
+/**
+ * Whether two values are the same data field for field (same keys, in any order; equal
+ * primitives), which makes their canonical JSON the same. It decides nothing alone: values
+ * it calls different may still print the same (null against undefined, say), and those are
+ * compared as canonical JSON. A compare-and-set that holds, the usual case, is then decided
+ * without printing both sides.
+ */
+function sameData(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  // An array prints every index up to its length, a hole included.
+  if (Array.isArray(a) && a.length !== (b as unknown[]).length) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (const k of ka) {
+    if (!Object.prototype.hasOwnProperty.call(b, k)) return false;
+    if (!sameData((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
 }

@@ -14,17 +14,23 @@ import { MessageChannel } from 'node:worker_threads';
  * are done exits as it did with setImmediate.
  */
 let channel: MessageChannel | null = null;
-const waiting: (() => void)[] = [];
-/** The next waiter to wake: a head index rather than shift(), which moves the array each time. */
+/**
+ * The waiters, first come first served, in slots head to tail. Emptied by moving both back
+ * to 0, never by setting the array's length: that gave up its room, and the next turn (one
+ * a call) allocated it again. A slot is cleared as it is woken, so nothing is held past it.
+ */
+const waiting: ((() => void) | undefined)[] = [];
 let head = 0;
+let tail = 0;
 
 function open(): MessageChannel {
   const c = new MessageChannel();
   c.port1.on('message', () => {
-    const wake = waiting[head++] as () => void;
-    if (head === waiting.length) {
-      waiting.length = 0;
+    const wake = waiting[head] as () => void;
+    waiting[head++] = undefined;
+    if (head === tail) {
       head = 0;
+      tail = 0;
       c.port1.unref();
     }
     wake();
@@ -35,9 +41,13 @@ function open(): MessageChannel {
 
 export function turn(): Promise<void> {
   const c = (channel ??= open());
-  return new Promise((resolve) => {
-    if (waiting.length === head) c.port1.ref();
-    waiting.push(resolve);
-    c.port2.postMessage(null);
-  });
+  if (tail === head) c.port1.ref();
+  const promise = new Promise<void>(enqueue);
+  c.port2.postMessage(null);
+  return promise;
+}
+
+/** The executor of every turn's promise: one function, where a closure per turn was an allocation per call. */
+function enqueue(resolve: () => void): void {
+  waiting[tail++] = resolve;
 }

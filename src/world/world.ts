@@ -243,8 +243,11 @@ export class World {
         if (this.unrunnable) throw this.unrunnable;
         if (this.anySettled()) continue;
       }
-      // Only now has every worker gone as far as it can, its writes included.
-      if (writer) await this.observe(writer);
+      // Only now has every worker gone as far as it can, its writes included. Only a
+      // blackbox consumer has writes to look at: for any other, the await of an observation
+      // that does nothing was a step's worth of promises, and nothing can run in between,
+      // since nothing has been queued since the turn.
+      if (writer && this.box) await this.observe(writer);
       writer = null;
       if (this.anySettled()) continue;
       if (this.pending.size === 0) {
@@ -305,11 +308,11 @@ export class World {
    * of the first worker, so shrinking a schedule makes it calmer.
    */
   private pick(): Pending {
-    const workers = this.pending.workers();
-    if (this.pending.size === 1) return this.pending.take(workers[0] as string, 0);
+    if (this.pending.size === 1) return this.pending.take(this.pending.activeAt(0), 0);
+    const workers = this.pending.activeCount();
     const c = this.plan.schedule[this.choice++] ?? 0;
-    const worker = workers[c % workers.length] as string;
-    return this.pending.take(worker, Math.floor(c / workers.length) % this.pending.sizeOf(worker));
+    const worker = this.pending.activeAt(c % workers);
+    return this.pending.take(worker, Math.floor(c / workers) % this.pending.sizeOf(worker));
   }
 
   private start(worker: string): void {
@@ -407,14 +410,13 @@ export class World {
     // errors and timeouts are faults, and the drain phase has none.
     const fault = planned && (this.phase === 'adversity' || isPageQuirk(planned.kind)) ? planned : undefined;
     const kind = fault?.kind;
-    const record = (outcome: Outcome, applied: boolean, result?: CallResult): void => this.record(p, kind, outcome, applied, result);
     if (kind === 'crash-before') {
-      record({ kind: 'crash-before' }, false);
+      this.record(p, kind, { kind: 'crash-before' }, false, undefined);
       this.kill(p.life);
       return 'done';
     }
     if (kind === 'error') {
-      record({ kind: 'error', code: 'unavailable' }, false);
+      this.record(p, kind, { kind: 'error', code: 'unavailable' }, false, undefined);
       p.reject(new WorldError('unavailable', true));
       return 'done';
     }
@@ -423,7 +425,7 @@ export class World {
       answer = p.execute(fault);
     } catch (error) {
       if (!(error instanceof WorldError)) throw error;
-      record({ kind: 'error', code: error.code }, false);
+      this.record(p, kind, { kind: 'error', code: error.code }, false, undefined);
       if (kind === 'crash-after') this.kill(p.life);
       else p.reject(error);
       return 'done';
@@ -435,17 +437,17 @@ export class World {
       this.placed.delivered(events);
     }
     if (kind === 'crash-after') {
-      record({ kind: 'crash-after' }, true, answer.result);
+      this.record(p, kind, { kind: 'crash-after' }, true, answer.result);
       this.kill(p.life);
       return 'done';
     }
     if (kind === 'timeout') {
       // The work was done; the caller only hears that it may not have been.
-      record({ kind: 'indefinite', code: 'timeout' }, true, answer.result);
+      this.record(p, kind, { kind: 'indefinite', code: 'timeout' }, true, answer.result);
       p.reject(new WorldError('timeout', false));
       return 'done';
     }
-    record(OK, true, answer.result);
+    this.record(p, kind, OK, true, answer.result);
     if (p.call.kind === 'claim') return 'claimed';
     p.resolve(answer.value);
     return 'done';
@@ -484,11 +486,10 @@ export class World {
   }
 
   private submit<T>(life: Life, call: Call, execute: (fault: ReturnType<FaultPlan['next']>) => { value: T; result?: CallResult }): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      // A dead incarnation's calls are dropped: its promises never settle, like a killed process.
-      if (!life.alive) return;
-      this.pending.push(life.actor.worker, { life, call, execute, resolve: resolve as (v: unknown) => void, reject });
-    });
+    const promise = new Promise<T>(capture);
+    // A dead incarnation's calls are dropped: its promises never settle, like a killed process.
+    if (life.alive) this.pending.push(life.actor.worker, { life, call, execute, resolve: captured.resolve, reject: captured.reject });
+    return promise;
   }
 
   private refuse(event: EventRef): never {
@@ -653,6 +654,18 @@ export class World {
       fail: (reason) => this.submit(life, { kind: 'claim', claim: { kind: 'failed', reason: capText(String(reason)) } }, () => ({ value: undefined })),
     };
   }
+}
+
+/**
+ * The resolving functions of the promise a call returns, as its executor hands them over:
+ * one executor for every call (see submit), where a closure per call was an allocation per
+ * call. The executor runs inside the Promise constructor, so they are read right after it.
+ */
+const captured: { resolve: (value: unknown) => void; reject: (error: unknown) => void } = { resolve: () => {}, reject: () => {} };
+
+function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
+  captured.resolve = resolve as (value: unknown) => void;
+  captured.reject = reject;
 }
 
 /** The outcome of every call that succeeded: one frozen object, shared by their steps as the JSON of each is the same. */

@@ -23,13 +23,18 @@ describe('the pending-call scheduler', () => {
         expect(pending.take(worker, rank)).toBe(list.splice(rank, 1)[0]);
       }
       if (i % 997 === 0) {
-        expect(pending.workers()).toEqual([...model].filter(([, l]) => l.length > 0).map(([w]) => w).sort());
+        const workers = [...model].filter(([, l]) => l.length > 0).map(([w]) => w).sort();
+        expect(pending.workers()).toEqual(workers);
+        // What a pick reads without building the list.
+        expect(pending.activeCount()).toBe(workers.length);
+        for (const [k, w] of workers.entries()) expect(pending.activeAt(k)).toBe(w);
         expect(pending.size).toBe([...model.values()].reduce((n, l) => n + l.length, 0));
       }
     }
     pending.clear();
     expect(pending.size).toBe(0);
     expect(pending.workers()).toEqual([]);
+    expect(pending.activeCount()).toBe(0);
   });
 
   it('10,000 un-awaited emits in one world finish in seconds, every one recorded in order', async () => {

@@ -92,6 +92,29 @@ describe('Store: a commit applies whole or not at all', () => {
     expect(store.state().watermark).toEqual({ binding: REFUNDS, value: pos(2, 'b') });
   });
 
+  it('R6 a compare-and-set compares the canonical JSON of the values, however each was built', () => {
+    // Each case: the value stored, what a compare-and-set expects, and whether it holds.
+    const cases: [unknown, unknown, boolean][] = [
+      [{ key: [1], id: 'a' }, { id: 'a', key: [1] }, true], // keys in another order
+      [{ key: [1], id: 'a', note: undefined }, { key: [1], id: 'a', note: null }, true], // undefined prints as null
+      [[1, 2], [1, 2], true],
+      [[1, 2], [1, 2, undefined], false], // an array prints every index
+      [[1, undefined], [1, null], true],
+      [{ key: [1], id: 'a' }, { key: [1], id: 'a', more: 1 }, false],
+      [{ key: [1], id: 'a' }, { key: [2], id: 'a' }, false],
+      [{ n: 0 }, { n: -0 }, true],
+      ['q8Zx1c', 'q8Zx1c', true],
+      [{ key: [1] }, [1], false],
+    ];
+    for (const [stored, expected, holds] of cases) {
+      const store = new Store();
+      store.commit([{ op: 'watermark', binding: ORDERS, value: stored }], null, 0);
+      const ops: StoreOp[] = [{ op: 'watermark', binding: ORDERS, value: pos(9, 'z'), expect: expected }];
+      if (holds) store.commit(ops, null, 0);
+      else expect(worldError(() => store.commit(ops, null, 0)).code).toBe('conflict');
+    }
+  });
+
   it('R6 a fence of the current generation, or none at all, passes', () => {
     const store = seeded();
     store.commit([{ op: 'complete', event: B }], 4, 4);
