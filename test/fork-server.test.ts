@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import fc from 'fast-check';
@@ -276,6 +276,22 @@ describe('the hello that offers a fork server', () => {
     const hello = { type: 'hello', protocol: 1, name: 'x', capabilities: { delivery: 'at-least-once' } };
     expect(protocolProblem('fromConsumer', { ...hello, forks: true })).toBeNull();
     expect(protocolProblem('fromConsumer', { ...hello, forks: 'yes' })).toBe('hello.forks must be a boolean, got "yes"');
+  });
+});
+
+describe('a check that ends with its fork server running', () => {
+  it('leaves nothing in the temporary directory: the socket directory goes with the server', () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'tidemark-test-tmpdir-'));
+    mkdirSync(join(scratch, 'tmp'));
+    const r = spawnSync(process.execPath, [BUILT_CLI, 'check', '--command', LEDGER, '--scenario', 'stale-token', '--kills', 'real', '--regressions', join(scratch, 'regressions.json')], {
+      encoding: 'utf8',
+      env: { ...process.env, TMPDIR: join(scratch, 'tmp') },
+      timeout: HANG_MS,
+      killSignal: 'SIGKILL',
+    });
+    expect(r.status, r.stdout + r.stderr).toBe(EXIT.pass);
+    // Before, every such check left a tidemark-fork-* directory with its socket behind.
+    expect(readdirSync(join(scratch, 'tmp'))).toEqual([]);
   });
 });
 

@@ -3,6 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConsumerUnrunnableError } from '../errors.js';
+import { atExit } from './at-exit.js';
 import { ConsumerProcess, EXIT_GRACE_MS, SpawnedProcess, type Hello, type SpawnOptions } from './consumer-process.js';
 import { killGroup } from './group.js';
 import { LineSplitter } from './lines.js';
@@ -171,6 +172,7 @@ export class ForkServer {
   private start(): void {
     this.stats.servers++;
     const dir = mkdtempSync(join(tmpdir(), 'tidemark-fork-'));
+    socketDirs.add(dir);
     const path = join(dir, 's');
     this.dir = dir;
     this.socketPath = path;
@@ -284,11 +286,26 @@ export class ForkServer {
     this.greeting = null;
     this.listener?.close();
     this.listener = null;
-    if (this.dir !== null) rmSync(this.dir, { recursive: true, force: true });
+    if (this.dir !== null) {
+      rmSync(this.dir, { recursive: true, force: true });
+      socketDirs.delete(this.dir);
+    }
     this.dir = null;
     this.socketPath = null;
   }
 }
+
+/**
+ * The socket directories of fork servers still running. A check ends with its fork server
+ * alive (it stops only after FORK_SERVER_IDLE_MS idle, on a timer that keeps nothing
+ * running), so its directory is removed at exit, with the processes: else every check of a
+ * consumer offering forks left one in the temporary directory.
+ */
+const socketDirs = new Set<string>();
+atExit(() => {
+  for (const dir of socketDirs) rmSync(dir, { recursive: true, force: true });
+  socketDirs.clear();
+});
 
 /** A line's JSON, or null when it is not JSON. */
 function parseLine(line: string): unknown {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { WorkerWorld } from '../consumer.js';
+import { atExit } from './at-exit.js';
 import { ConsumerProcess, running, SpawnedProcess, type SpawnOptions } from './consumer-process.js';
 import type { ForkServer } from './fork-server.js';
 import { killMarked, runMark } from './marks.js';
@@ -227,21 +228,8 @@ export function killAll(): number {
 }
 
 // No process may outlive the harness, however it ends: an exit with processes still running
-// (an adapter calling process.exit, an error nothing caught) kills them on the way out.
-// One listener per process, whatever loads this module again (a test runner does, once per
-// file, each load with its own processes and mark): each load adds its clean-up to a set the
-// process keeps, rather than a listener of its own, which would pass Node's limit of ten.
-const CLEANUPS = Symbol.for('tidemark.exit-cleanups');
-type Holder = { [CLEANUPS]?: Set<() => void> };
-const holder = globalThis as Holder;
-if (holder[CLEANUPS] === undefined) {
-  const cleanups = new Set<() => void>();
-  holder[CLEANUPS] = cleanups;
-  process.once('exit', () => {
-    for (const cleanUp of cleanups) cleanUp();
-  });
-}
-holder[CLEANUPS].add(() => {
+// kills them on the way out.
+atExit(() => {
   for (const proc of running) proc.kill();
   killMarked(runMark());
 });
