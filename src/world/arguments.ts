@@ -69,34 +69,42 @@ export class Where {
 /** Where `value` stops being JSON data, as "path: problem", or null when it is JSON data. */
 export function jsonProblem(value: unknown, path: string): string | null {
   try {
-    // Most arguments are flat (an event reference, options, nothing at all): those are
-    // settled here without the path and ancestors a deeper walk keeps. Anything else, or
-    // anything wrong, is walked again by the full check, which says where.
-    if (flatJson(value)) return null;
-    return walk(value, new Where(path), []);
+    if (value === null || typeof value !== 'object') {
+      const problem = notJson(value);
+      return problem === null ? null : `${path} ${problem}`;
+    }
+    // Most arguments are flat (an event reference, options): their fields are settled here,
+    // without the path and ancestors a deeper walk keeps, which only a field holding an
+    // object or array starts. Each field is read once, as the walk alone read it: a getter
+    // asked twice could answer differently the second time.
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const problem = i in value ? fieldProblem(value, value[i], path, i) : `${path}[${i}] ${HOLE}`;
+        if (problem !== null) return problem;
+      }
+      return null;
+    }
+    const record = value as Record<string, unknown>;
+    for (const k of Object.keys(record)) {
+      const problem = fieldProblem(value, record[k], path, k);
+      if (problem !== null) return problem;
+    }
+    return null;
   } catch (error) {
     // A getter or proxy that throws, or nesting deeper than the stack.
     return `${path} cannot be read as JSON data: ${error instanceof Error ? error.message : 'it threw'}`;
   }
 }
 
-/**
- * Whether a value is JSON data at no depth: a primitive JSON carries, or an array (without
- * holes) or object whose every value is one. False says only that the full walk must look.
- */
-function flatJson(value: unknown): boolean {
-  if (value === null || typeof value !== 'object') return notJson(value) === null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (!(i in value) || !flatItem(value[i])) return false;
-    return true;
+/** Where a field of `parent` (at `path`) stops being JSON data: a primitive at once, anything below by the full walk. */
+function fieldProblem(parent: object, v: unknown, path: string, segment: string | number): string | null {
+  if (v === null || typeof v !== 'object') {
+    const problem = notJson(v);
+    return problem === null ? null : `${path}${typeof segment === 'number' ? `[${segment}]` : `.${segment}`} ${problem}`;
   }
-  const record = value as Record<string, unknown>;
-  for (const k of Object.keys(record)) if (!flatItem(record[k])) return false;
-  return true;
-}
-
-function flatItem(value: unknown): boolean {
-  return (value === null || typeof value !== 'object') && notJson(value) === null;
+  const where = new Where(path);
+  where.enter(segment);
+  return walk(v, where, [parent]);
 }
 
 /**

@@ -87,6 +87,15 @@ describe('checkedCopy: one walk that checks like jsonProblem and copies like fro
     expect(checkedCopy(deep(300, 1n), 'arg').problem).toMatch(/^arg(\[0\]){300} is a BigInt/);
   });
 
+  it('each field is read once: a getter that answers a function the first time is refused, whatever it says next', () => {
+    const fickle = (): object => {
+      let reads = 0;
+      return { get id(): unknown { return reads++ === 0 ? () => 1 : 'e41'; }, version: 1, nested: { a: 1 } };
+    };
+    expect(jsonProblem(fickle(), 'event')).toMatch(/^event\.id is a function/);
+    expect(checkedCopy(fickle(), 'event').problem).toBe(jsonProblem(fickle(), 'event'));
+  });
+
   it('a getter that throws is the argument that cannot be read', () => {
     const hostile = {
       get key(): never {
