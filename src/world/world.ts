@@ -391,9 +391,14 @@ export class World {
       if (stalled) return stalled;
       // A poke (a hold released) ends a wait early, and it counts all the same: a consumer
       // that pokes without end cannot keep the clock from running out.
+      // The timer goes with the wait it bounds: a process consumer pokes many times a second,
+      // and a timer left armed by each poke would fire for nothing, and pile up while it works.
       await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        setTimeout(resolve, STALL_WAIT_MS);
+        const timer = setTimeout(resolve, STALL_WAIT_MS);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
       });
       this.waits++;
     }

@@ -102,6 +102,32 @@ describe('a misbehaving consumer is judged, never crashes the harness', () => {
     expect(result.verdict).toMatchObject({ status: 'unknown', reason: expect.stringContaining('w1#1 sent no call for 0.3 s; the outer hold, never released') });
   });
 
+  it('a wait on holds that a release ends early leaves no timer behind', async () => {
+    // Every release ends the world's wait at once and counts as one of its waits: within the
+    // stall limit's 30 waits, a consumer releasing inner holds as fast as it can ended 30
+    // waits in as many turns, each of which had armed a timer of its own.
+    const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    let most = 0;
+    const before = timers();
+    const releasing: Consumer = {
+      name: 'releasing',
+      capabilities: { delivery: 'at-least-once' },
+      stallMs: 300,
+      run: async (world) => {
+        await world.load();
+        world.hold(() => 'the outer hold, never released');
+        while (!world.signal.aborted) {
+          world.hold()();
+          most = Math.max(most, timers() - before);
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      },
+    };
+    const { result } = await execute(base, releasing);
+    expect(result.verdict).toMatchObject({ status: 'unknown', reason: expect.stringContaining('the outer hold, never released') });
+    expect(most).toBeLessThanOrEqual(2);
+  });
+
   it('a consumer that holds and releases the world without end, never calling, is unknown: its run ends', async () => {
     // It polls something outside that never has work: every poll is a hold, every hold is
     // released. No hold outlasts the stall limit, so it is the idle limit that must end it.
