@@ -550,15 +550,19 @@ export class World {
           (options?.fence !== undefined && !Number.isInteger(options.fence) ? 'fence must be an integer generation' : null);
         return problem !== null ? this.malformed(life, 'commit', problem) : raw.commit(ops.copy as readonly StoreOp[], options);
       },
-      emit: (event, payload, asked) => {
-        // The key is kept in the history: checked and copied in one walk, as a fetch's request is.
-        const key = asked === undefined || asked === null ? { copy: asked, problem: null } : checkedCopy(asked, 'key');
+      emit: (asked, payload, askedKey) => {
+        // The event and the key are kept in the history: each checked and copied in one walk,
+        // as a fetch's request is, so what is judged and recorded is what was read, once. Read
+        // three times (checked, matched to a ref, recorded), a getter could answer JSON data
+        // to the check and something else to the record.
+        const event = checkedCopy(asked, 'event');
+        const key = askedKey === undefined || askedKey === null ? { copy: askedKey, problem: null } : checkedCopy(askedKey, 'key');
         const problem =
-          jsonProblem(event, 'event') ??
-          (isRef(event) && typeof payload === 'string' ? null : 'expects ({ id, version }, payload string)') ??
+          event.problem ??
+          (isRef(event.copy) && typeof payload === 'string' ? null : 'expects ({ id, version }, payload string)') ??
           key.problem ??
           (key.copy === undefined || key.copy === null || isKey(key.copy) ? null : 'expects its key as an array of finite numbers, or null');
-        return problem ? this.malformed(life, 'emit', problem) : raw.emit(event, payload, key.copy);
+        return problem ? this.malformed(life, 'emit', problem) : raw.emit(event.copy as EventRef, payload, key.copy);
       },
       load: raw.load,
       lease: raw.lease,

@@ -83,6 +83,25 @@ describe('arguments the world cannot record are a bad-request naming the call an
     expect(Object.hasOwn(emits[2] as object, 'key')).toBe(false);
   });
 
+  it("an emit's event is read once: what was checked is what is recorded, whatever a getter says next", async () => {
+    // JSON data for the first two reads, a function after: the history must hold what the check read.
+    let reads = 0;
+    const fickle = { get id(): unknown { return reads++ < 2 ? 'e41' : () => 'e41'; }, version: 1 };
+    const consumer: Consumer = {
+      name: 'fickle-event',
+      capabilities: { delivery: 'at-least-once' },
+      run: async (world) => {
+        if (world.incarnation === 1) await world.emit(fickle as never, 'e41:order');
+        return referenceConsumer().run(world);
+      },
+    };
+    const run = await execute(base, consumer);
+    const emit = run.history.steps.find((s): s is CallStep => s.kind === 'call' && s.call.kind === 'emit');
+    expect(emit?.call).toEqual({ kind: 'emit', event: { id: 'e41', version: 1 }, payload: 'e41:order' });
+    expect(reads).toBe(1);
+    expect(run.hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
   it('a claim whose reason is not a string is recorded as readable text, cyclic or BigInt', async () => {
     for (const reason of [cyclic(), 7n, Symbol('why')]) {
       const consumer: Consumer = { name: 'odd-reason', capabilities: { delivery: 'at-least-once' }, run: (world) => world.fail(reason as never) };
