@@ -39,6 +39,24 @@ describe('an adapter that fails to load is named, with the problem, exit 3', () 
     expect((await loadAdapter(module)).name).toBe(name);
   });
 
+  it('a TypeScript adapter is loaded anew each time, what it imports once per process', async () => {
+    const file = join(tmp, 'versioned.ts');
+    const names: string[] = [];
+    for (const n of [1, 2]) {
+      writeFileSync(file, `export default { name: 'v${n}', capabilities: { delivery: 'at-least-once' as const }, run: async (world: { caughtUp(): Promise<void> }) => world.caughtUp() };\n`);
+      names.push((await loadAdapter(file)).name);
+    }
+    // A file changed between two loads is read again.
+    expect(names).toEqual(['v1', 'v2']);
+    const g = globalThis as { adapterLoads?: number; importedLoads?: number };
+    const before = { adapter: g.adapterLoads ?? 0, imported: g.importedLoads ?? 0 };
+    for (let i = 0; i < 3; i++) await loadAdapter('test/fixtures/counted/adapter.ts');
+    // Its code at import runs at each load; what it imports is not transformed and evaluated
+    // again for each (an adapter importing the whole harness paid for that every load).
+    expect((g.adapterLoads ?? 0) - before.adapter).toBe(3);
+    expect((g.importedLoads ?? 0) - before.imported).toBeLessThanOrEqual(1);
+  });
+
   it('refuses --adapter together with --consumer', async () => {
     const r = await cli('check', '--adapter', 'x.ts', '--consumer', 'reference');
     expect(r.code).toBe(EXIT.usage);
