@@ -136,7 +136,6 @@ export class Pool {
       else this.stats.realWorlds++;
     }
     const session = this.sessionWorld;
-    this.live++;
     if (this.spare?.abandoned) this.spare = null;
     let proc: ConsumerProcess | null = null;
     if (session) {
@@ -155,7 +154,16 @@ export class Pool {
       this.stats.fromSpare++;
     }
     proc ??= this.spawn();
-    this.replenish();
+    try {
+      this.replenish();
+    } catch (error) {
+      // The incarnation never gets its process, so nobody would end it: it goes now.
+      proc.kill();
+      throw error;
+    }
+    // Counted only once the incarnation holds its process: a take that threw has no end to
+    // come, and a count left up would keep every later sweep from running.
+    this.live++;
     return { proc, session };
   }
 
