@@ -3,7 +3,8 @@ import { EVENT_OP_KINDS, RESUME_KINDS, STORE_OP_KINDS } from '../../model/api.js
 import type { EventRef, SourceEvent } from '../../model/event.js';
 import { HISTORY_VERSION, type Actor, type Call, type CallResult, type CallStep, type FetchRequest, type History, type LifeStep, type Outcome, type Page, type Phase, type Step, type StoreOp } from '../../model/history.js';
 import { isPageQuirk, type Fault, type Plan } from '../../scenarios/plan.js';
-import { WORLD_ENDED, type AnyConsumer, type BlackboxConsumer, type Inspection, type WorkerWorld, type WorldEnd, type WorldEndHook } from '../adapter/consumer.js';
+import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../adapter/consumer.js';
+import { WORLD_ENDED, type WorldEnd, type WorldEndHook } from './end.js';
 import { isKey, jsonProblem, shown } from './arguments.js';
 import { AdapterError, ConsumerUnrunnableError, HarnessError } from '../adapter/errors.js';
 import { worldBug } from './bugs.js';

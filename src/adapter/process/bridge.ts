@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WORLD_ENDED, type AnyConsumer, type BlackboxConsumer, type Consumer, type Inspection, type WorkerWorld, type WorldEndHook } from '../consumer.js';
+import type { AnyConsumer, BlackboxConsumer, Consumer, Inspection, WorkerWorld } from '../consumer.js';
+import { WORLD_ENDED, type WorldEndHook } from '../../world/end.js';
 import { AdapterLoadError, validateConsumer } from '../load.js';
 import { AdapterError, ConsumerUnrunnableError } from '../errors.js';
 import { ConsumerProcess, PROTOCOL, running, SpawnedProcess, type Hello, type Method } from './consumer-process.js';

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import type { WorkerWorld, WorldEnd } from '../consumer.js';
+import type { WorkerWorld } from '../consumer.js';
+import type { WorldEnd } from '../../world/end.js';
 import { atExit } from './at-exit.js';
 import { ConsumerProcess, running, SpawnedProcess, type SpawnOptions } from './consumer-process.js';
 import type { ForkServer } from './fork-server.js';
