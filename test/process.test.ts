@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { CallStep, History, LifeStep, Outcome } from '../model/history.js';
 import { ALL_SCENARIOS, findScenario } from '../scenarios/named.js';
@@ -15,16 +16,24 @@ import { renderFailure } from '../src/report/failure.js';
  * verdict or error quoting its stderr, never a hang, and never outlives the run. Every
  * incarnation here is a real process, so the runs are kept small.
  */
+const execFileAsync = promisify(execFile);
+
 /** Every failure printed in full: its history hash and the command that replays it. */
 function printedReplays(out: string): { hash: string; replay: string }[] {
   return [...out.matchAll(/History sha256 (\w+)\n\s*Replay: (npx tidemark replay .*)$/gm)].map((m) => ({ hash: m[1]!, replay: m[2]! }));
 }
 
-/** Waits until no process runs the given file: the harness must kill every process it started. */
+/**
+ * Waits until no process runs the given file: the harness must kill every process it started.
+ * ps runs without blocking the event loop: the tests here run concurrently, and polls that
+ * block it longer than their interval keep Node in its timers phase, so that nothing the
+ * harness left to the end of a turn (the sweep after a world that ran to its end) could run
+ * until every poll gave up.
+ */
 async function gone(file: string): Promise<string[]> {
   let left: string[] = [];
   for (let i = 0; i < 40; i++) {
-    left = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
+    left = (await execFileAsync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })).stdout
       .split('\n')
       .filter((l) => l.includes(file));
     if (left.length === 0) break;

@@ -7,6 +7,7 @@ import { findScenario } from '../scenarios/named.js';
 import { EXIT } from '../src/cli.js';
 import { execute } from '../src/run/execute.js';
 import { killAllConsumers, liveResources, processConsumer, processStats, type ProcessOptions } from '../src/adapter/process/bridge.js';
+import { ConsumerProcess, running } from '../src/adapter/process/consumer-process.js';
 import { alive, cli, pidsGone } from './support.js';
 
 /**
@@ -44,7 +45,42 @@ async function run(options: ProcessOptions): Promise<{ hashes: string[]; lives: 
   return { hashes, lives, spawned: stats!.spawned - before, pids: pidsIn(file), stats };
 }
 
+/**
+ * The processes of a command the harness started and has not killed, read at once: no turn of
+ * the event loop passes, so nothing the loop would run later (an end-of-turn sweep) counts.
+ */
+function unkilled(file: string): number[] {
+  const command = (pid: number): string => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  return [...running].flatMap((p) => (p instanceof ConsumerProcess && !p.killed && p.pid !== undefined && command(p.pid).includes(file) ? [p.pid] : []));
+}
+
 describe('the warm pool and session crashes', () => {
+  it.each([
+    ['hangs (a stall)', 'blackbox-stalls.py', 'unknown'],
+    ['is stopped by an error (an inspection never answered)', 'blackbox-silent.py', 'no inspection answers'],
+  ])('a world that %s kills its spare before it returns, not at the end of a turn', async (_, fixture, end) => {
+    const file = `${FIXTURES}/${fixture}`;
+    const consumer = await processConsumer(`python3 ${file}`, { stallMs: 1000 });
+    const outcome = await execute(findScenario('failed-event-holds-watermark')!.plan, consumer).then(
+      (e) => e.result.verdict.status,
+      (error: Error) => (/protocol error: no inspection answers inspect i0 within 1000 ms/.test(error.message) ? 'no inspection answers' : error.message),
+    );
+    // Read in the turn the world ended in: the event loop may not come back for a long time
+    // (timers that keep expiring hold it in its timers phase), and the run may be over.
+    const left = unkilled(file);
+    expect(outcome).toBe(end);
+    // Its own process and the spare its first world call started.
+    expect(processStats(consumer)?.spawned).toBe(2);
+    expect(left).toEqual([]);
+  });
+
+
   it('give the unpooled bridge its histories byte for byte, and leave no process behind, by pid', async () => {
     const cold = await run({ warm: false });
     const warm = await run({});

@@ -4,6 +4,7 @@ import type { EventRef, SourceEvent } from '../../model/event.js';
 import { HISTORY_VERSION, type Actor, type Call, type CallResult, type CallStep, type FetchRequest, type History, type LifeStep, type Outcome, type Page, type Phase, type Step, type StoreOp } from '../../model/history.js';
 import { isPageQuirk, type Fault, type Plan } from '../../scenarios/plan.js';
 import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../adapter/consumer.js';
+import { WORLD_ENDED, type WorldEnd, type WorldEndHook } from './end.js';
 import { isKey, jsonProblem, shown } from './arguments.js';
 import { AdapterError, ConsumerUnrunnableError, HarnessError } from '../adapter/errors.js';
 import { worldBug } from './bugs.js';
@@ -143,13 +144,17 @@ export class World {
     const workers = Array.from({ length: this.plan.workers }, (_, i) => `w${i + 1}`);
     const blackbox = this.consumer.kind === 'blackbox' ? this.consumer : null;
     if (blackbox) this.box = { consumer: blackbox, store: await blackbox.open(), watermark: canonicalJson(null), effects: 0 };
+    let how: WorldEnd = 'stopped';
     try {
       const adversity = await this.runPhase('adversity', workers, this.plan.budget.adversity);
-      if (adversity !== 'hung') await this.runPhase('drain', workers.slice(0, 1), this.plan.budget.drain);
+      if (adversity !== 'hung' && (await this.runPhase('drain', workers.slice(0, 1), this.plan.budget.drain)) !== 'hung') how = 'done';
     } finally {
       // Also when the run stopped on an error: every incarnation still alive is told to stop,
       // so a consumer process is killed rather than left waiting for a reply that never comes.
       this.stopAll(null);
+      // Then the consumer hears that the world is over, and how, before the world returns:
+      // what it keeps for a next world goes now if this world was stopped.
+      (this.consumer as AnyConsumer & WorldEndHook)[WORLD_ENDED]?.(how);
       if (blackbox && this.box) await blackbox.close?.(this.box.store);
     }
     return this.history();

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AnyConsumer, BlackboxConsumer, Consumer, Inspection, WorkerWorld } from '../consumer.js';
+import { WORLD_ENDED, type WorldEndHook } from '../../world/end.js';
 import { AdapterLoadError, validateConsumer } from '../load.js';
 import { AdapterError, ConsumerUnrunnableError } from '../errors.js';
 import { ConsumerProcess, PROTOCOL, running, SpawnedProcess, type Hello, type Method } from './consumer-process.js';
@@ -179,7 +180,7 @@ export async function processConsumer(command: string, options: ProcessOptions =
   const incarnation = (): Incarnation => new Incarnation(pool, loop, options.helloMs ?? 10_000);
   let consumer: AnyConsumer;
   if (hello.kind === 'blackbox') {
-    const blackbox: BlackboxConsumer<Store> = {
+    const blackbox: BlackboxConsumer<Store> & WorldEndHook = {
       ...base,
       kind: 'blackbox',
       open: () => {
@@ -195,10 +196,11 @@ export async function processConsumer(command: string, options: ProcessOptions =
         rmSync(store.dir, { recursive: true, force: true });
         stores.delete(store.dir);
       },
+      [WORLD_ENDED]: (how) => pool.worldEnded(how),
     };
     consumer = blackbox;
   } else {
-    const whitebox: Consumer = { ...base, run: (world) => incarnation().run(world, null) };
+    const whitebox: Consumer & WorldEndHook = { ...base, run: (world) => incarnation().run(world, null), [WORLD_ENDED]: (how) => pool.worldEnded(how) };
     consumer = whitebox;
   }
   pools.set(consumer, pool);

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { WorkerWorld } from '../consumer.js';
+import type { WorldEnd } from '../../world/end.js';
 import { atExit } from './at-exit.js';
 import { ConsumerProcess, running, SpawnedProcess, type SpawnOptions } from './consumer-process.js';
 import type { ForkServer } from './fork-server.js';
@@ -81,12 +82,17 @@ export interface LoopState {
  * simulation: which one serves an incarnation, and when it was started, never changes what
  * the world sees, because the world waits for every process between its calls.
  *
- * Nothing here outlives the worlds that use it: once no incarnation of the consumer is alive
- * at the end of a macrotask turn (its world is over, and no next world began at once), the
- * spare and the idle sessions are killed. A fork server (fork-server.ts), when the hello
- * offers one, is kept a little longer, FORK_SERVER_IDLE_MS, for the next world or the
- * incarnation after one that ended on its own, and never keeps the harness running. Every
- * process is in the bridge's registry while it runs, so a signal handler kills them too.
+ * Nothing here outlives the worlds that use it. A world that was stopped (it hung, or an
+ * error stopped it) kills all of it, fork server included, when it ends, before it returns
+ * (worldEnded): such a world is most often the run's last, and a sweep left to the end of a
+ * turn waits for the event loop, which busy timers can keep from it for as long as they
+ * last. After a world that ran to its end, the next one usually follows within the same
+ * turn and takes over the spare and the idle sessions; once no incarnation of the consumer
+ * is alive at the end of a macrotask turn (no next world began at once), they are killed. A
+ * fork server (fork-server.ts), when the hello offers one, is then kept a little longer,
+ * FORK_SERVER_IDLE_MS, for the next world or the incarnation after one that ended on its
+ * own, and never keeps the harness running. Every process is in the bridge's registry while
+ * it runs, so a signal handler kills them too.
  */
 export class Pool {
   private spare: ConsumerProcess | null = null;
@@ -131,7 +137,6 @@ export class Pool {
       else this.stats.realWorlds++;
     }
     const session = this.sessionWorld;
-    this.live++;
     if (this.spare?.abandoned) this.spare = null;
     let proc: ConsumerProcess | null = null;
     if (session) {
@@ -150,7 +155,16 @@ export class Pool {
       this.stats.fromSpare++;
     }
     proc ??= this.spawn();
-    this.replenish();
+    try {
+      this.replenish();
+    } catch (error) {
+      // The incarnation never gets its process, so nobody would end it: it goes now.
+      proc.kill();
+      throw error;
+    }
+    // Counted only once the incarnation holds its process: a take that threw has no end to
+    // come, and a count left up would keep every later sweep from running.
+    this.live++;
     return { proc, session };
   }
 
@@ -186,6 +200,17 @@ export class Pool {
         if (this.live === 0) this.sweep();
       });
     }
+  }
+
+  /**
+   * A world is over, every incarnation of it ended. One that ran to its end leaves its spare
+   * and idle sessions to the next world (see end). One that was stopped kills them now, and
+   * stops the fork server, unless an incarnation of another world still holds a process.
+   */
+  worldEnded(how: WorldEnd): void {
+    if (how === 'done' || this.live > 0) return;
+    this.sweep();
+    this.forks?.stop();
   }
 
   /** Kills the spare and the idle sessions; the fork server is stopped if it stays idle (FORK_SERVER_IDLE_MS). */
