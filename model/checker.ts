@@ -65,8 +65,8 @@ export function check(history: History): CheckResult {
   let incarnations = 0;
   // What the checkers reported at the current step, for the ones that explain others' findings.
   const found: Anomaly[] = [];
-  // Each checker's list of findings, and how much of it was told in `found` already. A
-  // checker's list is a field it never replaces: read once here, its length is a plain read.
+  // Each checker's list of findings, and how much of it was told in `found` already (a
+  // checker's list is a field it never replaces).
   const lists = checkers.map((c) => c.anomalies);
   const told = lists.map(() => 0);
   const tell = (i: number): void => {
@@ -76,24 +76,32 @@ export function check(history: History): CheckResult {
   };
   for (const step of history.steps) {
     const facts = truth.advance(step);
-    effects += facts.effects.length;
-    if (step.kind === 'call' && step.call.kind === 'commit' && facts.applied) commits++;
-    if (step.kind === 'life' && step.event.kind === 'start') incarnations++;
     if (found.length > 0) found.length = 0;
     // Called one by one, in the order of `checkers`, not through the list: a call site that
     // meets six classes is megamorphic, and this one runs for every checker at every step.
-    watermark.visit(step, facts, truth);
-    tell(0);
+    // A checker is told only the steps its visit reads (the watermark checker: all but calls
+    // that write no watermark outside the drain; the effect checker: steps with effects; the
+    // completeness checker: all but calls other than claims), and what it reported is looked
+    // for only when its list grew: nearly every step is a call that finds nothing.
+    const call = step.kind === 'call' ? step.call : null;
+    if (call === null || facts.watermarks.length > 0 || step.phase === 'drain') watermark.visit(step, facts, truth);
+    if (watermark.anomalies.length !== told[0]) tell(0);
     generation.visit(step, facts, truth);
-    tell(1);
-    effect.visit(step, facts);
-    tell(2);
-    completeness.visit(step, facts, truth);
-    tell(3);
+    if (generation.anomalies.length !== told[1]) tell(1);
+    if (facts.effects.length > 0) {
+      effects += facts.effects.length;
+      effect.visit(step, facts);
+      if (effect.anomalies.length !== told[2]) tell(2);
+    }
+    if (call === null || call.kind === 'claim') completeness.visit(step, facts, truth);
+    if (completeness.anomalies.length !== told[3]) tell(3);
     binding.visit(step, facts, truth, found);
-    tell(4);
+    if (binding.anomalies.length !== told[4]) tell(4);
     liveness.visit(step);
-    tell(5);
+    if (liveness.anomalies.length !== told[5]) tell(5);
+    if (call !== null) {
+      if (call.kind === 'commit' && facts.applied) commits++;
+    } else if (step.kind === 'life' && step.event.kind === 'start') incarnations++;
   }
   truth.finish();
   for (const checker of checkers) checker.finish(truth, history);

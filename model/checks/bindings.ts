@@ -34,22 +34,29 @@ export class BindingChecker implements Checker {
   readonly kinds: readonly AnomalyKind[] = ['binding-confusion'];
   readonly anomalies: Anomaly[] = [];
   private foreign: Foreign[] = [];
+  /** How many of them were not used yet: only those are followed from call to call. */
+  private unused = 0;
   private rebinds = 0;
 
   visit(step: Step, facts: Facts, truth: Truth, found: readonly Anomaly[]): void {
     if (step.kind === 'rebind') {
       this.rebinds++;
       this.foreign = [];
+      this.unused = 0;
       return;
     }
     if (step.kind !== 'call') return;
-    // Nothing foreign loaded and nothing found: the common step costs nothing here.
-    if (facts.foreign === null && this.foreign.length === 0) return;
+    // Nothing foreign loaded now, none loaded before still unused, and nothing found: the
+    // common step costs nothing here, after a rebind too.
+    if (facts.foreign === null && this.unused === 0 && found.length === 0) return;
     const who = actorKey(step.actor);
     const arity = truth.binding.ordering.length;
     if (facts.foreign !== null && step.outcome.kind === 'ok') {
       const reading = readCut(facts.foreign.value, arity);
-      if ('cut' in reading) this.foreign.push({ cut: reading.cut, value: canonicalJson(facts.foreign.value), seq: step.seq, actor: who, used: null, behind: new Set(), triedBehind: false, fetched: false });
+      if ('cut' in reading) {
+        this.foreign.push({ cut: reading.cut, value: canonicalJson(facts.foreign.value), seq: step.seq, actor: who, used: null, behind: new Set(), triedBehind: false, fetched: false });
+        this.unused++;
+      }
     }
     const mine = this.foreign.filter((f) => f.actor === who && f.used === null);
     if (mine.length > 0) {
@@ -75,7 +82,10 @@ export class BindingChecker implements Checker {
         // the live traversal, wherever it has got to.
         const resumed = !f.fetched && from !== null && compareKeys(from.key, f.cut.key) >= 0;
         if (call.kind === 'fetch') f.fetched = true;
-        if (resumed || expects.includes(f.value) || skipped) f.used = step.seq;
+        if (resumed || expects.includes(f.value) || skipped) {
+          f.used = step.seq;
+          this.unused--;
+        }
       }
     }
     for (const a of found) {
