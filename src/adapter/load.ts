@@ -49,10 +49,41 @@ export async function loadAdapter(spec: string, cwd = process.cwd(), options: Re
   return validateConsumer(candidate, spec);
 }
 
-/** tsx's hooks for adapters, registered once per process (see importTypeScript). */
-let typescript: { readonly import: (specifier: string, parent: string) => Promise<unknown> } | null = null;
-/** Adapter modules loaded so far in this process: each load's own URL. */
-let loads = 0;
+/** tsx's hooks for adapters under one namespace, and the loads made through them (see importTypeScript). */
+interface AdapterLoader {
+  readonly import: (specifier: string, parent: string) => Promise<unknown>;
+  readonly unregister: () => unknown;
+  /** Loads made through it: each load's own URL. */
+  loads: number;
+}
+
+/**
+ * The loader lives on the process, not in this module: a second evaluation of this module
+ * in the same process (two copies of the package, a test runner resetting its modules)
+ * must not count loads from 1 again, to URLs Node has cached with the file as it was then.
+ */
+const LOADER = Symbol.for('tidemark.adapter-loader');
+const NAMESPACES = Symbol.for('tidemark.adapter-namespaces');
+type ProcessState = { [LOADER]?: Promise<AdapterLoader>; [NAMESPACES]?: number };
+
+/** Registers tsx's hooks under a namespace no earlier loader of the process had. */
+async function newLoader(state: ProcessState): Promise<AdapterLoader> {
+  const [esm, cjs] = await Promise.all([import('tsx/esm/api'), import('tsx/cjs/api')]);
+  const n = (state[NAMESPACES] = (state[NAMESPACES] ?? 0) + 1);
+  const namespace = `tidemark-adapter-${n}`;
+  // Both loaders, under the same namespace, as tsImport registers them: a .ts file of a
+  // CommonJS package is imported as ESM and then required.
+  const required = cjs.register({ namespace });
+  const imported = esm.register({ namespace });
+  return {
+    import: imported.import,
+    unregister: () => {
+      required.unregister();
+      return imported.unregister();
+    },
+    loads: 0,
+  };
+}
 
 /**
  * A TypeScript adapter's module, loaded anew: a file that changed since an earlier load in
@@ -63,19 +94,26 @@ let loads = 0;
  * load), and added hooks to the loader chain that every later import of the process passes
  * through. Here the hooks are registered once, under one namespace, so they touch only the
  * adapters' imports, and each load is told apart by its URL's query.
+ *
+ * Node keeps a module that failed to load as failed. A load that fails gives up its
+ * namespace, so the next load, after the user fixed what failed, loads everything anew.
  */
 async function importTypeScript(path: string): Promise<Record<string, unknown>> {
-  if (typescript === null) {
-    const [esm, cjs] = await Promise.all([import('tsx/esm/api'), import('tsx/cjs/api')]);
-    // Both loaders, under the same namespace, as tsImport registers them: a .ts file of a
-    // CommonJS package is imported as ESM and then required.
-    cjs.register({ namespace: ADAPTER_NAMESPACE });
-    typescript = esm.register({ namespace: ADAPTER_NAMESPACE });
+  const state = globalThis as ProcessState;
+  // One promise for all: loads begun at once share one registration.
+  const current = (state[LOADER] ??= newLoader(state));
+  let loader: AdapterLoader | null = null;
+  try {
+    loader = await current;
+    return (await loader.import(`${pathToFileURL(path).href}?load=${++loader.loads}`, import.meta.url)) as Record<string, unknown>;
+  } catch (error) {
+    if (state[LOADER] === current) {
+      state[LOADER] = undefined;
+      await loader?.unregister();
+    }
+    throw error;
   }
-  return (await typescript.import(`${pathToFileURL(path).href}?load=${++loads}`, import.meta.url)) as Record<string, unknown>;
 }
-
-const ADAPTER_NAMESPACE = 'tidemark-adapter';
 
 /** Whether a value is shaped at least a little like a consumer, rather than a module's exports. */
 function consumerLike(value: unknown): boolean {
