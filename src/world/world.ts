@@ -25,6 +25,10 @@ export type PhaseEnd = 'claimed' | 'budget' | 'hung';
 /** One incarnation of a worker: alive until it crashes, claims, throws or returns. */
 interface Life {
   readonly actor: Actor;
+  /** The binding its calls are served under: the world's when it was born. */
+  readonly binding: Binding;
+  /** How the lease names it. */
+  readonly who: string;
   alive: boolean;
   /** Set when run() settles, so the scheduler can record it at a deterministic point. */
   settled: { readonly threw: string | null } | null;
@@ -49,7 +53,6 @@ interface Life {
 interface Pending {
   readonly life: Life;
   readonly call: Call;
-  readonly execute: (quirk: ReturnType<FaultPlan['next']>) => { value: unknown; result?: CallResult };
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -78,6 +81,12 @@ export class World {
   private readonly placed: CallCounter;
   private choice = 0;
   private lives = new Map<string, Life>();
+  /**
+   * The same lives, in the map's order (a worker keeps the place of its first incarnation in
+   * the phase): walked by index, where iterating the map allocated an iterator and a result
+   * per life on each of the scheduler's several looks a call.
+   */
+  private living: Life[] = [];
   private readonly incarnations = new Map<string, number>();
   private readonly poison: ReadonlySet<string>;
   /** A blackbox consumer's own store, and what its last inspection showed. */
@@ -192,6 +201,7 @@ export class World {
   private async runPhase(phase: Phase, workers: readonly string[], budget: number): Promise<PhaseEnd> {
     this.phase = phase;
     this.lives = new Map();
+    this.living = [];
     let spent = 0;
     for (const w of workers) {
       this.start(w);
@@ -206,7 +216,7 @@ export class World {
       if (this.unrunnable) throw this.unrunnable;
       let reborn = false;
       // Looked for first: the copy of the lives is made only when one is to be born again.
-      const settled = this.anySettled() ? [...this.lives.values()] : [];
+      const settled = this.anySettled() ? this.living.slice() : [];
       for (const life of settled) {
         if (!life.alive || life.settled === null) continue;
         this.kill(life);
@@ -323,8 +333,11 @@ export class World {
   private start(worker: string): void {
     const incarnation = (this.incarnations.get(worker) ?? 0) + 1;
     this.incarnations.set(worker, incarnation);
-    const life: Life = { actor: { worker, incarnation }, alive: true, settled: null, controller: null, holds: 0, note: null, limitWaits: null, heldSince: 0, stuck: null };
+    const life: Life = { actor: { worker, incarnation }, binding: this.binding, who: `${worker}#${incarnation}`, alive: true, settled: null, controller: null, holds: 0, note: null, limitWaits: null, heldSince: 0, stuck: null };
+    const previous = this.lives.get(worker);
     this.lives.set(worker, life);
+    if (previous === undefined) this.living.push(life);
+    else this.living[this.living.indexOf(previous)] = life;
     this.life(life, { kind: 'start' });
     const api = this.api(life, this.binding);
     // run() is called on a later microtask so a consumer that throws synchronously is
@@ -348,7 +361,8 @@ export class World {
 
   /** Ends every live incarnation, recording why when there is a reason to record. */
   private stopAll(event: LifeStep['event'] | null): void {
-    for (const life of this.lives.values()) {
+    for (let i = 0; i < this.living.length; i++) {
+      const life = this.living[i] as Life;
       if (!life.alive) continue;
       this.kill(life);
       if (event) this.life(life, event);
@@ -365,13 +379,19 @@ export class World {
 
   /** Some live incarnation has returned or thrown, and is yet to be born again. */
   private anySettled(): boolean {
-    for (const life of this.lives.values()) if (life.alive && life.settled !== null) return true;
+    for (let i = 0; i < this.living.length; i++) {
+      const life = this.living[i] as Life;
+      if (life.alive && life.settled !== null) return true;
+    }
     return false;
   }
 
   /** Some live incarnation holds the world (see awaitHolds). */
   private anyHolding(): boolean {
-    for (const life of this.lives.values()) if (life.alive && life.holds > 0 && life.settled === null) return true;
+    for (let i = 0; i < this.living.length; i++) {
+      const life = this.living[i] as Life;
+      if (life.alive && life.holds > 0 && life.settled === null) return true;
+    }
     return false;
   }
 
@@ -390,7 +410,7 @@ export class World {
    */
   private async awaitHolds(): Promise<Life | null> {
     for (;;) {
-      const holding = [...this.lives.values()].filter((l) => l.alive && l.holds > 0 && l.settled === null);
+      const holding = this.living.filter((l) => l.alive && l.holds > 0 && l.settled === null);
       if (holding.length === 0) return null;
       const stalled = holding.find((l) => l.stuck !== null) ?? holding.find((l) => this.waits - l.heldSince >= (l.limitWaits ?? this.stallWaits));
       if (stalled) return stalled;
@@ -430,9 +450,9 @@ export class World {
       p.reject(new WorldError('unavailable', true));
       return 'done';
     }
-    let answer: { value: unknown; result?: CallResult };
+    let result: CallResult | undefined;
     try {
-      answer = p.execute(fault);
+      result = this.perform(p, fault);
     } catch (error) {
       if (!(error instanceof WorldError)) throw error;
       this.record(p, kind, { kind: 'error', code: error.code }, false, undefined);
@@ -442,25 +462,59 @@ export class World {
     }
     if (p.call.kind === 'fetch') {
       // Delivered, whether or not the caller lives to read it: addresses tied to these events start counting.
-      const { events } = answer.value as Page;
+      const { events } = (result as { page: Page }).page;
       this.faults.calls.delivered(events);
       this.placed.delivered(events);
     }
     if (kind === 'crash-after') {
-      this.record(p, kind, { kind: 'crash-after' }, true, answer.result);
+      this.record(p, kind, { kind: 'crash-after' }, true, result);
       this.kill(p.life);
       return 'done';
     }
     if (kind === 'timeout') {
       // The work was done; the caller only hears that it may not have been.
-      this.record(p, kind, { kind: 'indefinite', code: 'timeout' }, true, answer.result);
+      this.record(p, kind, { kind: 'indefinite', code: 'timeout' }, true, result);
       p.reject(new WorldError('timeout', false));
       return 'done';
     }
-    this.record(p, kind, OK, true, answer.result);
+    this.record(p, kind, OK, true, result);
     if (p.call.kind === 'claim') return 'claimed';
-    p.resolve(answer.value);
+    p.resolve(valueOf(result));
     return 'done';
+  }
+
+  /**
+   * What a call does when it runs: what it answers, as recorded (its value is read from
+   * that), or a WorldError thrown. One method for every call, where a closure made for each
+   * call at submission, and an answer object around its result, were allocations per call.
+   */
+  private perform(p: Pending, fault: ReturnType<FaultPlan['next']>): CallResult | undefined {
+    const call = p.call;
+    switch (call.kind) {
+      case 'fetch': {
+        const page = this.source.fetch(p.life.binding, call.request, fault && isPageQuirk(fault.kind) ? fault.kind : undefined);
+        return { kind: 'page', page };
+      }
+      case 'load':
+        // Frozen in place rather than copied: the store keeps frozen copies of what was
+        // committed, and replaces its records rather than changing them, so all of it is shared.
+        return { kind: 'state', state: freezeOwn(this.store.state()) };
+      case 'completed':
+        return { kind: 'flags', flags: freezeOwn(this.store.completed(call.events)) };
+      case 'commit':
+        for (const op of call.ops) if ((op.op === 'effect' || op.op === 'outbox') && this.poison.has(op.event.id)) this.refuse(op.event);
+        this.store.commit(call.ops, call.fence, this.lease.generation);
+        return undefined;
+      case 'emit':
+        if (this.poison.has(call.event.id)) this.refuse(call.event);
+        return undefined;
+      case 'lease':
+        return { kind: 'generation', generation: this.lease.acquire(p.life.who, this.steps.length) };
+      case 'claim':
+        return undefined;
+      case 'malformed':
+        throw new WorldError('bad-request', true, `${call.method}: ${call.problem}`);
+    }
   }
 
   /** Records a call that ran, with the fault or quirk that fired there. */
@@ -495,10 +549,11 @@ export class World {
     return result;
   }
 
-  private submit<T>(life: Life, call: Call, execute: (fault: ReturnType<FaultPlan['next']>) => { value: T; result?: CallResult }): Promise<T> {
+  /** Queues a call; perform runs it when the scheduler picks it. */
+  private submit<T>(life: Life, call: Call): Promise<T> {
     const promise = new Promise<T>(capture);
     // A dead incarnation's calls are dropped: its promises never settle, like a killed process.
-    if (life.alive) this.pending.push(life.actor.worker, { life, call, execute, resolve: captured.resolve, reject: captured.reject });
+    if (life.alive) this.pending.push(life.actor.worker, { life, call, resolve: captured.resolve, reject: captured.reject });
     return promise;
   }
 
@@ -512,9 +567,7 @@ export class World {
    * than spinning outside the scheduler.
    */
   private malformed(life: Life, method: string, problem: string): Promise<never> {
-    return this.submit(life, { kind: 'malformed', method, problem }, () => {
-      throw new WorldError('bad-request', true, `${method}: ${problem}`);
-    });
+    return this.submit(life, { kind: 'malformed', method, problem });
   }
 
   /** The calls one incarnation may make; each one only queues, the scheduler runs it. */
@@ -595,7 +648,6 @@ export class World {
    * objects it holds.
    */
   private rawApi(life: Life, binding: Binding): Omit<WorkerWorld, 'signal'> {
-    const who = `${life.actor.worker}#${life.actor.incarnation}`;
     return {
       hold: (note, limitMs) => {
         if (!life.alive) return () => {};
@@ -626,46 +678,18 @@ export class World {
       worker: life.actor.worker,
       incarnation: life.actor.incarnation,
       leaseTtl: Object.freeze({ value: this.plan.leaseTtlSteps, unit: 'steps' as const }),
-      fetch: (request) =>
-        this.submit(life, { kind: 'fetch', request }, (fault) => {
-          const page = this.source.fetch(binding, request, fault && isPageQuirk(fault.kind) ? fault.kind : undefined);
-          return { value: page, result: { kind: 'page', page } };
-        }),
-      load: () =>
-        this.submit(life, { kind: 'load' }, () => {
-          // Frozen in place rather than copied: the store keeps frozen copies of what was
-          // committed, and replaces its records rather than changing them, so all of it is shared.
-          const state = freezeOwn(this.store.state());
-          return { value: state, result: { kind: 'state', state } };
-        }),
-      completed: (events: readonly EventRef[]) =>
-        this.submit(life, { kind: 'completed', events }, () => {
-          const flags = freezeOwn(this.store.completed(events));
-          return { value: flags, result: { kind: 'flags', flags } };
-        }),
-      commit: (ops: readonly StoreOp[], options) => {
-        const fence = options?.fence ?? null;
-        return this.submit(life, { kind: 'commit', ops, fence }, () => {
-          for (const op of ops) if ((op.op === 'effect' || op.op === 'outbox') && this.poison.has(op.event.id)) this.refuse(op.event);
-          this.store.commit(ops, fence, this.lease.generation);
-          return { value: undefined };
-        });
-      },
+      fetch: (request) => this.submit(life, { kind: 'fetch', request }),
+      load: () => this.submit(life, { kind: 'load' }),
+      completed: (events: readonly EventRef[]) => this.submit(life, { kind: 'completed', events }),
+      commit: (ops: readonly StoreOp[], options) => this.submit(life, { kind: 'commit', ops, fence: options?.fence ?? null }),
       emit: (asked, payload, key) => {
         const event = freezeOwn({ id: asked.id, version: asked.version });
         // Only an effect that carries a key records one: every other history stays as it was.
-        return this.submit(life, key === undefined ? { kind: 'emit', event, payload } : { kind: 'emit', event, payload, key }, () => {
-          if (this.poison.has(event.id)) this.refuse(event);
-          return { value: undefined };
-        });
+        return this.submit(life, key === undefined ? { kind: 'emit', event, payload } : { kind: 'emit', event, payload, key });
       },
-      lease: () =>
-        this.submit(life, { kind: 'lease' }, () => {
-          const generation = this.lease.acquire(who, this.steps.length);
-          return { value: generation, result: { kind: 'generation', generation } };
-        }),
-      caughtUp: () => this.submit(life, { kind: 'claim', claim: { kind: 'caught-up' } }, () => ({ value: undefined })),
-      fail: (reason) => this.submit(life, { kind: 'claim', claim: { kind: 'failed', reason: capText(String(reason)) } }, () => ({ value: undefined })),
+      lease: () => this.submit(life, { kind: 'lease' }),
+      caughtUp: () => this.submit(life, { kind: 'claim', claim: { kind: 'caught-up' } }),
+      fail: (reason) => this.submit(life, { kind: 'claim', claim: { kind: 'failed', reason: capText(String(reason)) } }),
     };
   }
 }
@@ -680,6 +704,23 @@ const captured: { resolve: (value: unknown) => void; reject: (error: unknown) =>
 function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
   captured.resolve = resolve as (value: unknown) => void;
   captured.reject = reject;
+}
+
+/** What a call answers its caller: what its result carries, or nothing. */
+function valueOf(result: CallResult | undefined): unknown {
+  if (result === undefined) return undefined;
+  switch (result.kind) {
+    case 'page':
+      return result.page;
+    case 'state':
+      return result.state;
+    case 'flags':
+      return result.flags;
+    case 'generation':
+      return result.generation;
+    case 'done':
+      return undefined;
+  }
 }
 
 /** The outcome of every call that succeeded: one frozen object, shared by their steps as the JSON of each is the same. */
