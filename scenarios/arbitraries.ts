@@ -236,8 +236,8 @@ function faultArb(nth: fc.Arbitrary<number>, calls: readonly Fault['call'][], ti
 }
 
 /** The fault a draw stands for, if its family lets it through; `after` ties it to an event. */
-function faultOf(f: FaultDraw, swarm: Swarm, forced: readonly Family[], after?: string): Fault[] {
-  if (!admitted(swarm, f.family, f.ticket, forced)) return [];
+function faultOf(f: FaultDraw, swarm: Swarm, forced: readonly Family[], after?: string, ticket: number = f.ticket): Fault[] {
+  if (!admitted(swarm, f.family, ticket, forced)) return [];
   const { calls, kinds } = FAULT_FAMILIES[f.family];
   const call = (calls as readonly string[]).includes(f.call) ? f.call : (calls[0] as Fault['call']);
   return [{ call, nth: f.nth, kind: kinds[f.kind % kinds.length] as FaultKind, ...(after === undefined ? {} : { after }) }];
@@ -248,8 +248,12 @@ function faultOf(f: FaultDraw, swarm: Swarm, forced: readonly Family[], after?: 
  * three emits of e07 fail". Calls about no event are counted from the start of the run, so
  * there repeating would only strike whatever calls come next; those stay single.
  */
-function repeated(faults: Fault[], again: number): Fault[] {
-  return faults.flatMap((f) => (f.after === undefined ? [f] : Array.from({ length: again + 1 }, (_, i) => ({ ...f, nth: f.nth + i }))));
+function repeated(faults: Fault[], again: number, out: Fault[]): void {
+  // Onto the list being built (see planArb), rather than a list per event flattened after.
+  for (const f of faults) {
+    if (f.after === undefined) out.push(f);
+    else for (let i = 0; i <= again; i++) out.push({ ...f, nth: f.nth + i });
+  }
 }
 
 /**
@@ -275,6 +279,7 @@ function claimOnce(before: Placement): Placement {
 }
 
 function mutationArb(size: WorldSize, nth: fc.Arbitrary<number>, calls: readonly PlaceableCall[], ticketArb: fc.Arbitrary<number> = ticket): fc.Arbitrary<MutationDraw> {
+  // The order of these keys is the order of a plan's mutation fields: planArb writes them out.
   return fc.record({
     before: placementArb(nth, calls),
     kind: fc.constantFrom('insert', 'move', 'flip'),
@@ -452,7 +457,11 @@ const RUN_MAX = 24;
  * what it started (A, B, A'). A run shrinks towards 0, a single choice, the old schedule.
  */
 function scheduleOf(runs: readonly (readonly [number, number])[]): number[] {
-  return runs.flatMap(([choice, run]) => Array.from({ length: run + 1 }, () => choice));
+  // Pushed in a loop: an array made per run by Array.from over an array-like, then flattened,
+  // was a good part of what turning a draw into a plan cost, and a plan is made for every world.
+  const out: number[] = [];
+  for (const [choice, run] of runs) for (let i = 0; i <= run; i++) out.push(choice);
+  return out;
 }
 
 /** A whole world: the swarm, then stream, binding, source, faults, mutations, workers and schedule. */
@@ -476,9 +485,11 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
     };
     // Tied to an event: present by its own chance, then let through by its family like any other.
     const tied = w.events.map((d, i) => ({ d, id: ids[i] as string }));
+    // In the plan's order, built in one list: untied, tied, paced.
+    const drawn: Fault[] = w.faults.flatMap((f) => faultOf(f, swarm, forced));
+    for (const { d, id } of tied) if (isPresent(d.fault.ticket, FAULT_ONE_IN)) repeated(faultOf(d.fault, swarm, forced, d.tied.fault === 0 ? undefined : id, 9), d.again, drawn);
     const faults = [
-      ...w.faults.flatMap((f) => faultOf(f, swarm, forced)),
-      ...tied.flatMap(({ d, id }) => (isPresent(d.fault.ticket, FAULT_ONE_IN) ? repeated(faultOf({ ...d.fault, ticket: 9 }, swarm, forced, d.tied.fault === 0 ? undefined : id), d.again) : [])),
+      ...drawn,
       ...w.paced.flatMap((f): Fault[] =>
         admitted(swarm, 'crash', f.ticket, forced) ? [{ call: f.at === 0 ? 'checkpoint' : f.call, nth: f.nth, kind: f.kind === 0 ? 'crash-before' : 'crash-after', ...(f.at === 0 ? {} : { since: f.since }) }] : [],
       ),
@@ -486,18 +497,21 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
     ].filter((f) => quirkAllowed(options.profile, f.kind));
     // A source whose records never change only gains new ones.
     const kindOf = (kind: MutationSpec['kind']): MutationSpec['kind'] => (profile.mutable === false ? 'insert' : kind);
-    const change = ({ ticket: t, ...m }: MutationDraw, after?: string): MutationSpec[] =>
-      admitted(swarm, 'mutation', t, forced) ? [{ ...m, kind: kindOf(m.kind), before: { ...claimOnce(m.before), ...(after === undefined ? {} : { after }) } }] : [];
-    const mutations = [
-      ...w.mutations.flatMap((m) => change(m)),
-      ...tied.flatMap(({ d, id }) => (isPresent(d.change.ticket, CHANGE_ONE_IN) ? change({ ...d.change, ticket: 9 }, d.tied.change === 0 ? undefined : id) : [])),
-    ];
+    // Written out in the draw's key order (see mutationArb), ticket left out: a rest pattern
+    // and a spread over every drawn mutation cost more than all the rest of a plan's mapping.
+    const change = (m: MutationDraw, after?: string, ticket: number = m.ticket): MutationSpec[] => {
+      if (!admitted(swarm, 'mutation', ticket, forced)) return [];
+      const kind = kindOf(m.kind);
+      return [{ before: { ...claimOnce(m.before), ...(after === undefined ? {} : { after }) }, kind, target: m.target, back: m.back }];
+    };
+    const mutations = w.mutations.flatMap((m) => change(m));
+    for (const { d, id } of tied) if (isPresent(d.change.ticket, CHANGE_ONE_IN)) mutations.push(...change(d.change, d.tied.change === 0 ? undefined : id, 9));
     const anchor = rebindAnchor(w.rebind.anchor, tied.filter((_, i) => isEligible(binding, events[i] as SourceEvent)));
     const rebind =
       swarm.rebind === 0
         ? null
         : { before: { ...w.rebind.before, ...(anchor === undefined ? {} : { after: anchor }) }, binding: otherBinding(binding, FILTERS[w.rebind.filter] as Filter, w.rebind.upTo) };
-    const poison = swarm.poison === 0 || profile.refusals === 'never' ? [] : tied.flatMap(({ d, id }) => (isPresent(d.poison, POISON_ONE_IN) ? [id] : []));
+    const poison = swarm.poison === 0 || profile.refusals === 'never' ? [] : tied.filter(({ d }) => isPresent(d.poison, POISON_ONE_IN)).map(({ id }) => id);
     const plan: Plan = {
       events,
       binding,
