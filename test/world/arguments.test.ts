@@ -83,23 +83,35 @@ describe('arguments the world cannot record are a bad-request naming the call an
     expect(Object.hasOwn(emits[2] as object, 'key')).toBe(false);
   });
 
-  it("an emit's event is read once: what was checked is what is recorded, whatever a getter says next", async () => {
-    // JSON data for the first two reads, a function after: the history must hold what the check read.
-    let reads = 0;
-    const fickle = { get id(): unknown { return reads++ < 2 ? 'e41' : () => 'e41'; }, version: 1 };
-    const consumer: Consumer = {
-      name: 'fickle-event',
-      capabilities: { delivery: 'at-least-once' },
-      run: async (world) => {
-        if (world.incarnation === 1) await world.emit(fickle as never, 'e41:order');
-        return referenceConsumer().run(world);
-      },
+  it("an emit's event: what was judged is what is recorded, whatever a getter says next", async () => {
+    // A getter answering JSON data at first and a function after: the history holds what was judged.
+    const fickle = (good: number): { reads: number; event: object } => {
+      const box = { reads: 0, event: {} };
+      box.event = { get id(): unknown { return box.reads++ < good ? 'e41' : () => 'e41'; }, version: 1 };
+      return box;
     };
-    const run = await execute(base, consumer);
-    const emit = run.history.steps.find((s): s is CallStep => s.kind === 'call' && s.call.kind === 'emit');
-    expect(emit?.call).toEqual({ kind: 'emit', event: { id: 'e41', version: 1 }, payload: 'e41:order' });
-    expect(reads).toBe(1);
-    expect(run.hash).toMatch(/^[0-9a-f]{64}$/);
+    const emits = async (good: number): Promise<{ reads: number; steps: CallStep[]; hash: string }> => {
+      const box = fickle(good);
+      const consumer: Consumer = {
+        name: 'fickle-event',
+        capabilities: { delivery: 'at-least-once' },
+        run: async (world) => {
+          if (world.incarnation === 1) await world.emit(box.event as never, 'e41:order').catch(() => undefined);
+          return referenceConsumer().run(world);
+        },
+      };
+      const run = await execute(base, consumer);
+      const steps = run.history.steps.filter((s): s is CallStep => s.kind === 'call' && (s.call.kind === 'emit' || s.call.kind === 'malformed'));
+      return { reads: box.reads, steps, hash: run.hash };
+    };
+    // Good for the check and for the ref: recorded as read.
+    const twice = await emits(2);
+    expect(twice.steps[0]?.call).toEqual({ kind: 'emit', event: { id: 'e41', version: 1 }, payload: 'e41:order' });
+    expect(twice.reads).toBe(2);
+    // Good for the check, not for the ref: a malformed call, not a function in the history.
+    const once = await emits(1);
+    expect(once.steps[0]?.call).toEqual({ kind: 'malformed', method: 'emit', problem: 'expects ({ id, version }, payload string)' });
+    for (const run of [twice, once]) expect(run.hash).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('a claim whose reason is not a string is recorded as readable text, cyclic or BigInt', async () => {
