@@ -80,11 +80,11 @@ export class World {
   /** Calls reached in the adversity phase: where mutations and the rebind are placed. */
   private readonly placed: CallCounter;
   private choice = 0;
-  private lives = new Map<string, Life>();
   /**
-   * The same lives, in the map's order (a worker keeps the place of its first incarnation in
-   * the phase): walked by index, where iterating the map allocated an iterator and a result
-   * per life on each of the scheduler's several looks a call.
+   * Each worker's newest incarnation in this phase, in the order the workers first started (a
+   * worker keeps its place when it is born again). A list walked by index, not a map by worker:
+   * the scheduler looks at every life several times a call, and iterating a map allocated an
+   * iterator and a result per life each time; a phase has a handful of workers to look up.
    */
   private living: Life[] = [];
   private readonly incarnations = new Map<string, number>();
@@ -200,7 +200,6 @@ export class World {
 
   private async runPhase(phase: Phase, workers: readonly string[], budget: number): Promise<PhaseEnd> {
     this.phase = phase;
-    this.lives = new Map();
     this.living = [];
     let spent = 0;
     for (const w of workers) {
@@ -289,7 +288,7 @@ export class World {
         return 'claimed';
       }
       // A worker that died is born again at once: crashes do not cost the phase its worker.
-      if (!next.life.alive && this.lives.get(next.life.actor.worker) === next.life) {
+      if (!next.life.alive && this.living.includes(next.life)) {
         this.start(next.life.actor.worker);
         spent++;
       }
@@ -334,10 +333,9 @@ export class World {
     const incarnation = (this.incarnations.get(worker) ?? 0) + 1;
     this.incarnations.set(worker, incarnation);
     const life: Life = { actor: { worker, incarnation }, binding: this.binding, who: `${worker}#${incarnation}`, alive: true, settled: null, controller: null, holds: 0, note: null, limitWaits: null, heldSince: 0, stuck: null };
-    const previous = this.lives.get(worker);
-    this.lives.set(worker, life);
-    if (previous === undefined) this.living.push(life);
-    else this.living[this.living.indexOf(previous)] = life;
+    const previous = this.living.findIndex((l) => l.actor.worker === worker);
+    if (previous === -1) this.living.push(life);
+    else this.living[previous] = life;
     this.life(life, { kind: 'start' });
     const api = this.api(life, this.binding);
     // run() is called on a later microtask so a consumer that throws synchronously is
