@@ -24,16 +24,28 @@ export async function execute(plan: Plan, consumer: AnyConsumer): Promise<Execut
   const history = await new World(plan, consumer).run();
   // Most worlds pass, and a passing world's hash is read by nobody: it is computed when a
   // failure is shown or a replay compared, not for every world (it was a tenth of a world's CPU).
-  let hash: string | undefined;
-  return {
-    plan,
-    history,
-    result: check(history),
-    get hash() {
-      return (hash ??= hashHistory(history));
-    },
-  };
+  // The getter is one for every execution, defined on it rather than written in a literal: a
+  // literal's getter is a new function for every object, and such objects kept their world
+  // alive through young-generation collections (see World.api).
+  return Object.defineProperty({ plan, history, result: check(history) }, 'hash', HASH) as Execution;
 }
+
+/** Each execution's hash, once read. */
+const hashes = new WeakMap<object, string>();
+
+/** The hash of every execution: from its history as it is when first read, then remembered. */
+const HASH: PropertyDescriptor = Object.freeze({
+  get(this: { readonly history: History }): string {
+    let hash = hashes.get(this);
+    if (hash === undefined) {
+      hash = hashHistory(this.history);
+      hashes.set(this, hash);
+    }
+    return hash;
+  },
+  enumerable: true,
+  configurable: true,
+});
 
 export function hashHistory(history: History): string {
   return createHash('sha256').update(JSON.stringify(history)).digest('hex');

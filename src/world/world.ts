@@ -575,10 +575,8 @@ export class World {
     // after, the history included, assumes JSON. The arguments the world keeps are checked
     // and copied in one walk, and what follows reads the copy.
     // Written out rather than spread from raw: a spread would read the signal, which is made only when asked for.
-    return {
-      get signal() {
-        return signalOf(life);
-      },
+    const api: Omit<WorkerWorld, 'signal'> & { readonly [LIFE]: LifeRef } = {
+      [LIFE]: new LifeRef(life),
       hold: raw.hold,
       stuck: raw.stuck,
       binding: raw.binding,
@@ -629,6 +627,12 @@ export class World {
       // A claim cannot be malformed: a reason that is not a string is recorded as readable text.
       fail: (reason) => raw.fail(typeof reason === 'string' ? reason : shown(reason, Number.POSITIVE_INFINITY)),
     };
+    // The signal is an accessor every incarnation's API shares, not one written in this
+    // literal: a literal's getter is a new function for every object, and such objects kept
+    // their whole world alive through young-generation collections (measured over 2,000 worlds
+    // of the reference consumer, with execute's hash the same way: 115 MB promoted against 11
+    // MB, scavenges 457 ms against 156 ms, three full collections against none).
+    return Object.defineProperty(api, 'signal', SIGNAL) as unknown as WorkerWorld;
   }
 
   private fingerprintOf(binding: Binding): string {
@@ -741,6 +745,39 @@ const GRACE_WAIT_MS = 10;
  * since every incarnation of every world sees this one object.
  */
 const ABORTED = Object.freeze(new DOMException('the incarnation died: it crashed, its phase ended, or the world rebound', 'AbortError'));
+
+/** Where an incarnation's API keeps its life, for the signal getter. */
+const LIFE = Symbol('tidemark.incarnation');
+
+/**
+ * An incarnation's life as its API carries it: in a private field, so that a consumer that
+ * finds the symbol holds an object it can do nothing with.
+ */
+class LifeRef {
+  readonly #life: Life;
+  constructor(life: Life) {
+    this.#life = life;
+    Object.freeze(this);
+  }
+  static signal(ref: LifeRef): AbortSignal {
+    return signalOf(ref.#life);
+  }
+}
+
+/**
+ * The signal of every incarnation's API, one getter for all. It finds its incarnation
+ * through the object it is read from, which is the API, an object made from it
+ * (Object.create), or a proxy of it.
+ */
+const SIGNAL: PropertyDescriptor = Object.freeze({
+  get(this: { readonly [LIFE]?: unknown }): AbortSignal {
+    const ref = this[LIFE];
+    if (!(ref instanceof LifeRef)) throw new TypeError('signal is read from the world an incarnation was given (or an object made from it, or a proxy of it)');
+    return LifeRef.signal(ref);
+  },
+  enumerable: true,
+  configurable: true,
+});
 
 /** An incarnation's signal, made on first read; already aborted when it is read after the incarnation died. */
 function signalOf(life: Life): AbortSignal {
