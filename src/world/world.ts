@@ -746,12 +746,20 @@ const GRACE_WAIT_MS = 10;
  */
 const ABORTED = Object.freeze(new DOMException('the incarnation died: it crashed, its phase ended, or the world rebound', 'AbortError'));
 
-/** Where an incarnation's API keeps its life, for the signal getter. */
+/**
+ * Where an incarnation's API keeps its life, for the signal getter. A plain property of the
+ * literal (defining it hidden cost more than a percent of a world's CPU): a spread copies it,
+ * which gives the copy nothing the spread did not already read.
+ */
 const LIFE = Symbol('tidemark.incarnation');
 
+/** The life a LifeRef holds; undefined for anything that is not one. */
+let lifeIn: (ref: unknown) => Life | undefined = () => undefined;
+
 /**
- * An incarnation's life as its API carries it: in a private field, so that a consumer that
- * finds the symbol holds an object it can do nothing with.
+ * An incarnation's life as its API carries it: in a private field, behind a brand check, in
+ * a frozen class, so that a consumer that finds the symbol holds an object it can do nothing
+ * with, and can change nothing another incarnation's signal depends on.
  */
 class LifeRef {
   readonly #life: Life;
@@ -759,21 +767,29 @@ class LifeRef {
     this.#life = life;
     Object.freeze(this);
   }
-  static signal(ref: LifeRef): AbortSignal {
-    return signalOf(ref.#life);
+  static {
+    lifeIn = (ref) => (typeof ref === 'object' && ref !== null && #life in ref ? (ref as LifeRef).#life : undefined);
   }
 }
+Object.freeze(LifeRef.prototype);
+Object.freeze(LifeRef);
 
 /**
- * The signal of every incarnation's API, one getter for all. It finds its incarnation
- * through the object it is read from, which is the API, an object made from it
- * (Object.create), or a proxy of it.
+ * The signal of every incarnation's API, one getter for all. It finds its incarnation by the
+ * ref under LIFE of the object it is read from, which the API itself, an object made from it
+ * (Object.create) and a proxy that forwards every read all reach. A spread of the API reads
+ * the signal as it copies. A wrapper that passes on only string keys (a proxy of an
+ * allow-list, a copy of Object.keys) has no ref to reach: it reads the signal from the API.
  */
 const SIGNAL: PropertyDescriptor = Object.freeze({
   get(this: { readonly [LIFE]?: unknown }): AbortSignal {
-    const ref = this[LIFE];
-    if (!(ref instanceof LifeRef)) throw new TypeError('signal is read from the world an incarnation was given (or an object made from it, or a proxy of it)');
-    return LifeRef.signal(ref);
+    const life = lifeIn(this[LIFE]);
+    if (life === undefined) {
+      throw new TypeError(
+        'signal is read from the world an incarnation was given, or from an object that passes every read on to it (a spread, Object.create, a proxy that forwards symbols too); this one does not',
+      );
+    }
+    return signalOf(life);
   },
   enumerable: true,
   configurable: true,

@@ -34,44 +34,92 @@ describe("an incarnation's signal", () => {
   });
 
   it('is the same signal read from the world, a spread of it, an object made from it, or a proxy of it, and it aborts when the incarnation dies', async () => {
-    const seen: AbortSignal[][] = [];
+    const seen: { readonly ways: AbortSignal[]; readonly abortedWhileAlive: boolean }[] = [];
     const consumer: Consumer = {
       name: 'reads its signal four ways',
       capabilities: { delivery: 'at-least-once' },
       run: async (world) => {
         const through = new Proxy(world, { get: (target, p, receiver) => Reflect.get(target, p, receiver) });
-        seen.push([world.signal, { ...world }.signal, (Object.create(world) as WorkerWorld).signal, through.signal]);
-        expect(world.signal.aborted).toBe(false);
+        const ways = [world.signal, { ...world }.signal, (Object.create(world) as WorkerWorld).signal, through.signal];
+        seen.push({ ways, abortedWhileAlive: world.signal.aborted });
         await world.load();
         await world.caughtUp();
       },
     };
     await execute(plan, consumer);
     expect(seen.length).toBeGreaterThan(1);
-    for (const ways of seen) {
+    for (const { ways, abortedWhileAlive } of seen) {
+      expect(abortedWhileAlive).toBe(false);
       expect(new Set(ways).size).toBe(1);
       expect(ways[0]?.aborted).toBe(true);
     }
   });
 
-  it('read from an object that is not a world, says so', async () => {
-    let error: unknown = null;
+  it('read for the first time after its incarnation died, is already aborted', async () => {
+    const worlds: WorkerWorld[] = [];
+    await execute(plan, keeping(worlds));
+    expect(worlds.length).toBeGreaterThan(1);
+    for (const world of worlds) expect(world.signal.aborted).toBe(true);
+  });
+
+  it('read through a wrapper that passes on only string keys, says to read it from the world', async () => {
+    const errors: unknown[] = [];
     const consumer: Consumer = {
-      name: 'reads the getter off its world',
+      name: 'reads its signal through wrappers that drop symbols',
       capabilities: { delivery: 'at-least-once' },
       run: async (world) => {
+        const allowList = new Proxy(world, { get: (target, p, receiver) => (typeof p === 'string' ? Reflect.get(target, p, receiver) : undefined) });
+        const copy = Object.defineProperties({}, Object.fromEntries(Object.keys(world).map((k) => [k, Object.getOwnPropertyDescriptor(world, k) as PropertyDescriptor]))) as WorkerWorld;
         const get = Object.getOwnPropertyDescriptor(world, 'signal')?.get as () => unknown;
-        try {
-          get.call({});
-        } catch (e) {
-          error ??= e;
+        for (const read of [() => allowList.signal, () => copy.signal, () => get.call({})]) {
+          try {
+            read();
+          } catch (e) {
+            errors.push(e);
+          }
         }
         await world.caughtUp();
       },
     };
     await execute(plan, consumer);
-    expect(error).toBeInstanceOf(TypeError);
-    expect(String(error)).toMatch(/signal is read from the world an incarnation was given/);
+    expect(errors.length).toBeGreaterThanOrEqual(3);
+    for (const error of errors) {
+      expect(error).toBeInstanceOf(TypeError);
+      expect(String(error)).toMatch(/signal is read from the world an incarnation was given/);
+    }
+  });
+
+  it('cannot be changed for another incarnation by a consumer that finds the ref the world carries', async () => {
+    let tampered = 0;
+    const honest: WorkerWorld[] = [];
+    const hostile: Consumer = {
+      name: 'tampers with the ref under every symbol of its world',
+      capabilities: { delivery: 'at-least-once' },
+      run: async (world) => {
+        for (const symbol of Object.getOwnPropertySymbols(world)) {
+          const ref = (world as unknown as Record<symbol, object>)[symbol] as object;
+          const attempts = [
+            () => Object.defineProperty(ref.constructor, 'signal', { value: () => new AbortController().signal }),
+            () => Object.defineProperty(ref.constructor.prototype, 'signal', { value: 1 }),
+            () => Object.defineProperty(ref.constructor, Symbol.hasInstance, { value: () => true }),
+            () => Object.defineProperty(ref, 'life', { value: {} }),
+          ];
+          for (const attempt of attempts) {
+            try {
+              attempt();
+              tampered++;
+            } catch {
+              // Frozen: refused.
+            }
+          }
+        }
+        await world.caughtUp();
+      },
+    };
+    await execute(plan, hostile);
+    await execute(plan, keeping(honest));
+    expect(tampered).toBe(0);
+    for (const world of honest) expect(world.signal.aborted).toBe(true);
   });
 });
 
