@@ -748,7 +748,7 @@ const ABORTED = Object.freeze(new DOMException('the incarnation died: it crashed
 
 /**
  * Where an incarnation's API keeps its life, for the signal getter. A plain property of the
- * literal (defining it hidden cost more than a percent of a world's CPU): a spread copies it,
+ * literal (defining it hidden cost about a percent of a world's CPU): a spread copies it,
  * which gives the copy nothing the spread did not already read.
  */
 const LIFE = Symbol('tidemark.incarnation');
