@@ -90,6 +90,7 @@ describe("an incarnation's signal", () => {
   });
 
   it('cannot be changed for another incarnation by a consumer that finds the ref the world carries', async () => {
+    let refs = 0;
     let tampered = 0;
     const honest: WorkerWorld[] = [];
     const hostile: Consumer = {
@@ -98,6 +99,7 @@ describe("an incarnation's signal", () => {
       run: async (world) => {
         for (const symbol of Object.getOwnPropertySymbols(world)) {
           const ref = (world as unknown as Record<symbol, object>)[symbol] as object;
+          refs++;
           const attempts = [
             () => Object.defineProperty(ref.constructor, 'signal', { value: () => new AbortController().signal }),
             () => Object.defineProperty(ref.constructor.prototype, 'signal', { value: 1 }),
@@ -118,6 +120,7 @@ describe("an incarnation's signal", () => {
     };
     await execute(plan, hostile);
     await execute(plan, keeping(honest));
+    expect(refs).toBeGreaterThan(0);
     expect(tampered).toBe(0);
     for (const world of honest) expect(world.signal.aborted).toBe(true);
   });
