@@ -1,6 +1,6 @@
 import type { Binding } from '../../model/binding.js';
 import { EVENT_OP_KINDS, RESUME_KINDS, STORE_OP_KINDS } from '../../model/api.js';
-import type { EventRef, SourceEvent } from '../../model/event.js';
+import { refOf, type EventRef, type SourceEvent } from '../../model/event.js';
 import { HISTORY_VERSION, type Actor, type Call, type CallResult, type CallStep, type FetchRequest, type History, type LifeStep, type Outcome, type Page, type Phase, type Step, type StoreOp } from '../../model/history.js';
 import { isPageQuirk, type Fault, type Plan } from '../../scenarios/plan.js';
 import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../adapter/consumer.js';
@@ -337,7 +337,7 @@ export class World {
     if (previous === -1) this.living.push(life);
     else this.living[previous] = life;
     this.life(life, { kind: 'start' });
-    const api = this.api(life, this.binding);
+    const api = this.api(life);
     // run() is called on a later microtask so a consumer that throws synchronously is
     // recorded like one that rejects.
     const consumer = this.consumer;
@@ -569,8 +569,8 @@ export class World {
   }
 
   /** The calls one incarnation may make; each one only queues, the scheduler runs it. */
-  private api(life: Life, binding: Binding): WorkerWorld {
-    const raw = this.rawApi(life, binding);
+  private api(life: Life): WorkerWorld {
+    const raw = this.rawApi(life);
     // Arguments that are not JSON data (a cycle, a BigInt) are refused first: everything
     // after, the history included, assumes JSON. The arguments the world keeps are checked
     // and copied in one walk, and what follows reads the copy.
@@ -613,7 +613,7 @@ export class World {
         // the check and something else to the record. (Copying the whole event, its payload and
         // attributes included, to keep two fields cost some 8% of a world's CPU.)
         const json = jsonProblem(asked, 'event');
-        const event = json === null ? refOf(asked) : null;
+        const event = json === null ? readRef(asked) : null;
         const problem =
           json ??
           (event !== null && typeof payload === 'string' ? null : 'expects ({ id, version }, payload string)') ??
@@ -652,7 +652,8 @@ export class World {
    * cannot change what the world serves or what the oracle reads, whatever it does to the
    * objects it holds.
    */
-  private rawApi(life: Life, binding: Binding): Omit<WorkerWorld, 'signal'> {
+  private rawApi(life: Life): Omit<WorkerWorld, 'signal'> {
+    const binding = life.binding;
     return {
       hold: (note, limitMs) => {
         if (!life.alive) return () => {};
@@ -805,10 +806,10 @@ function signalOf(life: Life): AbortSignal {
 }
 
 /** An event's id and version, read once into a ref of the world's own; null if they make none, or a getter threw. */
-function refOf(value: unknown): EventRef | null {
+function readRef(value: unknown): EventRef | null {
   if (typeof value !== 'object' || value === null) return null;
   try {
-    const ref = { id: (value as EventRef).id, version: (value as EventRef).version };
+    const ref = refOf(value as EventRef);
     return isRef(ref) ? ref : null;
   } catch {
     return null;
