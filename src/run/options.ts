@@ -137,6 +137,7 @@ export function validateOptions(options: object, where = ''): void {
   }
   if (given.kills !== undefined && !KILLS.includes(given.kills as (typeof KILLS)[number])) throw new UsageError(`${where}kills must be ${KILLS.join(' or ')}, got ${shown(given.kills)}`);
   if (given.shard !== undefined) validateShard(given.shard, where);
+  if (given.shrink !== undefined && typeof given.shrink !== 'boolean') throw new UsageError(`${where}shrink must be true or false, got ${shown(given.shrink)}`);
 }
 
 /**

@@ -39,12 +39,16 @@ describe('shrinking generated worlds', () => {
   });
 });
 
+/** narrow-replay-window's single search from seed 20, run once for the tests below that compare with it. */
+const narrow = findMutant('narrow-replay-window')!;
+let narrowOne: ReturnType<typeof checkProperty> | undefined;
+const searchedOnce = (): ReturnType<typeof checkProperty> => (narrowOne ??= checkProperty(narrow.consumer, { runs: 1000, seed: 20, searches: 1 }));
+
 describe('the smallest of several searches', () => {
   const mutant = findMutant('watermark-across-bindings')!;
 
   it('a failure is searched for three times and the smallest shrunk world is reported (seed 20: 17 events down to 2)', async () => {
-    const narrow = findMutant('narrow-replay-window')!;
-    const one = await checkProperty(narrow.consumer, { runs: 1000, seed: 20, searches: 1 });
+    const one = await searchedOnce();
     const three = await checkProperty(narrow.consumer, { runs: 1000, seed: 20 });
     expect([one.searches, three.searches]).toEqual([1, 3]);
     // Worlds to the first failure are the first search's; the smaller world came from another.
@@ -61,5 +65,24 @@ describe('the smallest of several searches', () => {
     const replay = await checkProperty(mutant.consumer, { seed: three.seed, path: three.path! });
     expect(replay.searches).toBe(1);
     expect(replay.counterexample?.hash).toBe(three.counterexample?.hash);
+  });
+});
+
+describe('a failure reported unshrunk (shrink: false)', () => {
+  it('is the first failing world as generated: no shrinking step and no further search, and its seed and path replay it', async () => {
+    const shrunk = await searchedOnce();
+    const first = await checkProperty(narrow.consumer, { runs: 1000, seed: 20, shrink: false });
+    expect([first.status, first.searches, first.shrinks]).toEqual(['fail', 1, 0]);
+    expect(shrunk.shrinks).toBeGreaterThan(0);
+    // The same generated world the shrinking search started from, and larger than where it ended.
+    expect(first.runs).toBe(shrunk.runs);
+    expect(first.path).toBe(String(first.runs - 1));
+    expect(isSmaller(sizeOf(shrunk.counterexample!), sizeOf(first.counterexample!))).toBe(true);
+    const replay = await checkProperty(narrow.consumer, { seed: first.seed, path: first.path! });
+    expect(replay.counterexample?.hash).toBe(first.counterexample?.hash);
+  });
+
+  it('takes a boolean, as the other options take their types', async () => {
+    await expect(checkProperty(narrow.consumer, { seed: 1, shrink: 'no' as unknown as boolean })).rejects.toThrow('checkProperty: shrink must be true or false, got "no"');
   });
 });
