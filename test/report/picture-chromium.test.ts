@@ -9,6 +9,7 @@ import { findScenario } from '../../scenarios/named.js';
 import { findMutant } from '../../src/selftest/mutants.js';
 import { execute } from '../../src/run/execute.js';
 import { renderPicture } from '../../src/report/picture.js';
+import { HANG_MS } from '../support.js';
 
 /**
  * The picture as a browser draws it: headless Chromium takes a screenshot, and the PNG must
@@ -48,7 +49,8 @@ async function screenshot(html: string): Promise<Buffer> {
       '--window-size=1400,900',
       `file://${page}`,
     ],
-    { timeout: 60_000, killSignal: 'SIGKILL' },
+    // A bound against a hung browser only: a screenshot takes seconds, many more on a loaded machine.
+    { timeout: HANG_MS, killSignal: 'SIGKILL' },
   ).catch((error: unknown) => {
     // Chromium may complain on stderr (no D-Bus, no GPU) and still write the screenshot.
     if (!existsSync(shot)) throw error;
