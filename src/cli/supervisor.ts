@@ -35,7 +35,7 @@ export const WATCHDOG_S = 60;
 /** The watchdog is never shorter than a process consumer's own limits plus this margin. */
 const WATCHDOG_MARGIN_MS = 10_000;
 /** How long a child that printed its verdict, or was told to stop, may take to exit. */
-const EXIT_GRACE_MS = 2000;
+export const EXIT_GRACE_MS = 2000;
 const STOP_GRACE_MS = 1000;
 
 const SIGNAL_CODES: Readonly<Record<string, number>> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };

@@ -10,7 +10,7 @@ import type { AnyConsumer } from '../adapter/consumer.js';
 import { execute, type Execution } from './execute.js';
 import type { Plan } from '../../scenarios/plan.js';
 import { isSmaller, sizeOf } from '../selftest/shrunk-size.js';
-import { UsageError, validateOptions } from './options.js';
+import { shown, UsageError, validateOptions } from './options.js';
 
 /**
  * The suite's verdict: `unknown` when some world could not be judged, never `pass`; `error`
@@ -29,7 +29,7 @@ export interface PropertyOutcome {
   /** fast-check's replay path of the counterexample. */
   readonly path: string | null;
   readonly shrinks: number;
-  /** The minimal failing world, executed; null on pass. */
+  /** The minimal failing world (the first, unshrunk, with `shrink: false`), executed; null on pass. */
   readonly counterexample: Execution | null;
   /** World calls made across all executed worlds, for throughput figures. */
   readonly calls: number;
@@ -67,14 +67,16 @@ export interface PropertyOptions {
   readonly worlds?: PlanOptions;
   /** Told the number of worlds executed so far, shrinking included, and whether this one was a shrinking step. */
   readonly progress?: (worlds: number, shrinking: boolean) => void;
-  /** Searches to shrink a failure from; see SEARCHES. */
+  /** Searches to shrink a failure from; see SEARCHES. Ignored with `shrink: false`, which searches once. */
   readonly searches?: number;
   /**
    * false: report the first failing world as it was generated, unshrunk, and search no
    * further (fast-check's endOnFailure). For a caller that needs a failure, not a small one:
    * shrinking is most of a failing check's work, and its cost depends on the world: over
    * 340 seeds of one mutant, half shrank within 0.12 s and one took 35 s (4,594 steps).
-   * The seed and path still replay the reported world.
+   * The seed and path still replay the reported world. What the further searches would also
+   * have done is lost: one that finds a definite failure where the first found only an
+   * unjudgeable world (unknown) would have made the outcome a failure (see `better`).
    */
   readonly shrink?: boolean;
   /** Told each executed world's per-check results, so a run can say which checks it exercised. */
@@ -109,7 +111,8 @@ export function searchSeed(seed: number, nth: number): number {
  * Runs the consumer over generated worlds. A world whose verdict is not `pass` fails the
  * property, so fast-check shrinks it; the last failing execution is the minimal one. A
  * failure is then searched for again from other seeds, and the smallest counterexample wins;
- * its seed and path replay it like any other.
+ * its seed and path replay it like any other. With `shrink: false`, the first failing world
+ * is reported as generated, and there is no further search.
  *
  * With a shard, every shard runs this same search, but before the first failure a world that
  * is not the shard's is generated (cheap) and taken as passing without being run. fast-check
@@ -123,6 +126,8 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
   // The command line's bounds: `runs: 0` or NaN would otherwise run no world and pass.
   validateOptions(options, 'checkProperty: ');
   if (options.seed === undefined) throw new UsageError('checkProperty: seed is required: the seed decides every world, and replays them');
+  // Checked here, not with the command line's options: it has no flag, and only this function takes it.
+  if (options.shrink !== undefined && typeof options.shrink !== 'boolean') throw new UsageError(`checkProperty: shrink must be true or false, got ${shown(options.shrink)}`);
   const arb = planArb(worldOptions(consumer.capabilities, options.worlds));
   const runs = options.runs ?? 1000;
   let worlds = 0;
@@ -198,7 +203,8 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
   }
   let best = first;
   let searches = 1;
-  // Further searches exist to shrink to a smaller world; without shrinking there is nothing to compare.
+  // Further searches exist to shrink to a smaller (or more definite) failure, and each shrinks
+  // its own: without shrinking, the first failure as generated is what was asked for.
   const wanted = options.path === undefined && options.shrink !== false ? (options.searches ?? SEARCHES) : 1;
   for (let nth = 1; nth < wanted; nth++) {
     if (deadline !== undefined && Date.now() >= deadline) break;

@@ -90,7 +90,7 @@ export function shardProblem(name: string, index: number, count: number, text: s
 }
 
 /** How a value given through the API is quoted in a message. */
-function shown(value: unknown): string {
+export function shown(value: unknown): string {
   if (typeof value === 'number' || typeof value === 'bigint' || value === undefined) return String(value);
   if (typeof value === 'string') return JSON.stringify(value);
   try {
@@ -137,7 +137,6 @@ export function validateOptions(options: object, where = ''): void {
   }
   if (given.kills !== undefined && !KILLS.includes(given.kills as (typeof KILLS)[number])) throw new UsageError(`${where}kills must be ${KILLS.join(' or ')}, got ${shown(given.kills)}`);
   if (given.shard !== undefined) validateShard(given.shard, where);
-  if (given.shrink !== undefined && typeof given.shrink !== 'boolean') throw new UsageError(`${where}shrink must be true or false, got ${shown(given.shrink)}`);
 }
 
 /**

@@ -83,6 +83,6 @@ describe('a failure reported unshrunk (shrink: false)', () => {
   });
 
   it('takes a boolean, as the other options take their types', async () => {
-    await expect(checkProperty(narrow.consumer, { seed: 1, shrink: 'no' as unknown as boolean })).rejects.toThrow('checkProperty: shrink must be true or false, got "no"');
+    await expect(checkProperty(narrow.consumer, { runs: 1, seed: 1, shrink: 'no' as unknown as boolean })).rejects.toThrow('checkProperty: shrink must be true or false, got "no"');
   });
 });
