@@ -180,9 +180,9 @@ describe.concurrent('a hostile adapter cannot make `tidemark check` lie, hang or
 });
 
 describe.concurrent('the exit code is the printed verdict`s, told over a channel the adapter is not given', () => {
-  it('a one-line forgery at import, process.send({ t: "done", code: 0 }), is ignored: the failing run exits 1 after its verdict', async () => {
-    // The adapter waits five seconds at import after its forgery: far longer than the two
-    // seconds a supervisor that took the forged message gave the run to end.
+  it('a one-line forgery at import, process.send({ t: "done", code: 0, verdict: "pass" }), is ignored: the failing run exits 1 after its verdict', async () => {
+    // The adapter waits at import after its forgery, three seconds longer than the grace a
+    // supervisor that took the forged message would give the run to end.
     const r = await tidemark(check('forges-done.ts'), HANG_MS);
     const left = await leftOver(r.pids);
     expect(r.code, r.err).toBe(1);
