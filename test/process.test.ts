@@ -25,16 +25,16 @@ function printedReplays(out: string): { hash: string; replay: string }[] {
 
 /**
  * Waits until no process runs the given file: the harness must kill every process it started.
- * Up to 30 s, as pidsGone waits (test/support.ts): a bound against a harness that never kills
- * them, not a timing; the wait ends as soon as they are gone, and on a loaded machine the polls
- * themselves take seconds. ps runs without blocking the event loop: the tests here run
+ * For up to 30 s, as pidsGone waits (test/support.ts): a bound against a harness that never
+ * kills them, not a timing; the wait ends as soon as they are gone, and on a loaded machine a
+ * poll alone can take a second. ps runs without blocking the event loop: the tests here run
  * concurrently, and polls that block it longer than their interval keep Node in its timers
  * phase, so that nothing the harness left to the end of a turn (the sweep after a world that
  * ran to its end) could run until every poll gave up.
  */
 async function gone(file: string): Promise<string[]> {
   let left: string[] = [];
-  for (let i = 0; i < 600; i++) {
+  for (const until = Date.now() + 30_000; Date.now() < until; ) {
     left = (await execFileAsync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })).stdout
       .split('\n')
       .filter((l) => l.includes(file));
