@@ -37,7 +37,7 @@ import type { MutantsJson, ReportShardJson } from './cli/merge.js';
 import { formatKillRow, formatReferenceRow, KILL_HEADER, matrixVerdict } from './report/kill-table.js';
 import { referenceConsumer } from './selftest/reference.js';
 import { renderFailure } from './report/failure.js';
-import { runSupervised, SUPERVISED } from './cli/supervised.js';
+import { jobPeers, runSupervised, SUPERVISED } from './cli/supervised.js';
 import { supervise } from './cli/supervisor.js';
 import { merge } from './cli/merge-command.js';
 import { judge } from './cli/judge-command.js';
@@ -440,6 +440,7 @@ async function check(f: Flags, io: Io): Promise<number> {
       for (const s of jobsRun.suite.scenarios) onScenario(s);
       suite = jobsRun.suite;
     } else {
+      const peers = jobPeers();
       result = await runSuite(t.consumer, {
       adapter: t.id,
       options: t.options,
@@ -450,7 +451,8 @@ async function check(f: Flags, io: Io): Promise<number> {
       searches,
       ...(scenario === undefined ? {} : { scenario }),
       ...(timeLimitMs === undefined ? {} : { timeLimitMs }),
-      ...(shard ? { shard } : {}),
+      // Run as a job of `check --jobs`, a shard stops at a failure another job found first.
+      ...(shard ? { shard, ...(peers === null ? {} : { peers }) } : {}),
       ...(f.switch('verbose') ? { census: true } : {}),
       regressions: stored.entries,
       onRegression,

@@ -191,6 +191,17 @@ describe.concurrent('the exit code is the printed verdict`s, told over a channel
     expect(left).toEqual([]);
   });
 
+  it("forged messages between check --jobs and its jobs (a failure at world 0, without the key) stop no job: the run passes, as it does alone", async () => {
+    // Were either forgery taken, a job would stop past world 0 with no failure found in any,
+    // and the merge would refuse the run (exit 4).
+    const r = await tidemark(['check', '--adapter', `${FIXTURES}/forges-bound.ts`, '--runs', '20', '--seed', '11', '--jobs', '2', '--regressions', join(tmp, `r-${runs}.json`)], HANG_MS);
+    const left = await leftOver(r.pids);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/generated worlds: pass after 20 worlds/);
+    expect(r.out).toMatch(/verdict: pass\n$/);
+    expect(left).toEqual([]);
+  });
+
   it("an adapter that rewrites the checking process's own last message cannot turn a failure into exit 0", async () => {
     const r = await tidemark(check('rewrites-done.ts'), HANG_MS);
     const left = await leftOver(r.pids);

@@ -12,7 +12,7 @@ import { cli, HANG_MS, pidsGone, BUILT_CLI } from './support.js';
  * processes, and merges them. What it finds must be what one process finds: the same JSON,
  * byte for byte, the same regression entries, the same JUnit cases and the same printed
  * lines. Only what is measured may differ: times, and the world calls, which count the work
- * the jobs did (a job past the first failure still runs its own worlds).
+ * the jobs did (a job stops at another's failure once told of it: when it is told is a race).
  */
 const dir = mkdtempSync(join(tmpdir(), 'tidemark-jobs-'));
 const file = (name: string): string => join(dir, name);

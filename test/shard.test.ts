@@ -210,6 +210,33 @@ describe('--shard I/N and tidemark merge', () => {
     expect(old.err).toContain('cannot be judged: not a valid history: header.version: 3, the history format this tidemark judges');
   });
 
+  it("a shard stopped for another's failure merges only if a shard did fail there or before: nothing unrun is passed", async () => {
+    // Seed 4 first fails at world index 11, in shard 2 (see the first test). A shard of
+    // `check --jobs` told of it stops there and says so (stoppedBy); the merge holds it to that.
+    const withStop = (name: string, from: string, at: number): string => {
+      const json = readJson(file(from));
+      json.shard.stoppedBy = at;
+      writeFileSync(file(name), JSON.stringify(json));
+      return file(name);
+    };
+    const whole = readJson(file('fail-whole.json'));
+    const held = await cli('merge', withStop('stop-at-11-1.json', 'fail-1.json', 11), file('fail-2.json'), '--json', file('stop-merged.json'));
+    expect(held.code, held.err).toBe(EXIT.fail);
+    expect(readJson(file('stop-merged.json'))).toEqual(whole);
+    const cases: [string, string[], string][] = [
+      ['below the first failure', [withStop('stop-at-5-1.json', 'fail-1.json', 5), file('fail-2.json')], 'stopped at world 5 for another shard\'s failure there, but the first failure is at world 11'],
+      ['its own failure', [file('fail-1.json'), withStop('stop-own-2.json', 'fail-2.json', 3)], "stopped at world 3 for another shard's failure there, but the first failure is its own"],
+      ['no failure', [withStop('stop-pass-1.json', 'pass-1.json', 0), file('pass-2.json'), file('pass-3.json')], "stopped at world 0 for another shard's failure there, but no shard failed"],
+      ['not a count', [withStop('stop-bad-1.json', 'fail-1.json', -1), file('fail-2.json')], 'shard.stoppedBy must be an integer >= 0, got -1'],
+    ];
+    for (const [name, files, message] of cases) {
+      const r = await cli('merge', ...files);
+      expect(r.code, `${name}: ${r.err}`).toBe(EXIT.usage);
+      expect(r.err, name).toContain(message);
+      expect(r.out, name).not.toMatch(/verdict: (pass|fail)/);
+    }
+  });
+
   it('merge refuses shards of one adapter path whose code changed between them: no pass from a stale cache', async () => {
     // A CI with a fixed --seed and a workspace that kept yesterday's shard 2: yesterday's
     // consumer was correct, today's has a bug, and the path is the same.

@@ -103,6 +103,8 @@ interface Job {
   lastProgress: number;
   progressKey: string;
   closed: boolean;
+  /** The index of its first failing world, once it said it. */
+  failedAt: number | null;
   code: number | null;
   signal: NodeJS.Signals | null;
   readonly out: string[];
@@ -170,6 +172,19 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
       }
     });
     const board = new JobsBoard(o.jobs, o.replayed, o.progress);
+    // The lowest index at which a job failed: every other job is told it, and stops past it
+    // (see ShardPeers), unless it failed below it itself. The merge needs nothing from a job
+    // past the run's first failure, and holds each stop to a failure there (src/cli/merge.ts).
+    let first: number | null = null;
+    const failed = (job: Job, at: number): void => {
+      job.failedAt = Math.min(job.failedAt ?? at, at);
+      if (first !== null && first <= at) return;
+      first = at;
+      for (const j of jobs) {
+        if (j === job || j.closed || !j.child.connected || (j.failedAt !== null && j.failedAt < at)) continue;
+        j.child.send({ t: 'bound', key: j.key, at } satisfies ToChild, () => {});
+      }
+    };
     const limit = watchdogMs(['check', ...o.argv], process.env);
     try {
       await new Promise<void>((resolve) => {
@@ -178,9 +193,9 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
           const json = join(dir, `job-${index}.json`);
           const argv = ['check', ...o.argv, '--shard', `${index}/${o.jobs}`, '--json', json, '--regressions', copy, '--heartbeat', '0'];
           const child = fork(path, argv, { execArgv: [...execArgv], env: { ...process.env, [SUPERVISED]: '1' }, stdio: ['ignore', 'pipe', 'pipe', 'ipc', 'pipe'] });
-          const job: Job = { index, child, json, key: randomBytes(32).toString('hex'), stage: null, counters: { calls: 0, hooks: 0, lastCall: null, inHook: null }, groups: [], stores: [], lastProgress: Date.now(), progressKey: '', closed: false, code: null, signal: null, out: [], err: [] };
+          const job: Job = { index, child, json, key: randomBytes(32).toString('hex'), stage: null, counters: { calls: 0, hooks: 0, lastCall: null, inHook: null }, groups: [], stores: [], lastProgress: Date.now(), progressKey: '', closed: false, failedAt: null, code: null, signal: null, out: [], err: [] };
           jobs.push(job);
-          follow(job, board);
+          follow(job, board, failed);
           child.on('error', (error) => fail(EXIT.error, [`tidemark: harness error: job ${index} of ${o.jobs} could not start: ${error.message}`]));
           child.on('close', (code, signal) => {
             job.closed = true;
@@ -219,7 +234,7 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
 }
 
 /** Follows a job as a supervisor does: its key, stage, resources and end; its counters; its output. */
-function follow(job: Job, board: JobsBoard): void {
+function follow(job: Job, board: JobsBoard, failed: (job: Job, at: number) => void): void {
   const { child } = job;
   let keyGiven = false;
   const progressed = (): void => {
@@ -243,6 +258,8 @@ function follow(job: Job, board: JobsBoard): void {
       job.groups = message.groups;
       job.stores = message.stores;
       if (typeof message.mark === 'string') job.mark = message.mark;
+    } else if (message.t === 'failed') {
+      if (Number.isSafeInteger(message.at) && message.at >= 0) failed(job, message.at);
     } else if (message.t === 'done') setTimeout(() => child.kill('SIGKILL'), EXIT_GRACE_MS).unref();
     progressed();
   });
@@ -274,26 +291,26 @@ function ended(job: Job, count: number): [number, string[]] {
 
 /** The jobs' shard files merged: the check's result, as one process gives it. */
 function outcome(jobs: readonly Job[]): JobsOutcome {
-  let read;
   try {
-    read = readShards(jobs.map((j) => j.json));
+    const read = readShards(jobs.map((j) => j.json));
+    if (read.command !== 'check') throw new JobsEnded(EXIT.error, [`tidemark: harness error: the jobs wrote ${read.command} results`]);
+    const merged = mergeCheck(read.shards);
+    const suite: CheckedSuite = { ...junitSuiteOf(merged), ...(merged.json.reason === undefined ? {} : { reason: merged.json.reason }) };
+    const once = (lines: readonly string[]): string[] => [...new Set(lines)];
+    return {
+      suite,
+      json: merged.json,
+      sessionWorlds: read.shards.reduce((sum, s) => sum + (s.json.shard.sessionWorlds ?? 0), 0),
+      notes: once(jobs.flatMap((j) => j.out.filter((l) => l.startsWith('note: ')))),
+      // tidemark's own warnings come from loading the target, which this process did too and warned of already.
+      stderr: once(jobs.flatMap((j) => j.err.filter((l) => !l.startsWith('tidemark: warning: ')))),
+    };
   } catch (error) {
-    // These files were written by this run's own jobs a moment ago: not merging is tidemark's contradiction.
+    // These files were written by this run's own jobs a moment ago: not merging (reading,
+    // merging or judging them again) is tidemark's contradiction, never a usage error.
     if (error instanceof UsageError) throw new JobsEnded(EXIT.error, [`tidemark: harness error: the jobs' results do not merge: ${error.message}`]);
     throw error;
   }
-  if (read.command !== 'check') throw new JobsEnded(EXIT.error, [`tidemark: harness error: the jobs wrote ${read.command} results`]);
-  const merged = mergeCheck(read.shards);
-  const suite: CheckedSuite = { ...junitSuiteOf(merged), ...(merged.json.reason === undefined ? {} : { reason: merged.json.reason }) };
-  const once = (lines: readonly string[]): string[] => [...new Set(lines)];
-  return {
-    suite,
-    json: merged.json,
-    sessionWorlds: read.shards.reduce((sum, s) => sum + (s.json.shard.sessionWorlds ?? 0), 0),
-    notes: once(jobs.flatMap((j) => j.out.filter((l) => l.startsWith('note: ')))),
-    // tidemark's own warnings come from loading the target, which this process did too and warned of already.
-    stderr: once(jobs.flatMap((j) => j.err.filter((l) => !l.startsWith('tidemark: warning: ')))),
-  };
 }
 
 /** The order of a job's phases: a job past a phase has done all of its share of it. */

@@ -5,6 +5,7 @@ import type { Io } from './io.js';
 import { liveResources } from '../adapter/process/bridge.js';
 import { killMarked } from '../adapter/process/marks.js';
 import { stopJobs } from './job-stop.js';
+import type { ShardPeers } from '../run/conformance.js';
 
 /**
  * The checking process, run by the supervisor (src/cli/supervisor.ts). It runs the command and
@@ -34,9 +35,27 @@ export type ToSupervisor =
   | { readonly t: 'hello' }
   | { readonly t: 'stage'; readonly key: string; readonly stage: Stage }
   | { readonly t: 'resources'; readonly key: string; readonly groups: readonly number[]; readonly stores: readonly string[]; readonly mark?: string }
-  | { readonly t: 'done'; readonly key: string; readonly code: number; readonly verdict: Verdict | null };
+  | { readonly t: 'done'; readonly key: string; readonly code: number; readonly verdict: Verdict | null }
+  /** A job of `check --jobs` found its first failing world at index `at` (src/cli/jobs.ts). */
+  | { readonly t: 'failed'; readonly key: string; readonly at: number };
 
-export type ToChild = { readonly t: 'key'; readonly key: string } | { readonly t: 'stop'; readonly signal: NodeJS.Signals };
+export type ToChild =
+  | { readonly t: 'key'; readonly key: string }
+  | { readonly t: 'stop'; readonly signal: NodeJS.Signals }
+  /** To a job of `check --jobs`: another job failed at index `at` (see ShardPeers). Keyed, as an adapter can emit messages on this process. */
+  | { readonly t: 'bound'; readonly key: string; readonly at: number };
+
+/** This process's link to the jobs beside it, once it runs supervised; see ShardPeers. */
+let peers: ShardPeers | null = null;
+
+/**
+ * What a check run as a shard tells, and hears from, the shards running beside it: through
+ * the supervisor, which is the jobs' own when it is `check --jobs` (src/cli/jobs.ts) and
+ * otherwise tells nothing back. Null when this process is not supervised.
+ */
+export function jobPeers(): ShardPeers | null {
+  return peers;
+}
 
 /**
  * The lines that print a verdict, by command: check's last line, and replay's headline (an
@@ -213,8 +232,12 @@ function supervised(command: (io: Io) => Promise<number>, plain: Io, key: string
     );
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => interrupted(signal));
+  // The lowest index at which another job failed, as its supervisor said it, with the run's key.
+  let bound: number | null = null;
+  peers = { failed: (at) => send({ t: 'failed', at }), bound: () => bound };
   process.on('message', (message: ToChild) => {
     if (message?.t === 'stop') interrupted(message.signal);
+    else if (message?.t === 'bound' && message.key === key && Number.isSafeInteger(message.at) && message.at >= 0) bound = Math.min(bound ?? message.at, message.at);
   });
   // The supervisor is gone (killed itself): nobody reads the verdict; leave nothing behind.
   process.on('disconnect', () => {

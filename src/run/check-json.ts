@@ -93,12 +93,18 @@ export interface CheckShardJson extends Shard {
    * failures of a run that did are replayed with real kills before its verdict (`check --jobs`).
    */
   readonly sessionWorlds?: number;
+  /**
+   * The index of another shard's first failing world, for which this shard (one of `check
+   * --jobs`) stopped: it ran none of its worlds past that one, and left a failure of its own
+   * found later unshrunk. The merge holds that to a shard having failed there or before.
+   */
+  readonly stoppedBy?: number;
 }
 
 /** The suite for machines; histories only for failures. */
 export function checkJson(
   result: SuiteResult,
-  options: { readonly run: RunJson; readonly searches: number; readonly replay: (kind: 'scenario' | 'world', what: string) => string; readonly shard?: Omit<CheckShardJson, 'command' | 'regressionsInFile' | 'skipped' | 'calls' | 'ms' | 'evidence'> },
+  options: { readonly run: RunJson; readonly searches: number; readonly replay: (kind: 'scenario' | 'world', what: string) => string; readonly shard?: Omit<CheckShardJson, 'command' | 'regressionsInFile' | 'skipped' | 'stoppedBy' | 'calls' | 'ms' | 'evidence'> },
 ): CheckJson {
   const { replay } = options;
   const p = result.property;
@@ -140,6 +146,7 @@ export function checkJson(
             ...options.shard,
             regressionsInFile: result.regressionsInFile,
             skipped: p?.skipped ?? 0,
+            ...(p?.stoppedBy === undefined ? {} : { stoppedBy: p.stoppedBy }),
             calls: p?.calls ?? 0,
             ms: { regressions: result.regressions.map((r) => r.ms ?? 0), scenarios: result.scenarios.map((s) => s.ms ?? 0), worlds: p?.ms ?? 0 },
             evidence: result.evidence,

@@ -41,6 +41,13 @@ export interface PropertyOutcome {
   readonly interrupted?: boolean;
   /** With a shard: the worlds of `runs` left to the other shards, generated but not run here. */
   readonly skipped?: number;
+  /**
+   * With peers: the index of another shard's first failing world, below any this shard found,
+   * for which this shard stopped. It ran every world of its share up to that index (and that
+   * one, were it its own), none past it, and stopped shrinking any failure of its own: what
+   * it left undone is what the unsharded run never does, since it stops at that failure.
+   */
+  readonly stoppedBy?: number;
 }
 
 /**
@@ -51,6 +58,19 @@ export interface PropertyOutcome {
 export interface Shard {
   readonly index: number;
   readonly count: number;
+}
+
+/**
+ * Shards running at once (`check --jobs`) telling each other where they failed. The unsharded
+ * run stops at its first failing world, so once one shard has failed at index k, nothing any
+ * other shard does past k can change the merged result (src/cli/merge.ts): a shard told k
+ * stops there, where it would otherwise search on, and shrink, for nothing.
+ */
+export interface ShardPeers {
+  /** Told the index of this shard's first failing world (its first search's), once. */
+  failed(k: number): void;
+  /** The lowest index at which another shard has failed, as far as this one has heard; null while none has. */
+  bound(): number | null;
 }
 
 /** Whether the jth item (from 0) of a list split across shards is this shard's; everything is, without a shard. */
@@ -91,6 +111,8 @@ export interface PropertyOptions {
   readonly timeLimitMs?: number;
   /** Run only this shard's share of the generated worlds (see checkProperty). */
   readonly shard?: Shard;
+  /** With a shard: the shards running beside it, to stop at a failure one of them found first (see ShardPeers). */
+  readonly peers?: ShardPeers;
 }
 
 /**
@@ -147,10 +169,25 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
   // check tally (see TallyAt) and, with a shard, says which are this shard's.
   let generated = 0;
   let skipped = 0;
+  // With peers (check --jobs): the index of this shard's first failure, and the index of
+  // another's, below it, for which this shard stopped (see ShardPeers).
+  const peers = options.shard === undefined ? undefined : options.peers;
+  let failedAt: number | null = null;
+  let stoppedBy: number | null = null;
   const search = async (seed: number, path?: string, first = false): Promise<Search> => {
     let last: { readonly plan: Plan; execution: Execution | null } | null = null;
     const property = fc.asyncProperty(arb, async (plan) => {
       const k = first && last === null ? generated++ : null;
+      if (peers !== undefined) {
+        // Another shard failed first: past its failure (or shrinking, in any search, a later
+        // one of this shard's) is where the unsharded run never goes. fast-check ends the
+        // search on an interrupting precondition failure, keeping what it was shrinking.
+        const bound = peers.bound();
+        if (bound !== null && (k !== null ? k > bound : failedAt !== null && bound < failedAt)) {
+          stoppedBy = bound;
+          throw new fc.PreconditionFailure(true);
+        }
+      }
       // Another shard's world: taken as passing, and kept out of the memo. Past the unsharded
       // run's first failure it may well fail, and a shrinking step of this shard that meets
       // the same plan must run it, not read a pass that was never judged.
@@ -174,7 +211,13 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
       options.progress?.(++worlds, last !== null);
       const passed = run.result.verdict.status === 'pass';
       memo.set(key, passed);
-      if (!passed) last = { plan, execution: run };
+      if (!passed) {
+        last = { plan, execution: run };
+        if (k !== null) {
+          failedAt = k;
+          peers?.failed(k);
+        }
+      }
       return passed;
     });
     const details = await fc.check(property, {
@@ -197,16 +240,19 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
     return { seed: details.seed, runs: details.numRuns, path: details.counterexamplePath, shrinks: details.numShrinks, found: execution, interrupted: details.interrupted };
   };
   const first = await search(options.seed, options.path, true);
-  const share = options.shard === undefined ? {} : { skipped };
+  // A stop for another shard's failure is no time limit's: only a time limit makes a search interrupted.
+  const interrupted = first.interrupted && stoppedBy === null;
+  const share = options.shard === undefined ? {} : { skipped, ...(stoppedBy === null ? {} : { stoppedBy }) };
   if (first.found === null) {
-    return { status: 'pass', runs: first.runs, seed: first.seed, path: null, shrinks: 0, counterexample: null, calls, searches: 0, interrupted: first.interrupted, ...(replayed ? { replayed } : {}), ...share };
+    return { status: 'pass', runs: first.runs, seed: first.seed, path: null, shrinks: 0, counterexample: null, calls, searches: 0, interrupted, ...(replayed ? { replayed } : {}), ...share };
   }
   let best = first;
   let searches = 1;
   // Further searches exist to shrink to a smaller (or more definite) failure, and each shrinks
   // its own: without shrinking, the first failure as generated is what was asked for.
   const wanted = options.path === undefined && options.shrink !== false ? (options.searches ?? SEARCHES) : 1;
-  for (let nth = 1; nth < wanted; nth++) {
+  // Stopped for another shard's earlier failure: this one's is not the run's, whatever its size.
+  for (let nth = 1; nth < wanted && stoppedBy === null; nth++) {
     if (deadline !== undefined && Date.now() >= deadline) break;
     const next = await search(searchSeed(options.seed, nth));
     if (next.found === null) continue;
@@ -225,7 +271,7 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
     calls,
     searches,
     ...(replayed ? { replayed } : {}),
-    interrupted: first.interrupted,
+    interrupted,
     ...share,
   };
 }

@@ -1,5 +1,5 @@
 import { ALL_SCENARIOS, findScenario } from '../../scenarios/named.js';
-import { CheckTally, checkProperty, checkScenarios, owns, scenarioPlan, TALLY_PHASE, type CheckEvidence, type CheckSummary, type PropertyOutcome, type ScenarioOutcome, type Shard, type SuiteStatus } from './conformance.js';
+import { CheckTally, checkProperty, checkScenarios, owns, scenarioPlan, TALLY_PHASE, type CheckEvidence, type CheckSummary, type PropertyOutcome, type ScenarioOutcome, type Shard, type ShardPeers, type SuiteStatus } from './conformance.js';
 import type { AnomalyKind } from '../../model/anomalies.js';
 import type { AnyConsumer } from '../adapter/consumer.js';
 import type { Execution } from './execute.js';
@@ -72,6 +72,8 @@ export interface SuiteOptions {
    * count is index - 1, and its share of the generated worlds (see checkProperty).
    */
   readonly shard?: Shard;
+  /** With a shard: the shards running beside it (check --jobs), to stop at a failure one of them found first. */
+  readonly peers?: ShardPeers;
   /** Take the adversity census of the generated worlds (`check --verbose`). */
   readonly census?: boolean;
 }
@@ -149,7 +151,7 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
             ...(options.searches === undefined ? {} : { searches: options.searches }),
             ...(options.progress ? { progress: options.progress } : {}),
             ...(options.timeLimitMs === undefined ? {} : { timeLimitMs: options.timeLimitMs }),
-            ...(options.shard === undefined ? {} : { shard: options.shard }),
+            ...(options.shard === undefined ? {} : { shard: options.shard, ...(options.peers === undefined ? {} : { peers: options.peers }) }),
             ...(worlds === undefined ? {} : { worlds }),
             ...(census === undefined ? {} : { onWorld: (run: Execution, k: number) => census.add(run.history, k) }),
           })),
