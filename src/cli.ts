@@ -12,7 +12,7 @@ import { commandHelp, EXIT, findCommand, globalHelp, MAX_RUNS, parseFlags, Usage
 import { processConsumer, processStats, type ProcessOptions } from './adapter/process/bridge.js';
 import { describeFinalReplays, replayUnderRealKills } from './run/final-replay.js';
 import { ConsumerUnrunnableError } from './adapter/errors.js';
-import { owns, scenarioPlan, scenarioStatus, SEARCHES, type Shard } from './run/conformance.js';
+import { owns, scenarioPlan, scenarioStatus, SEARCHES, type Shard, type ShardPeers } from './run/conformance.js';
 import { checkJson } from './run/check-json.js';
 import type { AnyConsumer } from './adapter/consumer.js';
 import type { Io } from './cli/io.js';
@@ -37,7 +37,7 @@ import type { MutantsJson, ReportShardJson } from './cli/merge.js';
 import { formatKillRow, formatReferenceRow, KILL_HEADER, matrixVerdict } from './report/kill-table.js';
 import { referenceConsumer } from './selftest/reference.js';
 import { renderFailure } from './report/failure.js';
-import { jobPeers, runSupervised, SUPERVISED } from './cli/supervised.js';
+import { runSupervised, SUPERVISED } from './cli/supervised.js';
 import { supervise } from './cli/supervisor.js';
 import { merge } from './cli/merge-command.js';
 import { judge } from './cli/judge-command.js';
@@ -51,7 +51,8 @@ export type { Io } from './cli/io.js';
 
 export { EXIT } from './cli/spec.js';
 
-export async function main(argv: readonly string[], io: Io): Promise<number> {
+/** `peers`: when the command runs supervised, its link to the jobs beside it (a check run as a job of `check --jobs`). */
+export async function main(argv: readonly string[], io: Io, peers?: ShardPeers): Promise<number> {
   const [command = '', ...rest] = argv;
   try {
     if (command === '' || command === '--help' || command === '-h') {
@@ -84,7 +85,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const flags = parseFlags(spec, rest);
     switch (command) {
       case 'check':
-        return await check(flags, io);
+        return await check(flags, io, peers);
       case 'replay':
         return await replay(flags, io);
       case 'mutants':
@@ -304,7 +305,7 @@ function shareOf(runs: number, shard: Shard): number {
   return runs < shard.index ? 0 : Math.floor((runs - shard.index) / shard.count) + 1;
 }
 
-async function check(f: Flags, io: Io): Promise<number> {
+async function check(f: Flags, io: Io, peers?: ShardPeers): Promise<number> {
   if (f.switch('all')) conflicts(f, 'all', ['scenario']);
   conflicts(f, 'scenario', ['runs', 'seed', 'searches', 'time-limit', 'shard', 'events', 'jobs']);
   const shard = f.shard('shard');
@@ -440,7 +441,6 @@ async function check(f: Flags, io: Io): Promise<number> {
       for (const s of jobsRun.suite.scenarios) onScenario(s);
       suite = jobsRun.suite;
     } else {
-      const peers = jobPeers();
       result = await runSuite(t.consumer, {
       adapter: t.id,
       options: t.options,
@@ -452,7 +452,7 @@ async function check(f: Flags, io: Io): Promise<number> {
       ...(scenario === undefined ? {} : { scenario }),
       ...(timeLimitMs === undefined ? {} : { timeLimitMs }),
       // Run as a job of `check --jobs`, a shard stops at a failure another job found first.
-      ...(shard ? { shard, ...(peers === null ? {} : { peers }) } : {}),
+      ...(shard ? { shard, ...(peers === undefined ? {} : { peers }) } : {}),
       ...(f.switch('verbose') ? { census: true } : {}),
       regressions: stored.entries,
       onRegression,
@@ -872,7 +872,7 @@ if (isMain()) {
   // A closed pipe (| head) ends the output, not the run: the exit code still tells the verdict.
   process.stdout.on('error', () => {});
   if (process.env[SUPERVISED] === '1' && process.send !== undefined) {
-    runSupervised((io) => main(argv, io), processIo());
+    runSupervised((io, peers) => main(argv, io, peers), processIo());
   } else if (SUPERVISED_COMMANDS.includes(argv[0] ?? '') && !argv.includes('--help') && !argv.includes('-h')) {
     supervise(fileURLToPath(import.meta.url), argv);
   } else {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -93,6 +93,31 @@ describe('check --jobs N', () => {
     // With session crashes, the failures shown are replayed with real kills: by the check, after its jobs.
     expect(single.out).toContain('final replays under real kills');
     expect(decided(many.out)).toBe(decided(single.out));
+  });
+
+  it('a regression file this tidemark recorded is replayed by the jobs as by one process: the same JSON and lines', async () => {
+    // Entries carry fields a shard's file is checked for (format, the hash's history format):
+    // a job's replay of them must merge, not be refused as a field tidemark never writes.
+    const recorded = file('recorded.json');
+    const argv = ['--adapter', 'examples/ledger-consumer-buggy.ts', '--runs', '30'];
+    expect((await cli('check', ...argv, '--seed', '5', '--regressions', recorded)).code).toBe(EXIT.fail);
+    const entries = JSON.parse(read(recorded)).entries as { format?: number }[];
+    expect(entries.length).toBeGreaterThan(0);
+    expect(entries.every((e) => e.format !== undefined)).toBe(true);
+    const replayed = file('replayed.json');
+    const run = async (jobs: number) => {
+      copyFileSync(recorded, replayed);
+      const r = await cli('check', ...argv, '--seed', '6', '--jobs', String(jobs), '--regressions', replayed, '--json', file('replayed.out.json'));
+      const json = read(file('replayed.out.json'));
+      rmSync(file('replayed.out.json'));
+      return { ...r, json };
+    };
+    const one = await run(1);
+    const many = await run(2);
+    expect(one.out).toContain(`replaying ${entries.length} recorded failure`);
+    expect(many.code, many.err).toBe(one.code);
+    expect(many.json).toBe(one.json);
+    expect(decided(many.out)).toBe(decided(one.out));
   });
 
   it('a connector (--singer): the same JSON and printed lines', async () => {

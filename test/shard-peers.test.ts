@@ -77,6 +77,18 @@ describe('a shard with peers', () => {
     expect(worlds).toBe(Array.from({ length: alone.runs }, (_, k) => k).filter((k) => k % 2 === shard.index - 1).length);
   });
 
+  it('with a time limit, neither tells nor stops: a world abandoned when time is up may fail after its search ended as a pass', async () => {
+    const f = await first();
+    const shard = { index: ((f + 1) % 2) + 1, count: 2 };
+    const alone = await checkProperty(consumer, { runs: RUNS, seed: SEED, shard });
+    const p = scripted(() => f);
+    // A limit no world comes near: the search runs whole, as without one.
+    const limited = await checkProperty(consumer, { runs: RUNS, seed: SEED, shard, peers: p.peers, timeLimitMs: 3_600_000 });
+    expect(found(limited)).toEqual(found(alone));
+    expect(limited.stoppedBy).toBeUndefined();
+    expect(p.told).toEqual([]);
+  });
+
   it('ignores a bound at or past its own first failure: that failure is the earlier one', async () => {
     const f = await first();
     const shard = { index: (f % 2) + 1, count: 2 };

@@ -82,7 +82,7 @@ export function jobArgv(f: Flags, seed: number): string[] {
 }
 
 /** How long a job that printed its result, or was told to stop, may take to exit. */
-const EXIT_GRACE_MS = 2000;
+export const EXIT_GRACE_MS = 2000;
 const STOP_GRACE_MS = 1000;
 /** How long an interrupted check waits for its jobs to stop: well within the second its supervisor gives it (src/cli/supervisor.ts). */
 const INTERRUPT_GRACE_MS = 600;
@@ -94,6 +94,10 @@ interface Job {
   readonly child: ChildProcess;
   readonly json: string;
   readonly key: string;
+  /** The key of this process's own messages to it (see ToChild `bound`), never the run's key. */
+  readonly peerKey: string;
+  /** Whether it has its keys: a message sent before would be lost. */
+  keyed: boolean;
   stage: Stage | null;
   counters: Counters;
   groups: readonly number[];
@@ -176,14 +180,19 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
     // (see ShardPeers), unless it failed below it itself. The merge needs nothing from a job
     // past the run's first failure, and holds each stop to a failure there (src/cli/merge.ts).
     let first: number | null = null;
-    const failed = (job: Job, at: number): void => {
-      job.failedAt = Math.min(job.failedAt ?? at, at);
-      if (first !== null && first <= at) return;
-      first = at;
-      for (const j of jobs) {
-        if (j === job || j.closed || !j.child.connected || (j.failedAt !== null && j.failedAt < at)) continue;
-        j.child.send({ t: 'bound', key: j.key, at } satisfies ToChild, () => {});
-      }
+    const tell = (j: Job): void => {
+      if (first === null || !j.keyed || j.closed || !j.child.connected || (j.failedAt !== null && j.failedAt <= first)) return;
+      j.child.send({ t: 'bound', key: j.peerKey, at: first } satisfies ToChild, () => {});
+    };
+    const peers: JobPeers = {
+      failed: (job, at) => {
+        job.failedAt = Math.min(job.failedAt ?? at, at);
+        if (first !== null && first <= at) return;
+        first = at;
+        for (const j of jobs) tell(j);
+      },
+      // A job given its keys after the first failure is told it at once.
+      keyed: tell,
     };
     const limit = watchdogMs(['check', ...o.argv], process.env);
     try {
@@ -193,9 +202,9 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
           const json = join(dir, `job-${index}.json`);
           const argv = ['check', ...o.argv, '--shard', `${index}/${o.jobs}`, '--json', json, '--regressions', copy, '--heartbeat', '0'];
           const child = fork(path, argv, { execArgv: [...execArgv], env: { ...process.env, [SUPERVISED]: '1' }, stdio: ['ignore', 'pipe', 'pipe', 'ipc', 'pipe'] });
-          const job: Job = { index, child, json, key: randomBytes(32).toString('hex'), stage: null, counters: { calls: 0, hooks: 0, lastCall: null, inHook: null }, groups: [], stores: [], lastProgress: Date.now(), progressKey: '', closed: false, failedAt: null, code: null, signal: null, out: [], err: [] };
+          const job: Job = { index, child, json, key: randomBytes(32).toString('hex'), peerKey: randomBytes(32).toString('hex'), keyed: false, stage: null, counters: { calls: 0, hooks: 0, lastCall: null, inHook: null }, groups: [], stores: [], lastProgress: Date.now(), progressKey: '', closed: false, failedAt: null, code: null, signal: null, out: [], err: [] };
           jobs.push(job);
-          follow(job, board, failed);
+          follow(job, board, peers);
           child.on('error', (error) => fail(EXIT.error, [`tidemark: harness error: job ${index} of ${o.jobs} could not start: ${error.message}`]));
           child.on('close', (code, signal) => {
             job.closed = true;
@@ -234,9 +243,14 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
 }
 
 /** Follows a job as a supervisor does: its key, stage, resources and end; its counters; its output. */
-function follow(job: Job, board: JobsBoard, failed: (job: Job, at: number) => void): void {
+/** What the jobs are told of each other's failures (see ShardPeers): a job failed at `at`; a job has its keys. */
+interface JobPeers {
+  failed(job: Job, at: number): void;
+  keyed(job: Job): void;
+}
+
+function follow(job: Job, board: JobsBoard, peers: JobPeers): void {
   const { child } = job;
-  let keyGiven = false;
   const progressed = (): void => {
     const key = `${job.counters.calls}|${job.counters.hooks}|${job.stage?.stage ?? ''}`;
     if (key === job.progressKey) return;
@@ -245,8 +259,11 @@ function follow(job: Job, board: JobsBoard, failed: (job: Job, at: number) => vo
   };
   child.on('message', (message: ToSupervisor) => {
     if (message?.t === 'hello') {
-      if (!keyGiven && child.connected) child.send({ t: 'key', key: job.key } satisfies ToChild, () => {});
-      keyGiven = true;
+      if (!job.keyed && child.connected) {
+        child.send({ t: 'key', key: job.key, peerKey: job.peerKey } satisfies ToChild, () => {});
+        job.keyed = true;
+        peers.keyed(job);
+      }
       return;
     }
     // A message without the key is not the job's tidemark speaking: an adapter's, ignored.
@@ -259,7 +276,7 @@ function follow(job: Job, board: JobsBoard, failed: (job: Job, at: number) => vo
       job.stores = message.stores;
       if (typeof message.mark === 'string') job.mark = message.mark;
     } else if (message.t === 'failed') {
-      if (Number.isSafeInteger(message.at) && message.at >= 0) failed(job, message.at);
+      if (Number.isSafeInteger(message.at) && message.at >= 0) peers.failed(job, message.at);
     } else if (message.t === 'done') setTimeout(() => child.kill('SIGKILL'), EXIT_GRACE_MS).unref();
     progressed();
   });

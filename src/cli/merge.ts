@@ -180,15 +180,16 @@ export function mergeCheck(shards: readonly Read<CheckJson & { shard: CheckShard
   // shards are worlds the unsharded run never reached.
   const failed = shards.map((s, i) => ({ worlds: s.json.worlds as WorldsJson, index: i + 1 })).filter((w) => w.worlds.status !== 'pass');
   const winner = failed.reduce<(typeof failed)[number] | null>((best, w) => (best === null || w.worlds.runs < best.worlds.runs ? w : best), null);
-  // A shard of `check --jobs` that stopped for another's failure at index b ran nothing past b
-  // (src/run/conformance.ts ShardPeers): that is the unsharded result only if the run's first
-  // failure, found by another shard, is at b or before. Else worlds were left unrun.
+  // A shard of `check --jobs` that stopped for another's failure at index b ran its share up
+  // to b and no more of what the unsharded run needs (src/run/conformance.ts, stoppedBy): that
+  // is the unsharded result only if the run's first failure, found by another shard, is at b
+  // or before. Else worlds the unsharded run judges were left unrun, or unshrunk.
   shards.forEach((s, i) => {
     const b = s.json.shard.stoppedBy;
     if (b === undefined) return;
     if (winner === null || winner.index === i + 1 || winner.worlds.runs - 1 > b) {
       const first = winner === null ? 'no shard failed' : winner.index === i + 1 ? 'the first failure is its own' : `the first failure is at world ${winner.worlds.runs - 1}`;
-      throw new UsageError(`${s.file} stopped at world ${b} for another shard's failure there, but ${first}: its worlds past ${b} were never run, and the file was edited or its run told a failure that was not found`);
+      throw new UsageError(`${s.file} stopped at world ${b} for another shard's failure there, but ${first}: what it left undone the run needed, and the file was edited or its run told a failure that was not found`);
     }
   });
   let worlds: WorldsJson;

@@ -5,7 +5,7 @@ import { checkProperty } from '../run/conformance.js';
 import { MUTANTS } from '../selftest/mutants.js';
 import type { KillRow } from '../selftest/kill-matrix.js';
 import { executionOf, type CheckJson, type CheckShardJson, type FailureJson, type RunJson } from '../run/check-json.js';
-import { ENTRY_SHAPE, isRegressionEntry, ofTarget } from '../run/regressions.js';
+import { ENTRY_FIELDS, ENTRY_SHAPE, isRegressionEntry, ofTarget } from '../run/regressions.js';
 import { isRunIdentity, runId, targetOptions } from '../run/run-identity.js';
 
 /**
@@ -28,7 +28,9 @@ const CHECK_KEYS = new Set(['run', 'consumer', 'adapter', 'seed', 'runs', 'searc
 const SHARD_KEYS = new Set(['command', 'index', 'count', 'tidemark', 'regressionsInFile', 'skipped', 'calls', 'ms', 'evidence', 'timeLimit', 'sessionWorlds', 'stoppedBy']);
 const SCENARIO_KEYS = new Set(['name', 'rules', 'status', 'skipped', 'untested', 'replay', 'failure']);
 const WORLDS_KEYS = new Set(['status', 'events', 'runs', 'seed', 'path', 'shrinks', 'searches', 'interrupted', 'replay', 'failure']);
-const REGRESSION_KEYS = new Set(['adapter', 'kind', 'seed', 'path', 'scenario', 'anomaly', 'tidemark', 'hash', 'run', 'digest', 'options', 'id', 'status', 'note', 'failure']);
+// An entry's own fields (a list kept beside the entry's type, so that a field added there is
+// not refused here: `format` and `events` once were), and what its replay adds.
+const REGRESSION_KEYS = new Set([...ENTRY_FIELDS, 'status', 'note', 'failure']);
 const FAILURE_KEYS = new Set(['anomalies', 'plan', 'history', 'hash']);
 
 /** The run a shard's file says it belongs to, checked to be well formed and unedited. */

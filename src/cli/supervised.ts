@@ -40,22 +40,16 @@ export type ToSupervisor =
   | { readonly t: 'failed'; readonly key: string; readonly at: number };
 
 export type ToChild =
-  | { readonly t: 'key'; readonly key: string }
+  /** The run's key, and for a job of `check --jobs` the key of the check's own messages to it (`bound`). */
+  | { readonly t: 'key'; readonly key: string; readonly peerKey?: string }
   | { readonly t: 'stop'; readonly signal: NodeJS.Signals }
-  /** To a job of `check --jobs`: another job failed at index `at` (see ShardPeers). Keyed, as an adapter can emit messages on this process. */
+  /**
+   * To a job of `check --jobs`: another job failed at index `at` (see ShardPeers). It carries
+   * a key of its own, never the run's: an adapter that listens to this process's messages
+   * learns it, and with it can stop only its own job, which it could end anyway; the merge
+   * then refuses the run (src/cli/merge.ts), never a pass.
+   */
   | { readonly t: 'bound'; readonly key: string; readonly at: number };
-
-/** This process's link to the jobs beside it, once it runs supervised; see ShardPeers. */
-let peers: ShardPeers | null = null;
-
-/**
- * What a check run as a shard tells, and hears from, the shards running beside it: through
- * the supervisor, which is the jobs' own when it is `check --jobs` (src/cli/jobs.ts) and
- * otherwise tells nothing back. Null when this process is not supervised.
- */
-export function jobPeers(): ShardPeers | null {
-  return peers;
-}
 
 /**
  * The lines that print a verdict, by command: check's last line, and replay's headline (an
@@ -98,13 +92,13 @@ export function cleanUp(groups: readonly number[], stores: readonly string[], ma
  * Asks the supervisor for the run's key and runs the command once it has it: before that,
  * nothing of the adapter is loaded, so nothing of it can have seen the key arrive.
  */
-export function runSupervised(command: (io: Io) => Promise<number>, io: Io): void {
+export function runSupervised(command: (io: Io, peers: ShardPeers) => Promise<number>, io: Io): void {
   // Taken now, before an adapter could replace it.
   const post = process.send?.bind(process);
   const onKey = (message: ToChild): void => {
     if (message?.t !== 'key') return;
     process.off('message', onKey);
-    supervised(command, io, message.key, post);
+    supervised(command, io, message.key, message.peerKey, post);
   };
   process.on('message', onKey);
   post?.({ t: 'hello' } satisfies ToSupervisor);
@@ -112,7 +106,7 @@ export function runSupervised(command: (io: Io) => Promise<number>, io: Io): voi
 
 type Post = NonNullable<typeof process.send>;
 
-function supervised(command: (io: Io) => Promise<number>, plain: Io, key: string, post: Post | undefined): void {
+function supervised(command: (io: Io, peers: ShardPeers) => Promise<number>, plain: Io, key: string, peerKey: string | undefined, post: Post | undefined): void {
   type Unkeyed<M> = M extends { readonly key: string } ? Omit<M, 'key'> : never;
   const send = (message: Unkeyed<ToSupervisor>, then?: () => void): void => {
     if (process.connected && post) post({ ...message, key }, undefined, {}, () => then?.());
@@ -232,19 +226,22 @@ function supervised(command: (io: Io) => Promise<number>, plain: Io, key: string
     );
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => interrupted(signal));
-  // The lowest index at which another job failed, as its supervisor said it, with the run's key.
+  // What a check run as a shard tells, and hears from, the shards beside it, through the
+  // supervisor: the jobs' own under `check --jobs` (src/cli/jobs.ts), which gives a peer key;
+  // any other tells nothing back. Handed to the command, never exported: an adapter that
+  // imports this module finds nothing to call. `bound`: the lowest index at which another job failed.
   let bound: number | null = null;
-  peers = { failed: (at) => send({ t: 'failed', at }), bound: () => bound };
+  const peers: ShardPeers = { failed: (at) => send({ t: 'failed', at }), bound: () => bound };
   process.on('message', (message: ToChild) => {
     if (message?.t === 'stop') interrupted(message.signal);
-    else if (message?.t === 'bound' && message.key === key && Number.isSafeInteger(message.at) && message.at >= 0) bound = Math.min(bound ?? message.at, message.at);
+    else if (message?.t === 'bound' && peerKey !== undefined && message.key === peerKey && Number.isSafeInteger(message.at) && message.at >= 0) bound = Math.min(bound ?? message.at, message.at);
   });
   // The supervisor is gone (killed itself): nobody reads the verdict; leave nothing behind.
   process.on('disconnect', () => {
     if (!finished) interrupted('SIGTERM');
   });
 
-  command(io).then(end, (error: unknown) => {
+  command(io, peers).then(end, (error: unknown) => {
     io.err(`tidemark: harness error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     end(4);
   });

@@ -95,8 +95,9 @@ export interface CheckShardJson extends Shard {
   readonly sessionWorlds?: number;
   /**
    * The index of another shard's first failing world, for which this shard (one of `check
-   * --jobs`) stopped: it ran none of its worlds past that one, and left a failure of its own
-   * found later unshrunk. The merge holds that to a shard having failed there or before.
+   * --jobs`) stopped: it ran every world of its share up to that one, and stopped there or
+   * while shrinking a failure of its own found further on (see PropertyOutcome). The merge
+   * holds that to another shard having failed there or before.
    */
   readonly stoppedBy?: number;
 }

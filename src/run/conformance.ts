@@ -43,9 +43,10 @@ export interface PropertyOutcome {
   readonly skipped?: number;
   /**
    * With peers: the index of another shard's first failing world, below any this shard found,
-   * for which this shard stopped. It ran every world of its share up to that index (and that
-   * one, were it its own), none past it, and stopped shrinking any failure of its own: what
-   * it left undone is what the unsharded run never does, since it stops at that failure.
+   * for which this shard stopped. It ran every world of its share up to that index: it
+   * stopped either there, running none past it, or while shrinking a failure of its own found
+   * further on, which it left unshrunk, with no further search. What it left undone is past
+   * the unsharded run's first failure, where that run never goes.
    */
   readonly stoppedBy?: number;
 }
@@ -170,8 +171,11 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
   let generated = 0;
   let skipped = 0;
   // With peers (check --jobs): the index of this shard's first failure, and the index of
-  // another's, below it, for which this shard stopped (see ShardPeers).
-  const peers = options.shard === undefined ? undefined : options.peers;
+  // another's, below it, for which this shard stopped (see ShardPeers). Not with a time
+  // limit: fast-check abandons the world running when time is up, which goes on and may
+  // fail after the search has ended as a pass, and a failure told then would stop the
+  // other shards at a world this one never counted.
+  const peers = options.shard === undefined || deadline !== undefined ? undefined : options.peers;
   let failedAt: number | null = null;
   let stoppedBy: number | null = null;
   const search = async (seed: number, path?: string, first = false): Promise<Search> => {

@@ -122,6 +122,13 @@ function sameOptions(a: Readonly<Record<string, string>>, b: Readonly<Record<str
   return ka.length === Object.keys(b).length && ka.every((k) => b[k] === a[k]);
 }
 
+/** Every field of either kind of entry. */
+type EntryField = RegressionEntry extends infer E ? (E extends unknown ? keyof E : never) : never;
+/** Written as a record of the type's fields, so that a field added to the type and not here does not compile. */
+const FIELDS: Readonly<Record<EntryField, true>> = { adapter: true, kind: true, seed: true, path: true, events: true, scenario: true, anomaly: true, tidemark: true, hash: true, format: true, run: true, digest: true, options: true, id: true };
+/** Every field an entry may carry, as this tidemark writes them: a field not among these is not tidemark's. */
+export const ENTRY_FIELDS: readonly string[] = Object.keys(FIELDS);
+
 /** Whether a value read from a file is a regression entry (the fields a replay reads, and the optional ones well typed). */
 export function isRegressionEntry(value: unknown): value is RegressionEntry {
   const e = value as Partial<Record<string, unknown>> | null;
