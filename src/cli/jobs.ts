@@ -242,13 +242,13 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
   }
 }
 
-/** Follows a job as a supervisor does: its key, stage, resources and end; its counters; its output. */
 /** What the jobs are told of each other's failures (see ShardPeers): a job failed at `at`; a job has its keys. */
 interface JobPeers {
   failed(job: Job, at: number): void;
   keyed(job: Job): void;
 }
 
+/** Follows a job as a supervisor does: its key, stage, resources and end; its counters; its output. */
 function follow(job: Job, board: JobsBoard, peers: JobPeers): void {
   const { child } = job;
   const progressed = (): void => {

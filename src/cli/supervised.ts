@@ -92,7 +92,7 @@ export function cleanUp(groups: readonly number[], stores: readonly string[], ma
  * Asks the supervisor for the run's key and runs the command once it has it: before that,
  * nothing of the adapter is loaded, so nothing of it can have seen the key arrive.
  */
-export function runSupervised(command: (io: Io, peers: ShardPeers) => Promise<number>, io: Io): void {
+export function runSupervised(command: (io: Io, peers: ShardPeers | undefined) => Promise<number>, io: Io): void {
   // Taken now, before an adapter could replace it.
   const post = process.send?.bind(process);
   const onKey = (message: ToChild): void => {
@@ -106,7 +106,7 @@ export function runSupervised(command: (io: Io, peers: ShardPeers) => Promise<nu
 
 type Post = NonNullable<typeof process.send>;
 
-function supervised(command: (io: Io, peers: ShardPeers) => Promise<number>, plain: Io, key: string, peerKey: string | undefined, post: Post | undefined): void {
+function supervised(command: (io: Io, peers: ShardPeers | undefined) => Promise<number>, plain: Io, key: string, peerKey: string | undefined, post: Post | undefined): void {
   type Unkeyed<M> = M extends { readonly key: string } ? Omit<M, 'key'> : never;
   const send = (message: Unkeyed<ToSupervisor>, then?: () => void): void => {
     if (process.connected && post) post({ ...message, key }, undefined, {}, () => then?.());
@@ -226,15 +226,14 @@ function supervised(command: (io: Io, peers: ShardPeers) => Promise<number>, pla
     );
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => interrupted(signal));
-  // What a check run as a shard tells, and hears from, the shards beside it, through the
-  // supervisor: the jobs' own under `check --jobs` (src/cli/jobs.ts), which gives a peer key;
-  // any other tells nothing back. Handed to the command, never exported: an adapter that
+  // A job of `check --jobs` (its supervisor gave a peer key; src/cli/jobs.ts): what it tells,
+  // and hears from, the jobs beside it. Handed to the command, never exported: an adapter that
   // imports this module finds nothing to call. `bound`: the lowest index at which another job failed.
   let bound: number | null = null;
-  const peers: ShardPeers = { failed: (at) => send({ t: 'failed', at }), bound: () => bound };
+  const peers: ShardPeers | undefined = peerKey === undefined ? undefined : { failed: (at) => send({ t: 'failed', at }), bound: () => bound };
   process.on('message', (message: ToChild) => {
     if (message?.t === 'stop') interrupted(message.signal);
-    else if (message?.t === 'bound' && peerKey !== undefined && message.key === peerKey && Number.isSafeInteger(message.at) && message.at >= 0) bound = Math.min(bound ?? message.at, message.at);
+    else if (message?.t === 'bound' && peers !== undefined && message.key === peerKey && Number.isSafeInteger(message.at) && message.at >= 0) bound = Math.min(bound ?? message.at, message.at);
   });
   // The supervisor is gone (killed itself): nobody reads the verdict; leave nothing behind.
   process.on('disconnect', () => {
