@@ -26,12 +26,14 @@ describe('broken consumers are caught', () => {
     // loaded machine with coverage on.
     const outcome = await checkProperty(mutant.consumer, { runs: MUTANT_BUDGET, seed: SEED, shrink: false });
     expect([outcome.searches, outcome.shrinks]).toEqual([1, 0]);
-    expect(outcome.status).toBe('fail');
+    // The seed is fresh unless TIDEMARK_SEED is set: a failure says it, to be run again.
+    const again = `TIDEMARK_SEED=${SEED} to run this again`;
+    expect(outcome.status, again).toBe('fail');
     const x = outcome.counterexample!;
     const anomalies = x.result.verdict.anomalies;
     const wanted = [mutant.expect, ...mutant.also];
     const found = anomalies.find((a) => wanted.includes(a.kind));
-    expect(found, `expected ${wanted.join(' or ')}, found ${anomalies.map((a) => a.kind).join(', ')}`).toBeDefined();
+    expect(found, `expected ${wanted.join(' or ')}, found ${anomalies.map((a) => a.kind).join(', ')}; ${again}`).toBeDefined();
 
     // Usefulness: the rule and its explanation, the timeline with the witness, a hint, and a
     // replay command that reproduces the very same history.
@@ -43,8 +45,8 @@ describe('broken consumers are caught', () => {
     expect(text).toMatch(/^» +\d+(-\d+)? +w\d#\d+ /m);
     expect(text).toContain(`If this fails, check ${headline.rules[0]}`);
     expect(text.split('\n').at(-1)).toBe(`Replay: ${replay}`);
-    const again = await checkProperty(mutant.consumer, { seed: outcome.seed, path: outcome.path! });
-    expect(again.counterexample?.hash).toBe(x.hash);
+    const replayed = await checkProperty(mutant.consumer, { seed: outcome.seed, path: outcome.path! });
+    expect(replayed.counterexample?.hash).toBe(x.hash);
   });
 
   it('R8 token-as-watermark shrinks to at most 3 events and 1 fault, like the seed 41/42/43 example', async () => {
