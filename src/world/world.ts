@@ -60,7 +60,7 @@ interface Pending {
 /**
  * The simulated world: source, store and lease behind one scheduler. Every consumer call
  * becomes a pending call; the scheduler runs one at a time, at a point where every worker
- * has gone as far as it can without the world (one turn: see turn.ts), so which calls are
+ * has gone as far as it can without the world (one macrotask turn), so which calls are
  * pending is deterministic and the plan's schedule alone picks the next one.
  */
 export class World {
