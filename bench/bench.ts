@@ -498,7 +498,7 @@ const forks: Row = {
     const first = rounds[0];
     if (first) {
       lines.push(
-        `  ${first.forked.worlds} worlds a round, ${rounds.length} round(s), interleaved: A real kills, each incarnation forked from the fork server; B real kills, each a process started for it; C the Node ledger in process (the same design, call for call); all recorded ${int(first.forked.steps)} steps`,
+        `  ${first.forked.worlds} worlds a round, ${rounds.length} round(s), interleaved: A real kills, each incarnation forked from the fork server; B real kills, each a process started for it; C the Node ledger in process (the same design, call for call); D the floor: one bare round trip to a Python child per step (readline, json.loads, json.dumps, a flush; bench/pipe-floor.ts); all recorded ${int(first.forked.steps)} steps`,
       );
     }
     const perWorld = (x: { wallMs: number; worlds: number }): number => x.wallMs / x.worlds;
@@ -515,12 +515,15 @@ const forks: Row = {
       line('ratio fork server / in process, wall per world', ratio, 'x'),
       line('ratio no fork server / in process, wall per world', of(rounds, (x) => perWorld(x.started) / perWorld(x.inProcess)), 'x'),
       line('ratio no fork server / fork server, wall per world', of(rounds, (x) => perWorld(x.started) / perWorld(x.forked)), 'x'),
+      line('floor: wall per world', of(rounds, (x) => perWorld(x.floor)), 'ms'),
+      line('ratio floor / in process, wall per world', of(rounds, (x) => perWorld(x.floor) / perWorld(x.inProcess)), 'x'),
+      line('ratio fork server / floor: the harness above the pipe', of(rounds, (x) => perWorld(x.forked) / perWorld(x.floor)), 'x'),
       `  memory (harness): ${memory(r, 'n/a')}`,
     );
     const problem = unfinished(r, 'this row');
     if (problem) lines.push(`  ${problem}`);
     const targets = [judge('forks', 'Python example, real kills with its fork server, per world against in process, wall (median of rounds)', '<= 5x', ratio?.median ?? null, 5, (n) => `${num(n)}x`, problem ?? 'not measured')];
-    return { lines, targets, summary: { ratio, withoutForkServer: of(rounds, (x) => perWorld(x.started) / perWorld(x.inProcess)) } };
+    return { lines, targets, summary: { ratio, withoutForkServer: of(rounds, (x) => perWorld(x.started) / perWorld(x.inProcess)), floor: of(rounds, (x) => perWorld(x.floor) / perWorld(x.inProcess)) } };
   },
 };
 

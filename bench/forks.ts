@@ -7,6 +7,7 @@ import { processConsumer, processStats } from '../src/adapter/process/bridge.js'
 import { checkProperty } from '../src/run/conformance.js';
 import type { Message } from './job.js';
 import { timed } from './measure.js';
+import { openPipe } from './pipe-floor.js';
 import { nodeExampleInProcess, repoRoot } from './worlds.js';
 
 /**
@@ -36,11 +37,14 @@ type Say = (message: Message) => void;
 /**
  * A, the Python example killed for real, each incarnation forked from its fork server; B, the
  * same killed for real, each incarnation a process started for it; C, the Node ledger in
- * process, which takes the Python ledger's path call for call: interleaved, the same worlds
- * (same seed) each round. The three must record the same steps, or they were not the same runs.
+ * process, which takes the Python ledger's path call for call; D, the floor under any Python
+ * consumer: as many bare round trips to a Python child as the worlds have steps
+ * (bench/pipe-floor.ts). Interleaved, the same worlds (same seed) each round. A, B and C must
+ * record the same steps, or they were not the same runs.
  */
 export async function forks(args: ForksArgs, say: Say, peakRssMiB: () => number): Promise<void> {
-  const command = `${JSON.stringify(python())} ${PYTHON_EXAMPLE}`;
+  const interpreter = python();
+  const command = `${JSON.stringify(interpreter)} ${PYTHON_EXAMPLE}`;
   const forked = await processConsumer(command, { cwd: repoRoot(), kills: 'real', warn: () => {} });
   const started = await processConsumer(command, { cwd: repoRoot(), kills: 'real', forkServer: false, warn: () => {} });
   const inside = await nodeExampleInProcess();
@@ -50,10 +54,12 @@ export async function forks(args: ForksArgs, say: Say, peakRssMiB: () => number)
     const warm = await checkProperty(consumer, { runs, seed: args.seed + 1 });
     if (warm.status !== 'pass') throw new Error(`${consumer.name} did not pass its warm-up worlds: ${warm.status}`);
   }
+  const pipe = await openPipe({ language: 'python', interpreter });
   for (let round = 0; round < args.rounds; round++) {
     const a = await timed(() => checkProperty(forked, { runs: args.worlds, seed: args.seed }));
     const b = await timed(() => checkProperty(started, { runs: args.worlds, seed: args.seed }));
     const c = await timed(() => checkProperty(inside, { runs: args.worlds, seed: args.seed }));
+    const d = await timed(() => pipe.roundTrips(a.value.calls));
     for (const [who, o] of [['fork server', a.value], ['started', b.value], ['in process', c.value]] as const) {
       if (o.status !== 'pass') throw new Error(`the Python example (${who}) did not pass: ${o.status} after ${o.runs} worlds, seed ${o.seed}`);
     }
@@ -66,8 +72,10 @@ export async function forks(args: ForksArgs, say: Say, peakRssMiB: () => number)
       forked: { ...a.cost, worlds: args.worlds, steps: a.value.calls },
       started: { ...b.cost, worlds: args.worlds, steps: b.value.calls },
       inProcess: { ...c.cost, worlds: args.worlds, steps: c.value.calls },
+      floor: { ...d.cost, worlds: args.worlds, roundTrips: a.value.calls },
     });
   }
+  await pipe.close();
   say({ type: 'done', peakRssMiB: peakRssMiB(), heapLiveMiB: null, forkedStats: processStats(forked), startedStats: processStats(started) });
 }
 

@@ -4,20 +4,39 @@ import { createInterface } from 'node:readline';
 
 /**
  * The floor under any process consumer: `n` round trips over a pipe between this process and
- * a Node child, each a JSON line each way, read with readline, as the bridge and the example
- * client do, and nothing else: no world, no scheduler, no schema, no consumer logic. The
- * child answers every reply with a call; this side answers every call with a reply carrying
- * a page of eight events, about the size of the bridge's largest messages.
+ * a child in the consumer's language, each a JSON line each way, read and written as the
+ * example clients do, and nothing else: no world, no scheduler, no schema, no consumer logic.
+ * The child answers every reply with a call; this side answers every call with a reply
+ * carrying a page of eight events, about the size of the bridge's largest messages.
  *
  * Protocol 1 has one call in flight at a time, so a world of s steps costs at least s of
- * these round trips through the bridge. What the bridge row shows above this floor is the
- * bridge's own cost; the floor itself is the machine's (its pipes, its scheduler, its cores).
+ * these round trips through the bridge. What the bridge and forks rows show above this floor
+ * is the harness's own cost; the floor itself is the machine's (its pipes, its scheduler, its
+ * cores) and the language's (reading, parsing and writing a line).
  */
-const CHILD = `
+const NODE_CHILD = `
 const lines = require('node:readline').createInterface({ input: process.stdin });
 let id = 0;
 lines.on('line', () => process.stdout.write(JSON.stringify({ type: 'call', id: ++id, method: 'fetch', args: [{ resume: { kind: 'start' }, limit: 8 }] }) + '\\n'));
 `;
+
+/** The same in Python, as examples/python/tidemark_client.py reads and writes: readline, json.loads, one shared encoder, a flush. */
+const PYTHON_CHILD = `
+import json, sys
+encode = json.JSONEncoder(separators=(",", ":")).encode
+n = 0
+while True:
+    line = sys.stdin.readline()
+    if line == "":
+        break
+    json.loads(line)
+    n += 1
+    sys.stdout.write(encode({"type": "call", "id": n, "method": "fetch", "args": [{"resume": {"kind": "start"}, "limit": 8}]}) + "\\n")
+    sys.stdout.flush()
+`;
+
+/** Whose child answers: Node's (this process's own executable), or the Python interpreter at this path. */
+export type FloorChild = { readonly language: 'node' } | { readonly language: 'python'; readonly interpreter: string };
 
 const PAGE = {
   events: Array.from({ length: 8 }, (_, i) => ({ id: `e${i}`, version: 1, key: [i], attrs: { kind: 'order' }, payload: `e${i}:order` })),
@@ -31,8 +50,9 @@ export interface Pipe {
   close(): Promise<void>;
 }
 
-export async function openPipe(): Promise<Pipe> {
-  const child = spawn(process.execPath, ['-e', CHILD], { stdio: ['pipe', 'pipe', 'inherit'] });
+export async function openPipe(who: FloorChild = { language: 'node' }): Promise<Pipe> {
+  const [file, argv] = who.language === 'node' ? [process.execPath, ['-e', NODE_CHILD]] : [who.interpreter, ['-c', PYTHON_CHILD]];
+  const child = spawn(file, argv, { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout });
   let waiting: { left: number; done: () => void } | null = null;
   let exited = false;
