@@ -7,9 +7,14 @@ import { findScenario } from '../scenarios/named.js';
 import type { Plan } from '../scenarios/plan.js';
 import { main } from '../src/cli.js';
 import { WorldError } from '../src/world/errors.js';
+import { inject } from 'vitest';
 
-/** The seed for property tests: fixed when TIDEMARK_SEED is set, fresh (and printed by fast-check on failure) otherwise. */
-export const SEED = process.env.TIDEMARK_SEED === undefined ? Math.floor(Math.random() * 0x7fffffff) : Number(process.env.TIDEMARK_SEED);
+/**
+ * The seed for property tests: TIDEMARK_SEED when it is set, else fresh for each run. Either
+ * way test/global-setup.ts decides it once for the whole run and prints it first, so that a
+ * failure in any test that uses it runs again with `TIDEMARK_SEED=<seed>`.
+ */
+export const SEED = inject('seed');
 
 export function calls(history: History): CallStep[] {
   return history.steps.filter((s: Step): s is CallStep => s.kind === 'call');
