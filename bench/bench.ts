@@ -245,10 +245,12 @@ function notFinished(r: JobResult): string {
   return `did not finish within ${num(s.wallS)} s wall (${s.cpuS === null ? 'its CPU time unknown' : `${num(s.cpuS)} s of CPU`})`;
 }
 
-function memory(r: JobResult | undefined, heapWhat: string): string {
+/** The job's peak resident set, and its live heap at `heapWhat` (null: a job that does not measure it). */
+function memory(r: JobResult | undefined, heapWhat: string | null): string {
   const done = r?.done;
   const peak = done?.peakRssMiB ?? r?.progress?.peakRssMiB;
-  return `peak RSS ${peak === undefined ? 'n/a' : mib(peak)}, live heap after GC ${heapWhat} ${mib(done?.heapLiveMiB ?? r?.progress?.heapWithAllPendingMiB)}`;
+  const rss = `peak RSS ${peak === undefined ? 'n/a' : mib(peak)}`;
+  return heapWhat === null ? rss : `${rss}, live heap after GC ${heapWhat} ${mib(done?.heapLiveMiB ?? r?.progress?.heapWithAllPendingMiB)}`;
 }
 
 const of = (rounds: readonly Record<string, any>[], f: (round: Record<string, any>) => number): Spread | null => spread(rounds.map(f));
@@ -518,7 +520,7 @@ const forks: Row = {
       line('floor: wall per world', of(rounds, (x) => perWorld(x.floor)), 'ms'),
       line('ratio floor / in process, wall per world', of(rounds, (x) => perWorld(x.floor) / perWorld(x.inProcess)), 'x'),
       line('ratio fork server / floor: the harness above the pipe', of(rounds, (x) => perWorld(x.forked) / perWorld(x.floor)), 'x'),
-      `  memory (harness): ${memory(r, 'n/a')}`,
+      `  memory (harness): ${memory(r, null)}`,
     );
     const problem = unfinished(r, 'this row');
     if (problem) lines.push(`  ${problem}`);
