@@ -219,7 +219,7 @@ const int = (n: number): string => Math.round(n).toLocaleString('en-US');
 const fixed = (n: number, digits: number): string => n.toFixed(digits);
 /** Three significant digits or so, for figures whose scale varies from row to row. */
 const num = (n: number): string => (Math.abs(n) >= 100 ? fixed(n, 0) : Math.abs(n) >= 10 ? fixed(n, 1) : Math.abs(n) >= 1 ? fixed(n, 2) : fixed(n, 3));
-const mib = (n: number | null | undefined): string => (n === null || n === undefined ? 'n/a (run with --expose-gc)' : `${fixed(n, 1)} MiB`);
+const mib = (n: number | null | undefined): string => (n === null || n === undefined ? 'not measured' : `${fixed(n, 1)} MiB`);
 
 function triple(s: Spread | null, format: (n: number) => string = num): string {
   if (s === null) return 'no finished round';
@@ -477,10 +477,10 @@ const bridge: Row = {
       line('in process: CPU per world', of(rounds, (x) => x.inProcess.cpuMs / x.inProcess.worlds), 'ms'),
       line('ratio process / in process, wall per world', ratio, 'x'),
       line('ratio, harness CPU per world', of(rounds, (x) => x.process.cpuMs / x.process.worlds / (x.inProcess.cpuMs / x.inProcess.worlds)), 'x'),
-      `  the floor: one bare pipe round trip per step (a JSON line each way, nothing else; bench/pipe-floor.ts)`,
+      `  the floor: one bare pipe round trip per world call (${first ? int(first.floor.roundTrips) : '?'} a round: a JSON line each way, nothing else; bench/pipe-floor.ts)`,
       line('floor: wall per world', of(rounds, (x) => perWorld(x.floor)), 'ms'),
       line('ratio floor / in process, wall per world', of(rounds, (x) => perWorld(x.floor) / perWorld(x.inProcess)), 'x'),
-      line('ratio process / floor: the bridge above the pipe', of(rounds, (x) => perWorld(x.process) / perWorld(x.floor)), 'x'),
+      line('ratio process / floor: the harness and the consumer above the pipe', of(rounds, (x) => perWorld(x.process) / perWorld(x.floor)), 'x'),
       `  memory (harness): ${memory(r, 'while consumer processes ran (largest look)')}`,
     );
     const problem = unfinished(r, 'this row');
@@ -500,7 +500,7 @@ const forks: Row = {
     const first = rounds[0];
     if (first) {
       lines.push(
-        `  ${first.forked.worlds} worlds a round, ${rounds.length} round(s), interleaved: A real kills, each incarnation forked from the fork server; B real kills, each a process started for it; C the Node ledger in process (the same design, call for call); D the floor: one bare round trip to a Python child per step (readline, json.loads, json.dumps, a flush; bench/pipe-floor.ts); all recorded ${int(first.forked.steps)} steps`,
+        `  ${first.forked.worlds} worlds a round, ${rounds.length} round(s), interleaved: A real kills, each incarnation forked from the fork server; B real kills, each a process started for it; C the Node ledger in process (the same design, call for call); D the floor: one bare round trip to a Python child per world call, over a pipe (readline, json.loads, the client's encoder, a flush; bench/pipe-floor.ts); A, B and C recorded ${int(first.forked.steps)} steps, ${int(first.floor.roundTrips)} of them calls`,
       );
     }
     const perWorld = (x: { wallMs: number; worlds: number }): number => x.wallMs / x.worlds;
@@ -519,7 +519,7 @@ const forks: Row = {
       line('ratio no fork server / fork server, wall per world', of(rounds, (x) => perWorld(x.started) / perWorld(x.forked)), 'x'),
       line('floor: wall per world', of(rounds, (x) => perWorld(x.floor)), 'ms'),
       line('ratio floor / in process, wall per world', of(rounds, (x) => perWorld(x.floor) / perWorld(x.inProcess)), 'x'),
-      line('ratio fork server / floor: the harness above the pipe', of(rounds, (x) => perWorld(x.forked) / perWorld(x.floor)), 'x'),
+      line('ratio fork server / floor: harness, forks, kills and ledger above the pipe', of(rounds, (x) => perWorld(x.forked) / perWorld(x.floor)), 'x'),
       `  memory (harness): ${memory(r, null)}`,
     );
     const problem = unfinished(r, 'this row');

@@ -8,7 +8,7 @@ import { checkProperty } from '../src/run/conformance.js';
 import type { Message } from './job.js';
 import { timed } from './measure.js';
 import { openPipe } from './pipe-floor.js';
-import { nodeExampleInProcess, repoRoot } from './worlds.js';
+import { callSteps, nodeExampleInProcess, repoRoot } from './worlds.js';
 
 /**
  * The cost of real kills for the Python example, with and without its fork server
@@ -38,7 +38,7 @@ type Say = (message: Message) => void;
  * A, the Python example killed for real, each incarnation forked from its fork server; B, the
  * same killed for real, each incarnation a process started for it; C, the Node ledger in
  * process, which takes the Python ledger's path call for call; D, the floor under any Python
- * consumer: as many bare round trips to a Python child as the worlds have steps
+ * consumer: as many bare round trips to a Python child as the worlds make calls
  * (bench/pipe-floor.ts). Interleaved, the same worlds (same seed) each round. A, B and C must
  * record the same steps, or they were not the same runs.
  */
@@ -55,11 +55,12 @@ export async function forks(args: ForksArgs, say: Say, peakRssMiB: () => number)
     if (warm.status !== 'pass') throw new Error(`${consumer.name} did not pass its warm-up worlds: ${warm.status}`);
   }
   const pipe = await openPipe({ language: 'python', interpreter });
+  const calls = await callSteps(inside, args.worlds, args.seed);
   for (let round = 0; round < args.rounds; round++) {
     const a = await timed(() => checkProperty(forked, { runs: args.worlds, seed: args.seed }));
     const b = await timed(() => checkProperty(started, { runs: args.worlds, seed: args.seed }));
     const c = await timed(() => checkProperty(inside, { runs: args.worlds, seed: args.seed }));
-    const d = await timed(() => pipe.roundTrips(a.value.calls));
+    const d = await timed(() => pipe.roundTrips(calls));
     for (const [who, o] of [['fork server', a.value], ['started', b.value], ['in process', c.value]] as const) {
       if (o.status !== 'pass') throw new Error(`the Python example (${who}) did not pass: ${o.status} after ${o.runs} worlds, seed ${o.seed}`);
     }
@@ -72,7 +73,7 @@ export async function forks(args: ForksArgs, say: Say, peakRssMiB: () => number)
       forked: { ...a.cost, worlds: args.worlds, steps: a.value.calls },
       started: { ...b.cost, worlds: args.worlds, steps: b.value.calls },
       inProcess: { ...c.cost, worlds: args.worlds, steps: c.value.calls },
-      floor: { ...d.cost, worlds: args.worlds, roundTrips: a.value.calls },
+      floor: { ...d.cost, worlds: args.worlds, roundTrips: calls },
     });
   }
   await pipe.close();

@@ -15,7 +15,7 @@ import { countCalls, syntheticHistory, withoutOneEffect } from './histories.js';
 import { openPipe } from './pipe-floor.js';
 import { liveHeapMiB, peakRssMiB, startClock, timed, type Cost } from './measure.js';
 import { runPeer, runPlain } from './peer.js';
-import { largePlan, manyPendingConsumer, NODE_EXAMPLE, nodeExampleInProcess, pendingPlan, repoRoot, type PendingProbe } from './worlds.js';
+import { callSteps, largePlan, manyPendingConsumer, NODE_EXAMPLE, nodeExampleInProcess, pendingPlan, repoRoot, type PendingProbe } from './worlds.js';
 
 /**
  * One measurement, run in a process of its own by bench.ts: `node --expose-gc job.js NAME
@@ -264,12 +264,13 @@ async function bridge(args: BridgeArgs): Promise<void> {
     const warm = await checkProperty(consumer, { runs: 3, seed: args.seed + 1, progress: sampling(heap, 1) });
     if (warm.status !== 'pass') throw new Error(`${consumer.name} did not pass its warm-up worlds: ${whyNot(warm, `--command "node ${NODE_EXAMPLE}"`)}`);
   }
-  // The floor: as many bare pipe round trips as the worlds have steps (see pipe-floor.ts).
+  // The floor: as many bare pipe round trips as the worlds make calls (see pipe-floor.ts).
   const pipe = await openPipe();
+  const calls = await callSteps(inside, args.worlds, args.seed);
   for (let round = 0; round < args.rounds; round++) {
     const a = await timed(() => checkProperty(outside, { runs: args.worlds, seed: args.seed }));
     const b = await timed(() => checkProperty(inside, { runs: args.worlds, seed: args.seed }));
-    const c = await timed(() => pipe.roundTrips(a.value.calls));
+    const c = await timed(() => pipe.roundTrips(calls));
     for (const [who, o] of [['process', a.value], ['in process', b.value]] as const) {
       if (o.status !== 'pass') throw new Error(`the Node example consumer (${who}) did not pass: ${whyNot(o, `--command "node ${NODE_EXAMPLE}"`)}`);
     }
@@ -281,7 +282,7 @@ async function bridge(args: BridgeArgs): Promise<void> {
       round,
       process: { ...a.cost, worlds: args.worlds, steps: a.value.calls },
       inProcess: { ...b.cost, worlds: args.worlds, steps: b.value.calls },
-      floor: { ...c.cost, worlds: args.worlds, roundTrips: a.value.calls },
+      floor: { ...c.cost, worlds: args.worlds, roundTrips: calls },
     });
   }
   await pipe.close();

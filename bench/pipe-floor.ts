@@ -54,11 +54,19 @@ export async function openPipe(who: FloorChild = { language: 'node' }): Promise<
   const [file, argv] = who.language === 'node' ? [process.execPath, ['-e', NODE_CHILD]] : [who.interpreter, ['-c', PYTHON_CHILD]];
   const child = spawn(file, argv, { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout });
-  let waiting: { left: number; done: () => void } | null = null;
-  let exited = false;
-  child.once('exit', () => {
-    exited = true;
-  });
+  let waiting: { left: number; done: () => void; fail: (error: Error) => void } | null = null;
+  // Why the child can answer no more: it exited, could not be started, or its stdin broke.
+  // Whoever waits is told at once, and every later round trip fails with it: never a hang.
+  let gone: Error | null = null;
+  const lost = (error: Error): void => {
+    gone ??= error;
+    const w = waiting;
+    waiting = null;
+    w?.fail(gone);
+  };
+  child.once('exit', (code, signal) => lost(new Error(`the pipe-floor child (${file}) exited with ${signal ?? `code ${code}`}`)));
+  child.once('error', (error) => lost(new Error(`the pipe-floor child (${file}) could not run: ${error.message}`)));
+  child.stdin.on('error', (error) => lost(new Error(`the pipe-floor child's stdin: ${error.message}`)));
   lines.on('line', (line) => {
     const call = JSON.parse(line) as { id: number };
     if (waiting === null) return;
@@ -71,17 +79,24 @@ export async function openPipe(who: FloorChild = { language: 'node' }): Promise<
   });
   const roundTrips = (n: number): Promise<void> =>
     new Promise<void>((done, fail) => {
-      if (exited) return fail(new Error('the pipe-floor child has exited'));
-      waiting = { left: n, done };
+      if (gone !== null) return fail(gone);
+      if (n <= 0) return done();
+      waiting = { left: n, done, fail };
       child.stdin.write(`${JSON.stringify({ type: 'reply', id: 0, ok: true, value: PAGE })}\n`);
     });
-  await roundTrips(1);
+  try {
+    await roundTrips(1);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
   return {
     roundTrips,
     async close() {
       lines.close();
+      const exited = child.exitCode !== null || child.signalCode !== null;
       child.kill('SIGKILL');
-      if (!exited) await once(child, 'exit');
+      if (!exited && child.pid !== undefined) await once(child, 'exit');
     },
   };
 }

@@ -5,7 +5,8 @@ import { positionOf, refOf, type SourceEvent } from '../model/event.js';
 import type { Resume } from '../model/history.js';
 import { ev, plan } from '../scenarios/named.js';
 import type { Plan } from '../scenarios/plan.js';
-import type { Consumer, WorkerWorld } from '../src/adapter/consumer.js';
+import type { AnyConsumer, Consumer, WorkerWorld } from '../src/adapter/consumer.js';
+import { checkProperty } from '../src/run/conformance.js';
 
 /** The repository's root: the bench runs from bench/ under tsx and from dist/bench/ when built. */
 export function repoRoot(): string {
@@ -121,4 +122,17 @@ export async function nodeExampleInProcess(): Promise<Consumer> {
   const { ledger } = (await import(pathToFileURL(join(repoRoot(), NODE_LEDGER)).href)) as { ledger?: Served };
   if (!ledger) throw new Error(`${NODE_LEDGER} exports no ledger: the bench cannot load the node example in process`);
   return { name: `${ledger.name} (in process)`, capabilities: ledger.capabilities, run: (world) => ledger.run(world) };
+}
+
+/**
+ * The world calls (call steps) of the worlds checkProperty executes for this seed, counted in
+ * a run of their own with `consumer` (in process, so that counting costs little): the round
+ * trips a process consumer makes in those worlds, at one round trip a call. Life, mutation
+ * and rebind steps are not calls, and a floor counts none of them.
+ */
+export async function callSteps(consumer: AnyConsumer, runs: number, seed: number): Promise<number> {
+  let calls = 0;
+  const outcome = await checkProperty(consumer, { runs, seed, onWorld: (x) => void (calls += x.history.steps.filter((s) => s.kind === 'call').length) });
+  if (outcome.status !== 'pass') throw new Error(`${consumer.name} did not pass the worlds whose calls were counted: ${outcome.status}`);
+  return calls;
 }
