@@ -9,10 +9,11 @@ import { createInterface } from 'node:readline';
  * The child answers every reply with a call; this side answers every call with a reply
  * carrying a page of eight events, about the size of the bridge's largest messages.
  *
- * Protocol 1 has one call in flight at a time, so a world of s steps costs at least s of
+ * Protocol 1 has one call in flight at a time, so a world of c calls costs at least c of
  * these round trips through the bridge. What the bridge and forks rows show above this floor
- * is the harness's own cost; the floor itself is the machine's (its pipes, its scheduler, its
- * cores) and the language's (reading, parsing and writing a line).
+ * is the harness's cost and the consumer's own work (and, under real kills, the processes'
+ * starts or forks and their kills); the floor itself is the machine's (its pipes, its
+ * scheduler, its cores) and the language's (reading, parsing and writing a line).
  */
 const NODE_CHILD = `
 const lines = require('node:readline').createInterface({ input: process.stdin });
