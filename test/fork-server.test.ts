@@ -147,7 +147,7 @@ describe('the children of a fork server', () => {
   }
 
   it('each leads a process group of its own under the server, and the harness kills it with SIGKILL; the server reaps it and forks the next', async () => {
-    const server = new ForkServer(LEDGER, {});
+    const server = new ForkServer(LEDGER, {}, HANG_MS);
     const first = server.fork();
     const one = listen(first);
     await one.hello;
@@ -225,6 +225,23 @@ describe('when the fork server fails', () => {
     await expect(execute(scenario('failed-event-holds-watermark'), consumer)).rejects.toBe(error);
     expect(noted(file).children.length).toBe(before);
     expect(await leftOver(everyPid(file))).toEqual([]);
+  });
+
+  it.each([
+    ['serving', 'did not answer fork-server with serving within 1500 ms'],
+    ['forked', 'did not answer fork f0 with forked within 1500 ms'],
+  ])('a server that never answers with %s stops the run with the reason: not a stall blamed on the consumer', async (silentAt, reason) => {
+    const consumer = await processConsumer(`python3 ${FIXTURES}/silent.py ${silentAt}`, quiet({ kills: 'real', helloMs: 3000 }));
+    const error = await execute(scenario('failed-event-holds-watermark'), consumer).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ForkServerError);
+    expect((error as Error).message).toContain(`the fork server of \`python3 ${FIXTURES}/silent.py ${silentAt}\` ${reason}`);
+  });
+
+  it('a pid no child can have is refused with the reason', async () => {
+    const consumer = await processConsumer(`python3 ${FIXTURES}/false-pid.py 1`, quiet({ kills: 'real' }));
+    const error = await execute(scenario('failed-event-holds-watermark'), consumer).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ForkServerError);
+    expect((error as Error).message).toContain("said it forked pid 1, which no child of it can have (a pid is an integer above 1, and not the harness's own)");
   });
 
   it('a pid the server did not fork into a group of its own is refused, and never signalled', async () => {

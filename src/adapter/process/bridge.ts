@@ -169,7 +169,10 @@ export async function processConsumer(command: string, options: ProcessOptions =
   const base = { name: hello.name, capabilities: hello.capabilities, stallMs: options.stallMs ?? 10_000 };
   // One count for the whole consumer: a crash loop spans worlds as well as incarnations.
   const loop = new CrashLoop(command);
-  const forks = hello.forks === true && options.forkServer !== false ? new ForkServer(command, spawnOptions) : null;
+  // A forked incarnation's hello limit covers the server's answer and then the child's
+  // connecting: the server gets half of it, so that a server that never answers stops the run
+  // as its own fault before the incarnation's limit could call it the consumer's stall.
+  const forks = hello.forks === true && options.forkServer !== false ? new ForkServer(command, spawnOptions, (options.helloMs ?? 10_000) / 2) : null;
   const shim = shimWarning(command, options.cwd);
   if (shim !== null) {
     const warning = forks ? `${shim} With the fork server, only its own start pays for it.` : shim;

@@ -101,12 +101,21 @@ export class ForkServer {
   private next = 0;
   private broken: ForkServerError | null = null;
   private idleTimer: NodeJS.Timeout | null = null;
+  /**
+   * What the server was asked and has not answered yet (`serving` to `fork-server`, `forked`
+   * to each `fork`), each with the timer that stops the run when the answer is late. Without
+   * them a server that never answers looks like an incarnation that never said hello: a
+   * stall judged `unknown`, shrunk world after world, blamed on the consumer's code.
+   */
+  private readonly unanswered = new Map<string, NodeJS.Timeout>();
   /** Servers started and children forked, for tests and measurements. */
   readonly stats = { servers: 0, forks: 0 };
 
   constructor(
     private readonly command: string,
     private readonly spawnOptions: SpawnOptions,
+    /** How long it may take to answer `fork-server` and each `fork` (half the hello limit, see processConsumer). */
+    private readonly answerMs: number,
   ) {}
 
   /** The hello every child has said, through its server. */
@@ -132,7 +141,7 @@ export class ForkServer {
     if (this.idleTimer !== null) clearTimeout(this.idleTimer);
     this.idleTimer = null;
     if (this.server === null) this.start();
-    if (this.ready) this.server?.send({ type: 'fork', id });
+    if (this.ready) this.ask(id);
     else this.queued.push(id);
     return child;
   }
@@ -203,7 +212,30 @@ export class ForkServer {
 
   /** Once it said hello and the socket listens: become a fork server. */
   private announce(): void {
-    if (this.listening && this.greeting !== null && this.server !== null) this.server.send({ type: 'fork-server', socket: this.socketPath });
+    if (this.listening && this.greeting !== null && this.server !== null) {
+      this.server.send({ type: 'fork-server', socket: this.socketPath });
+      this.awaiting('serving', 'did not answer fork-server with serving');
+    }
+  }
+
+  /** Asks for one child; the server must say it forked it in time. */
+  private ask(id: string): void {
+    this.server?.send({ type: 'fork', id });
+    this.awaiting(id, `did not answer fork ${id} with forked`);
+  }
+
+  /** An answer the server owes, under `key`, and what it failed to do when it is late. */
+  private awaiting(key: string, late: string): void {
+    const timer = setTimeout(() => this.die(`${late} within ${this.answerMs} ms (docs/protocol.md, Fork servers)`), this.answerMs);
+    // It bounds a wait the run is in; it never keeps an idle harness running.
+    timer.unref();
+    this.unanswered.set(key, timer);
+  }
+
+  private answered(key: string): void {
+    const timer = this.unanswered.get(key);
+    if (timer !== undefined) clearTimeout(timer);
+    this.unanswered.delete(key);
   }
 
   /** A line the server wrote after its hello: `serving`, `forked` or `exited`. */
@@ -219,14 +251,16 @@ export class ForkServer {
     if (message.type === 'serving') {
       if (this.ready) return this.die('said serving twice');
       this.ready = true;
-      for (const id of this.queued.splice(0)) this.server?.send({ type: 'fork', id });
+      this.answered('serving');
+      for (const id of this.queued.splice(0)) this.ask(id);
       return;
     }
     const child = typeof message.id === 'string' ? this.children.get(message.id) : undefined;
     if (message.type === 'forked') {
       const pid = message.pid;
       if (child === undefined || child.pid !== undefined) return this.die(`said forked for ${JSON.stringify(message.id)}, which it was not asked to fork or already forked`);
-      if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 1 || pid === process.pid) return this.die(`said it forked pid ${JSON.stringify(pid)}`);
+      if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 1 || pid === process.pid) return this.die(`said it forked pid ${JSON.stringify(pid)}, which no child of it can have (a pid is an integer above 1, and not the harness's own)`);
+      this.answered(child.id);
       const seen = forkedChild(pid, this.server?.pid ?? -1);
       if (seen === 'not-its-child') return this.die(`said it forked pid ${pid}, which is not its child leading a process group of its own (a child must call setpgid(0, 0), and the server setpgid(pid, pid))`);
       return child.forkedAs(pid, seen !== 'gone');
@@ -279,6 +313,8 @@ export class ForkServer {
   }
 
   private reset(): void {
+    for (const timer of this.unanswered.values()) clearTimeout(timer);
+    this.unanswered.clear();
     this.children.clear();
     this.queued.length = 0;
     this.ready = false;
