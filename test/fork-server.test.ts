@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { planArb } from '../scenarios/arbitraries.js';
 import { findScenario } from '../scenarios/named.js';
 import { worldOptions } from '../scenarios/profiles.js';
@@ -359,11 +359,17 @@ describe('a command through a version manager shim', () => {
   symlinkSync(join(bin, '.volta', 'bin', 'volta-shim'), join(bin, '.volta', 'bin', 'node'));
   script(join(bin, 'nvm', 'nvm-exec'), '#!/usr/bin/env bash\nDIR="$(command cd "$(dirname "$0")" && pwd)"\n\\. "$DIR/nvm.sh" --no-use\nexec "$@"\n');
   script(join(bin, 'plain', 'python3'), '#!/bin/sh\nexec /usr/bin/env python3 "$@"\n');
+  // A wrapper that runs an interpreter kept under a manager's tree, and no manager.
+  script(join(bin, 'wrapper', 'python3'), '#!/bin/sh\nexec /home/u/.pyenv/versions/3.12.1/bin/python3 "$@"\n');
+  // Consumers run by their own names: their first lines find the interpreter on the PATH.
+  const viaEnv = script(join(bin, 'consumers', 'consumer.py'), '#!/usr/bin/env python3\nprint("hello")\n');
+  const viaEnvS = script(join(bin, 'consumers', 'consumer-s.py'), '#!/usr/bin/env -S python3 -u\nprint("hello")\n');
 
   it('reads the program a command line runs', () => {
     expect(programOf('python3 consumer.py')).toBe('python3');
     expect(programOf('FOO=1 exec env -i python3 -u consumer.py')).toBe('python3');
     expect(programOf('"/opt/my python/bin/python3" consumer.py')).toBe('/opt/my python/bin/python3');
+    expect(programOf('/usr/bin/env python3 consumer.py')).toBe('python3');
     expect(programOf('  ')).toBeNull();
   });
 
@@ -377,6 +383,14 @@ describe('a command through a version manager shim', () => {
     expect(shimWarning('nvm-exec node consumer.mjs', scratch, path)).toContain('a shim of nvm');
     expect(shimWarning(`${python} consumer.py`, '/', '')).toContain('a shim of pyenv');
     expect(shimWarning('python3 consumer.py', scratch, join(bin, 'plain'))).toBeNull();
+    expect(shimWarning('python3 consumer.py', scratch, join(bin, 'wrapper'))).toBeNull();
+    expect(shimWarning('/usr/bin/env python3 consumer.py', scratch, path)).toContain(`is ${python}, a shim of pyenv`);
+    for (const consumer of [viaEnv, viaEnvS]) {
+      expect(shimWarning(`${consumer} --flag`, scratch, path)).toBe(
+        `\`${consumer}\` in the command is a script whose first line runs \`python3\`, which is ${python}, a shim of pyenv: every process started runs pyenv before the interpreter, which about doubles each start-up. Give the interpreter's own path in the command instead (\`pyenv which python3\` prints it; docs/protocol.md, Making it fast).`,
+      );
+    }
+    expect(shimWarning(`${viaEnv} --flag`, scratch, join(bin, 'plain'))).toBeNull();
     expect(shimWarning(`${process.execPath} consumer.mjs`, scratch, path)).toBeNull();
     expect(shimWarning('no-such-program x', scratch, path)).toBeNull();
   });
@@ -393,5 +407,15 @@ describe('a command through a version manager shim', () => {
     const without: string[] = [];
     await processConsumer(`${shim} examples/python/ledger_consumer.py`, { forkServer: false, warn: (m) => without.push(m) });
     expect(without[0]).not.toContain('fork server');
+    // On stderr (no warn given), once per process: a check loads its command again for its
+    // final replays, and said the same warning twice.
+    const written: string[] = [];
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (written.push(String(chunk)), true));
+    try {
+      for (let i = 0; i < 2; i++) await processConsumer(`${shim} examples/python/ledger_consumer.py`);
+    } finally {
+      write.mockRestore();
+    }
+    expect(written.filter((w) => w.includes(`is ${shim}, a shim of pyenv`))).toHaveLength(1);
   });
 });

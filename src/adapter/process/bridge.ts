@@ -148,6 +148,18 @@ export function processStats(consumer: AnyConsumer): ProcessStats | undefined {
 }
 
 /**
+ * Warnings written to stderr so far: a check loads its command more than once (its final
+ * replays under real kills load it again), and says each warning once.
+ */
+const warned = new Set<string>();
+
+function warnOnce(message: string): void {
+  if (warned.has(message)) return;
+  warned.add(message);
+  process.stderr.write(`tidemark: warning: ${message}\n`);
+}
+
+/**
  * Starts the command once to read its hello, and returns a consumer that runs each
  * incarnation in a process of the same command: its own process, started ahead of need
  * (unless `warm: false`) and killed for real, or, with `kills: 'sampled'` and a hello that
@@ -176,7 +188,7 @@ export async function processConsumer(command: string, options: ProcessOptions =
   const shim = shimWarning(command, options.cwd);
   if (shim !== null) {
     const warning = forks ? `${shim} With the fork server, only its own start pays for it.` : shim;
-    (options.warn ?? ((m: string) => process.stderr.write(`tidemark: warning: ${m}\n`)))(warning);
+    (options.warn ?? warnOnce)(warning);
   }
   const pool = new Pool(command, spawnOptions, options, hello.sessions === true, loop, forks);
   if (forks) forkServers.set(pool, forks);

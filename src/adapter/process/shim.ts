@@ -11,8 +11,11 @@ import { basename, delimiter, isAbsolute, join, resolve, sep } from 'node:path';
  */
 const MANAGERS = ['pyenv', 'rbenv', 'nodenv', 'goenv', 'jenv', 'asdf', 'mise', 'rtx', 'volta', 'nvm'] as const;
 
-/** Words a shell reads before the program a command runs: `exec python3 ...`, `env FOO=1 python3 ...`. */
+/** Words a shell reads before the program a command runs: `exec python3 ...`, `env FOO=1 python3 ...`, `/usr/bin/env python3 ...`. */
 const PREFIXES = new Set(['exec', 'env', 'command', 'nice', 'nohup', 'time']);
+
+/** Whether a word is one of PREFIXES, by name or by path (`/usr/bin/env`). */
+const isPrefix = (word: string): boolean => PREFIXES.has(word) || (word.includes('/') && PREFIXES.has(basename(word)));
 
 /**
  * The program a shell command line runs, as written: the first word that is not a variable
@@ -25,7 +28,7 @@ export function programOf(command: string): string | null {
   let afterPrefix = false;
   for (const word of words) {
     if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(word)) continue;
-    if (PREFIXES.has(word)) {
+    if (isPrefix(word)) {
       afterPrefix = true;
       continue;
     }
@@ -91,14 +94,26 @@ export function shimManager(file: string): string | null {
     }
     return 'a version manager';
   }
-  // A script that hands over to a manager: nvm-exec sources nvm.sh, a shim elsewhere execs one.
+  // A script that hands over to a manager: nvm-exec sources nvm.sh, a shim elsewhere execs
+  // the manager. What it runs must be the manager itself (its name is the program's), not
+  // merely something under the manager's tree: a wrapper that execs
+  // ~/.pyenv/versions/3.12.1/bin/python3 runs the interpreter, and no pyenv.
   const text = head(real);
   if (!text.startsWith('#!')) return null;
-  const handover = text
-    .split('\n')
-    .slice(1)
-    .find((line) => /^\s*\\?(exec|source|\.)\s/.test(line) && named(line) !== null);
-  return handover === undefined ? null : named(handover);
+  for (const line of text.split('\n').slice(1)) {
+    const handover = /^\s*\\?(?:exec|source|\.)\s+(?:'([^']*)'|"([^"]*)"|(\S+))/.exec(line);
+    if (handover === null) continue;
+    const program = handover[1] ?? handover[2] ?? handover[3] ?? '';
+    const manager = named(basename(program));
+    if (manager !== null) return manager;
+  }
+  return null;
+}
+
+/** The program a script's first line runs (`#!/usr/bin/env python3` gives `python3`), or null for a file that is not a script. */
+function shebangProgram(file: string): string | null {
+  const first = head(file, 512).split('\n')[0] ?? '';
+  return first.startsWith('#!') ? programOf(first.slice(2).replace(/(^|\s)-S(\s|$)/, ' ')) : null;
 }
 
 /**
@@ -110,9 +125,21 @@ export function shimWarning(command: string, cwd: string = process.cwd(), path: 
   if (program === null) return null;
   const file = located(program, cwd, path);
   if (file === null) return null;
-  const manager = shimManager(file);
+  let manager = shimManager(file);
+  let what = `\`${program}\` in the command is ${file}`;
+  let interpreter = program;
+  if (manager === null) {
+    // A script the command runs by its own name: its first line names the interpreter, which
+    // the kernel runs (through env, found on the PATH), and that may be the shim.
+    const runs = shebangProgram(file);
+    const found = runs === null ? null : located(runs, cwd, path);
+    if (runs === null || found === null || found === file) return null;
+    manager = shimManager(found);
+    what = `\`${program}\` in the command is a script whose first line runs \`${runs}\`, which is ${found}`;
+    interpreter = runs;
+  }
   if (manager === null) return null;
   const known = manager !== 'a version manager';
-  const which = known ? `\`${manager} which ${basename(program)}\` prints it` : 'the version manager can print it';
-  return `\`${program}\` in the command is ${file}, a shim of ${manager}: every process started runs ${known ? manager : 'the version manager'} before the interpreter, which about doubles each start-up. Give the interpreter's own path in the command instead (${which}; docs/protocol.md, Making it fast).`;
+  const which = known ? `\`${manager} which ${basename(interpreter)}\` prints it` : 'the version manager can print it';
+  return `${what}, a shim of ${manager}: every process started runs ${known ? manager : 'the version manager'} before the interpreter, which about doubles each start-up. Give the interpreter's own path in the command instead (${which}; docs/protocol.md, Making it fast).`;
 }
