@@ -499,7 +499,10 @@ async function check(f: Flags, io: Io, peers?: ShardPeers): Promise<number> {
   let found: readonly RegressionEntry[] = [];
   const entries = newRegressions(suite).map((e) => ({ ...e, run: run.id, ...(digest === null ? {} : { digest }), ...(Object.keys(t.options).length === 0 ? {} : { options: t.options }) }));
   if (outputs.attempt(`the regression file ${file}`, () => (found = recordRegressions(file, entries))) && found.length > 0) {
-    io.out(`recorded ${found.length} new failure(s) in ${file}; they are replayed first from now on, and each by its ID with npx tidemark replay ID:`);
+    // A replay by ID never runs a command or a module outside this directory (see
+    // recordedFailure): for those the replay commands printed above are the way back.
+    const byId = found.every((e) => notReplayedById(e.adapter) === null);
+    io.out(`recorded ${found.length} new failure(s) in ${file}; they are replayed first from now on, and ${byId ? 'each by its ID with npx tidemark replay ID' : 'each by its replay command printed above (a replay by ID never runs a command: the file is data)'}:`);
     for (const e of found) io.out(`  ${e.id ?? shortId(e)}  ${e.kind === 'scenario' ? `scenario ${e.scenario}` : `world seed ${e.seed} path ${e.path}`} (${e.anomaly})`);
   }
   const json = f.string('json');
@@ -587,13 +590,23 @@ function recordedFailure(f: Flags): { readonly entry: RegressionEntry; readonly 
   // shell command, nor a module outside this directory. Those entries print the replay
   // command they stand for, to be run by whoever reads it.
   const full = replayCommand(connectorFlag(a, entry.options) ?? targetFlag(a, entry.options), entry.kind, entry.kind === 'scenario' ? entry.scenario : worldWhat(entry));
-  const outside = !a.startsWith('builtin:') && !a.startsWith('command:') && connectorOf(a) === null && relative(process.cwd(), resolve(a)).startsWith('..');
-  if (a.startsWith('command:') || connectorOf(a) !== null || outside) {
-    throw new UsageError(`the failure ${entry.id ?? shortId(entry)} names ${outside ? 'a module outside this directory' : 'a command'}, which a replay by ID never runs: what a regression file says is data. Its replay command, to run yourself if you trust it: ${full}`);
+  const refused = notReplayedById(a);
+  if (refused !== null) {
+    throw new UsageError(`the failure ${entry.id ?? shortId(entry)} names ${refused}, which a replay by ID never runs: what a regression file says is data. Its replay command, to run yourself if you trust it: ${full}`);
   }
   const connector = connectorOf(a);
   const target = connector ? { [connector.kind]: connector.command, api: connector.api } : a.startsWith('builtin:') ? { consumer: a.slice('builtin:'.length) } : a.startsWith('command:') ? { command: a.slice('command:'.length) } : { adapter: a };
   return { entry, spec: { ...target, options: entry.options ?? {} } };
+}
+
+/**
+ * What a replay by ID refuses to run for a regression entry's target (a command, or a module
+ * outside this directory), or null when it replays it.
+ */
+function notReplayedById(adapter: string): string | null {
+  if (adapter.startsWith('builtin:')) return null;
+  if (adapter.startsWith('command:') || connectorOf(adapter) !== null) return 'a command';
+  return relative(process.cwd(), resolve(adapter)).startsWith('..') ? 'a module outside this directory' : null;
 }
 
 async function replay(f: Flags, io: Io): Promise<number> {

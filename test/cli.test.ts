@@ -211,7 +211,7 @@ describe('output paths are checked before the run, and a failed write loses noth
     execFileSync('ln', ['-s', target, link]);
     const r = await cli('check', '--adapter', 'examples/ledger-consumer-buggy.ts', '--scenario', 'failed-event-holds-watermark', '--regressions', link);
     expect(r.code).toBe(EXIT.fail);
-    expect(r.out).toContain(`recorded 1 new failure(s) in ${link}`);
+    expect(r.out).toContain(`recorded 1 new failure(s) in ${link}; they are replayed first from now on, and each by its ID with npx tidemark replay ID:`);
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(JSON.parse(readFileSync(target, 'utf8')).entries).toHaveLength(1);
   });

@@ -110,6 +110,9 @@ describe.concurrent('buggy consumers fail, and the printed replay reproduces the
     expect(r.code, r.out).toBe(EXIT.fail);
     expect(r.out).toContain(`FAIL  ${name}: premature-watermark (R6 R7`);
     expect(r.out).toContain('fail     failed-event-holds-watermark');
+    // A replay by ID never runs a command: the check points to the replay commands it printed.
+    expect(r.out).toContain('each by its replay command printed above (a replay by ID never runs a command: the file is data)');
+    expect(r.out).not.toContain('each by its ID with npx tidemark replay ID');
     const replays = printedReplays(r.out);
     expect(replays.length).toBeGreaterThan(0);
     for (const { hash, replay } of replays) {
