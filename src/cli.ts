@@ -501,8 +501,8 @@ async function check(f: Flags, io: Io, peers?: ShardPeers): Promise<number> {
   if (outputs.attempt(`the regression file ${file}`, () => (found = recordRegressions(file, entries))) && found.length > 0) {
     // A replay by ID never runs a command or a module outside this directory (see
     // recordedFailure): for those the replay commands printed above are the way back.
-    const byId = found.every((e) => notReplayedById(e.adapter) === null);
-    io.out(`recorded ${found.length} new failure(s) in ${file}; they are replayed first from now on, and ${byId ? 'each by its ID with npx tidemark replay ID' : 'each by its replay command printed above (a replay by ID never runs a command: the file is data)'}:`);
+    const refused = found.map((e) => notReplayedById(e.adapter)).find((r) => r !== null) ?? null;
+    io.out(`recorded ${found.length} new failure(s) in ${file}; they are replayed first from now on, and ${refused === null ? 'each by its ID with npx tidemark replay ID' : `each by its replay command printed above (a replay by ID never runs ${refused}: the file is data)`}:`);
     for (const e of found) io.out(`  ${e.id ?? shortId(e)}  ${e.kind === 'scenario' ? `scenario ${e.scenario}` : `world seed ${e.seed} path ${e.path}`} (${e.anomaly})`);
   }
   const json = f.string('json');
