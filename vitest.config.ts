@@ -25,6 +25,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/file-cleanup.ts'],
     env: { PATH: pathWithInterpreter() },
     // A bound only against a hang, never against slowness: at least ten times the slowest
     // test's quiet duration (about 35 s), so a machine with other work on it slows the suite

@@ -127,49 +127,72 @@ describe('a fork server gives the histories of a process per incarnation', () =>
 });
 
 describe('the children of a fork server', () => {
-  /** A listener that records what a process says and how it ends. */
+  /**
+   * A listener that records what a process says and how it ends. A failure rejects both
+   * promises: thrown from the listener, it would surface in whatever test runs next.
+   */
   function listen(proc: ForkedProcess): { hello: Promise<void>; exit: Promise<{ code: number | null; signal: string | null }> } {
     let greeted = (): void => {};
     let ended = (_: { code: number | null; signal: string | null }): void => {};
-    const hello = new Promise<void>((resolve) => (greeted = resolve));
-    const exit = new Promise<{ code: number | null; signal: string | null }>((resolve) => (ended = resolve));
+    let failed = (_: Error): void => {};
+    const failure = new Promise<never>((_, reject) => (failed = reject));
+    const hello = Promise.race([new Promise<void>((resolve) => (greeted = resolve)), failure]);
+    const exit = Promise.race([new Promise<{ code: number | null; signal: string | null }>((resolve) => (ended = resolve)), failure]);
+    // Handled here as well: a test that fails on the one it awaits never awaits the other.
+    for (const p of [failure, hello, exit]) p.catch(() => {});
     const listener: Listener = {
       hello: () => greeted(),
       call: () => {},
       inspection: () => {},
       exit: (code, signal) => ended({ code, signal }),
-      fail: (error) => {
-        throw error;
-      },
+      fail: (error) => failed(error),
     };
     proc.attach(listener);
     return { hello, exit };
   }
 
+  /**
+   * Its pid, once its server said it forked it. A child may connect (and so say its hello)
+   * before the harness reads its server's `forked` line: the two arrive on different channels.
+   */
+  async function pidOf(proc: ForkedProcess): Promise<number> {
+    await until('the pid its server forked it as', () => proc.pid !== undefined);
+    return proc.pid!;
+  }
+
   it('each leads a process group of its own under the server, and the harness kills it with SIGKILL; the server reaps it and forks the next', async () => {
     const server = new ForkServer(LEDGER, {}, HANG_MS);
     const first = server.fork();
-    const one = listen(first);
-    await one.hello;
-    const serverPid = server.pid!;
-    const pid = first.pid!;
-    expect(pid).not.toBe(serverPid);
-    // Its own group (the harness signals -pid), its parent in the server's group.
-    expect(forkedChild(pid, serverPid)).toBe('its-child');
-    expect(first.kill()).toBe(true);
-    // The server saw the death: it reaped the child and reported how it ended.
-    expect(await one.exit).toEqual({ code: null, signal: 'SIGKILL' });
-    expect(runs(pid)).toBe(false);
-    expect(runs(serverPid)).toBe(true);
-    const second = server.fork();
-    const two = listen(second);
-    await two.hello;
-    expect(second.pid).not.toBe(pid);
-    expect(forkedChild(second.pid!, serverPid)).toBe('its-child');
-    second.kill();
-    await two.exit;
-    server.stop();
-    expect(await leftOver([serverPid, pid, second.pid!])).toEqual([]);
+    let second: ForkedProcess | null = null;
+    try {
+      const one = listen(first);
+      await one.hello;
+      const serverPid = server.pid!;
+      const pid = await pidOf(first);
+      expect(pid).not.toBe(serverPid);
+      // Its own group (the harness signals -pid), its parent in the server's group.
+      expect(forkedChild(pid, serverPid)).toBe('its-child');
+      expect(first.kill()).toBe(true);
+      // The server saw the death: it reaped the child and reported how it ended.
+      expect(await one.exit).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(runs(pid)).toBe(false);
+      expect(runs(serverPid)).toBe(true);
+      second = server.fork();
+      const two = listen(second);
+      await two.hello;
+      const next = await pidOf(second);
+      expect(next).not.toBe(pid);
+      expect(forkedChild(next, serverPid)).toBe('its-child');
+      second.kill();
+      await two.exit;
+      server.stop();
+      expect(await leftOver([serverPid, pid, next])).toEqual([]);
+    } finally {
+      // A failed assertion leaves nothing running for the files after this one in its worker.
+      first.kill();
+      second?.kill();
+      server.stop();
+    }
   });
 
   it('one that exits on its own is seen to, with its code and its stderr, exactly as a process started for it', async () => {
