@@ -195,6 +195,30 @@ describe('the children of a fork server', () => {
     }
   });
 
+  it('one may say its hello before its server says forked: a kill decided then reaches its group as soon as the pid comes', async () => {
+    // Its server says forked only once the child has read a line from the harness.
+    const server = new ForkServer(`python3 ${FIXTURES}/late-forked.py`, {}, HANG_MS);
+    const child = server.fork();
+    try {
+      const life = listen(child);
+      await life.hello;
+      expect(child.pid).toBeUndefined();
+      child.send({ type: 'line' });
+      // A kill with no pid to signal yet: it counts as sent, and is, when forked names the pid.
+      expect(child.kill()).toBe(true);
+      expect(await life.exit).toEqual({ code: null, signal: 'SIGKILL' });
+      const pid = child.pid!;
+      expect(pid).toBeGreaterThan(1);
+      expect(runs(pid)).toBe(false);
+      const serverPid = server.pid!;
+      server.stop();
+      expect(await leftOver([serverPid])).toEqual([]);
+    } finally {
+      child.kill();
+      server.stop();
+    }
+  });
+
   it('one that exits on its own is seen to, with its code and its stderr, exactly as a process started for it', async () => {
     const ends = async (mode: string): Promise<string> => {
       const file = pidFile();
