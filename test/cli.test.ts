@@ -68,6 +68,9 @@ describe('tidemark CLI', () => {
     [['check', '--consumer', 'reference', '--runs', '1000001'], '--runs must be an integer of at least 1 and at most 1,000,000'],
     [['check', '--consumer', 'reference', '--seed', '4294967296'], '--seed must be an integer from -2147483648 to 4294967295 (a 32-bit seed)'],
     [['check', '--consumer', 'reference', '--heartbeat=-1'], '--heartbeat must be a number of seconds of at least 0'],
+    // A negative number as a separate argument: what the flag takes, not the parser's advice.
+    [['check', '--consumer', 'reference', '--jobs', '-1'], "--jobs must be an integer of at least 1 and at most 8, got '-1'"],
+    [['check', '--consumer', 'reference', '--heartbeat', '-0.5'], "--heartbeat must be a number of seconds of at least 0, got '-0.5'"],
     [['replay', '--scenario', 'stale-token', '--seed', '1'], '--scenario cannot be combined with --seed'],
     [['replay', '--scenario', 'stale-token', '--path', '1:2'], '--scenario cannot be combined with --path'],
     [['help', 'frobnicate'], "no command named 'frobnicate'"],

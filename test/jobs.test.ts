@@ -55,6 +55,14 @@ function parents(path: string): Set<string> {
 }
 
 describe('check --jobs N', () => {
+  it('a seed of 2^31 and above, which the check takes as a negative 32-bit seed, reaches every job: the same JSON as one process', async () => {
+    const { one, many } = await bothWays('negative-seed', ['--consumer', 'max-position-fetched', '--runs', '50', '--seed', '3000000000']);
+    expect(one.out).toContain('seed -1294967296');
+    expect(one.code, one.err).toBe(EXIT.fail);
+    expect(many.code, many.err).toBe(EXIT.fail);
+    expect(many.json).toBe(one.json);
+  });
+
   it('a failing built-in consumer: the same JSON, JUnit and printed lines as one process', async () => {
     const { one, many } = await bothWays('builtin', ['--consumer', 'max-position-fetched', '--runs', '300', '--seed', '3']);
     expect(one.code).toBe(EXIT.fail);

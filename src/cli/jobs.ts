@@ -71,12 +71,14 @@ const NOT_PASSED = new Set(['jobs', 'shard', 'seed', 'json', 'junit', 'timeline'
 
 /** The check's flags as each job takes them, with the seed the check drew: everything that decides what runs. */
 export function jobArgv(f: Flags, seed: number): string[] {
-  const argv = ['--seed', String(seed)];
+  // Each value joined to its flag: a separate value that begins with a dash (a negative
+  // seed, a command) could be read as a flag of its own.
+  const argv = [`--seed=${seed}`];
   for (const { flag, value } of f.given()) {
     if (NOT_PASSED.has(flag.name)) continue;
     if (value === true) argv.push(`--${flag.name}`);
-    else if (Array.isArray(value)) for (const v of value) argv.push(`--${flag.name}`, v);
-    else if (typeof value === 'string') argv.push(`--${flag.name}`, value);
+    else if (Array.isArray(value)) for (const v of value) argv.push(`--${flag.name}=${v}`);
+    else if (typeof value === 'string') argv.push(`--${flag.name}=${value}`);
   }
   return argv;
 }

@@ -413,7 +413,7 @@ export function parseFlags(spec: CommandSpec, args: readonly string[]): Flags {
   let values: Record<string, string | boolean | string[] | undefined>;
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({ args: [...args], options, strict: true, allowPositionals: spec.positionals !== undefined }) as { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] });
+    ({ values, positionals } = parseArgs({ args: negativesJoined(spec, args), options, strict: true, allowPositionals: spec.positionals !== undefined }) as { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -426,6 +426,30 @@ export function parseFlags(spec: CommandSpec, args: readonly string[]): Flags {
     else if (value === '') throw new UsageError(`--${flag.name} needs a value`);
   }
   return new Flags(values, spec, positionals);
+}
+
+/**
+ * `--jobs -1` as `--jobs=-1`: node's parser takes a value that begins with a dash for a flag
+ * and refuses it as ambiguous, so a negative number would be answered with the parser's
+ * advice instead of what the flag takes. No flag's name begins with a digit, so a dash and a
+ * digit after a flag that takes a value can only be its value.
+ */
+function negativesJoined(spec: CommandSpec, args: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    const next = args[i + 1];
+    const flag = arg.startsWith('--') ? spec.flags.find((f) => `--${f.name}` === arg) : undefined;
+    if (arg === '--') {
+      out.push(...args.slice(i));
+      break;
+    }
+    if (flag !== undefined && flag.type !== 'switch' && next !== undefined && /^-\.?\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
 }
 
 /** KEY=VALUE pairs, each key once, keys made of letters, digits, '.', '_' and '-': an object with its keys in order. */

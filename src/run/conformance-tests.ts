@@ -6,6 +6,7 @@ import type { AnyConsumer } from '../adapter/consumer.js';
 import { execute } from './execute.js';
 import { processConsumer, type ProcessOptions } from '../adapter/process/bridge.js';
 import { renderFailure } from '../report/failure.js';
+import { seedFlag } from '../report/replay-command.js';
 
 /** A consumer in any language, as `tidemark check --command` starts it (docs/protocol.md). */
 export interface ProcessTarget extends ProcessOptions {
@@ -100,7 +101,7 @@ export function conformanceCases(consumer: AnyConsumer, options: CaseOptions & {
         failure: renderFailure({
           consumer: consumer.name,
           execution: outcome.counterexample,
-          replay: `npx tidemark replay ${flag} --seed ${outcome.seed} --path "${outcome.path}"`,
+          replay: `npx tidemark replay ${flag} ${seedFlag(outcome.seed)} --path "${outcome.path}"`,
           provenance: `minimal world, found after ${outcome.runs} worlds; the smallest of ${outcome.searches} shrunk failures`,
         }),
       };
