@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { CallStep, History, LifeStep, Outcome } from '../model/history.js';
@@ -7,6 +8,7 @@ import { EXIT } from '../src/cli.js';
 import { argvOf, cli, small } from './support.js';
 import { execute } from '../src/run/execute.js';
 import { processConsumer } from '../src/adapter/process/bridge.js';
+import { MARK_VARIABLE, runMark } from '../src/adapter/process/marks.js';
 import { renderFailure } from '../src/report/failure.js';
 
 /**
@@ -24,7 +26,11 @@ function printedReplays(out: string): { hash: string; replay: string }[] {
 }
 
 /**
- * Waits until no process runs the given file: the harness must kill every process it started.
+ * Waits until no process this worker's harness started runs the given file: the harness must
+ * kill every process it started. Its own are told by the mark every process it starts
+ * carries in its environment (src/adapter/process/marks.ts), for the same fixture may be
+ * running, rightly, for a test of another file in another worker, or another run of the
+ * suite on the machine.
  * For up to 30 s, as pidsGone waits (test/support.ts): a bound against a harness that never
  * kills them, not a timing; the wait ends as soon as they are gone, and on a loaded machine a
  * poll alone can take a second. ps runs without blocking the event loop: the tests here run
@@ -37,11 +43,20 @@ async function gone(file: string): Promise<string[]> {
   for (const until = Date.now() + 30_000; Date.now() < until; ) {
     left = (await execFileAsync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })).stdout
       .split('\n')
-      .filter((l) => l.includes(file));
+      .filter((l) => l.includes(file) && startedHere(Number.parseInt(l, 10)));
     if (left.length === 0) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return left;
+}
+
+/** Whether a process carries a mark of this worker's harness; false once it has ended (a zombie's environment is empty). */
+function startedHere(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').some((entry) => entry.startsWith(`${MARK_VARIABLE}=${runMark()}`));
+  } catch {
+    return false;
+  }
 }
 
 const outcomes = (history: History): Outcome['kind'][] => history.steps.filter((s): s is CallStep => s.kind === 'call').map((s) => s.outcome.kind);
