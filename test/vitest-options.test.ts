@@ -88,7 +88,8 @@ describe('the generated worlds cannot pass without running a world', () => {
   });
 
   it('processConsumer takes its limits by the bounds of --stall-ms and --hello-ms', async () => {
-    await expect(processConsumer('true', { helloMs: -1 })).rejects.toThrow('processConsumer: helloMs must be an integer of at least 1, got -1');
+    await expect(processConsumer('true', { helloMs: -1 })).rejects.toThrow('processConsumer: helloMs must be an integer of at least 1 and at most 2,147,483,647, got -1');
+    await expect(processConsumer('true', { helloMs: 2 ** 31 })).rejects.toThrow('processConsumer: helloMs must be an integer of at least 1 and at most 2,147,483,647, got 2147483648');
   });
 });
 

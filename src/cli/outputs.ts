@@ -1,5 +1,5 @@
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { EXIT, UsageError, type Flags } from './spec.js';
 import type { Io } from './io.js';
 
@@ -64,9 +64,43 @@ export function prepareOutput(flag: string, path: string): void {
   }
 }
 
-/** Checks every output flag's path before any work: a bad one is a usage error now, not after the run. */
+/**
+ * Checks every output flag's path before any work: a bad one is a usage error now, not after
+ * the run. So is a file named by two flags when one of them writes it (`--json F --junit F`,
+ * or `--json` onto the regression file, given or by default): the last write would replace
+ * the other, and a regression file overwritten with results is lost. A device (`/dev/null`,
+ * our own stdout) can take several.
+ */
 export function prepareOutputs(f: Flags): void {
   for (const { flag, value } of f.given()) if (flag.type === 'output' && typeof value === 'string') prepareOutput(`--${flag.name}`, value);
+  const seen = new Map<string, { readonly name: string; readonly output: boolean }>();
+  for (const { flag, path } of f.files()) {
+    const key = fileKey(path);
+    if (key === null) continue;
+    const output = flag.type === 'output';
+    const name = f.has(flag.name) ? `--${flag.name}` : `--${flag.name} (by default)`;
+    const before = seen.get(key);
+    if (before !== undefined && (before.output || output)) throw new UsageError(`${before.name} and ${name} name the same file, ${path}: one would overwrite the other; give each its own`);
+    seen.set(key, { name, output: before?.output === true || output });
+  }
+}
+
+/** What a path names, for telling two paths to the same file apart from two files; null for a device, which several outputs may share. */
+function fileKey(path: string): string | null {
+  const full = resolve(path);
+  if (full.startsWith('/dev/')) return null;
+  try {
+    const stat = statSync(full);
+    if (!stat.isFile()) return null;
+    return `${stat.dev}:${stat.ino}`;
+  } catch {
+    // Not there yet: named by its path, its directory's links resolved where they exist.
+    try {
+      return resolve(realpathSync(dirname(full)), basename(full));
+    } catch {
+      return full;
+    }
+  }
 }
 
 /** The first line of every report `tidemark report` writes: how an existing file is recognised as one. */

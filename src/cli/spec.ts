@@ -392,6 +392,15 @@ export class Flags {
     return typeof value === 'string' ? readShard(flag, value) : undefined;
   }
 
+  /** Every flag that names a file (written, or only read), with its path: given, or by default. */
+  files(): { flag: Flag; path: string }[] {
+    return this.spec.flags.flatMap((flag) => {
+      if (flag.type !== 'output' && flag.type !== 'file') return [];
+      const path = this.string(flag.name);
+      return path === undefined ? [] : [{ flag, path }];
+    });
+  }
+
   /** Every flag given, with its value, for what the parser let through (output paths, say). */
   given(): { flag: Flag; value: string | boolean | readonly string[] }[] {
     return this.spec.flags.flatMap((flag) => {

@@ -44,6 +44,9 @@ export interface Bounds {
   readonly max?: number;
 }
 
+/** The longest delay a Node timer takes. */
+const TIMER_MAX_MS = 2_147_483_647;
+
 /** Every bounded option, by its flag name. A flag of the spec spreads its entry. */
 export const BOUNDS = {
   runs: { type: 'integer', min: 1, max: MAX_RUNS },
@@ -52,9 +55,11 @@ export const BOUNDS = {
   'time-limit': { type: 'seconds', min: 0.001 },
   seeds: { type: 'integer', min: 1 },
   jobs: { type: 'integer', min: 1 },
-  heartbeat: { type: 'seconds', min: 0 },
+  // Both become a Node timer, which takes at most 2^31 - 1 ms and fires at once (with a
+  // warning) for anything longer: the largest is refused as a flag, not turned into 1 ms.
+  heartbeat: { type: 'seconds', min: 0, max: TIMER_MAX_MS / 1000 },
   watchdog: { type: 'seconds', min: 0 },
-  'hello-ms': { type: 'ms', min: 1 },
+  'hello-ms': { type: 'ms', min: 1, max: TIMER_MAX_MS },
   'stall-ms': { type: 'ms', min: 1 },
   events: { type: 'integer', min: 1, max: MAX_EVENTS },
   'session-incarnations': { type: 'integer', min: 1 },
