@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -179,6 +179,58 @@ describe('check --jobs N', () => {
     expect(await pidsGone(pids())).toEqual([]);
   });
 
+  /**
+   * A check of the adapter that spins without yielding after its first world call, as jobs:
+   * the pids its processes recorded (the checking process's, which loads it too, and each
+   * job's), once both jobs are spinning, shown by the CPU each has used (half a second); its
+   * temporary directory. Started in a process group of its own, as a terminal starts a command.
+   */
+  async function spinningJobs(name: string): Promise<{ child: ReturnType<typeof spawn>; pids: number[]; tmp: string; exited: Promise<number | null>; err: () => string }> {
+    const pidfile = file(`${name}-pids`);
+    const tmp = mkdtempSync(join(dir, `${name}-tmp-`));
+    const child = spawn(process.execPath, [BUILT_CLI, 'check', '--adapter', 'test/fixtures/hostile/sync-loop.ts', '--runs', '100', '--seed', '1', '--jobs', '2', '--regressions', file(`${name}.json`)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+      env: { ...process.env, CI: '1', HOSTILE_PIDFILE: pidfile, TMPDIR: tmp },
+    });
+    let err = '';
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const pids = (): number[] => (existsSync(pidfile) ? read(pidfile).split('\n').filter(Boolean).map(Number) : []);
+    // The jobs are the recorded processes whose parent is another recorded one, the checking process.
+    const spinning = (): number[] => {
+      const recorded = pids();
+      return recorded.filter((pid) => recorded.includes(stat(pid)?.ppid ?? -1) && (stat(pid)?.cpu ?? 0) >= 50);
+    };
+    const deadline = Date.now() + HANG_MS;
+    while (spinning().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(spinning(), err).toHaveLength(2);
+    return { child, pids: pids(), tmp, exited, err: () => err };
+  }
+
+  it('SIGINT to its whole process group, as Ctrl-C in a terminal sends it, while the jobs spin: exit 130, no job left running, no temporary directory left', async () => {
+    const run = await spinningJobs('group-sigint');
+    // The checking process and its supervisor hear the signal, and the supervisor asks for the same stop.
+    process.kill(-run.child.pid!, 'SIGINT');
+    expect(await run.exited, run.err()).toBe(130);
+    expect(run.err()).toContain('interrupted by SIGINT');
+    expect(await leftAndKilled(run.pids)).toEqual([]);
+    expect(readdirSync(run.tmp).filter((entry) => entry.startsWith('tidemark-'))).toEqual([]);
+  });
+
+  it('the checking process killed outright while the jobs spin: no job is left running, orphaned', async () => {
+    const run = await spinningJobs('check-killed');
+    // The supervisor's one child; SIGKILL runs none of its exit hooks.
+    const supervisor = run.child.pid!;
+    const checking = Number(read(`/proc/${supervisor}/task/${supervisor}/children`).trim().split(/\s+/)[0]);
+    expect(run.pids).toContain(checking);
+    process.kill(checking, 'SIGKILL');
+    expect(await run.exited, run.err()).toBe(EXIT.unknown);
+    expect(run.err()).toContain('was killed by SIGKILL');
+    // Each job sees its checking process gone, and ends itself (a busy one is killed by its own reporter thread).
+    expect(await leftAndKilled(run.pids)).toEqual([]);
+  });
+
   it('SIGINT with connector jobs: by the time the command exits 130, no connector process is left running', async () => {
     const pidfile = file('connector-sigint-pids');
     // A tap that writes down its pid and waits; every sync attempt of every job is one.
@@ -204,6 +256,24 @@ describe('check --jobs N', () => {
     expect(await pidsGone(pids())).toEqual([]);
   });
 });
+
+/** The processes among these still running once they had time to end (see pidsGone); killed, so that a failure leaves no job spinning for the rest of the suite. */
+async function leftAndKilled(pids: readonly number[]): Promise<number[]> {
+  const left = await pidsGone(pids);
+  for (const pid of left) process.kill(pid, 'SIGKILL');
+  return left;
+}
+
+/** A process's parent and the CPU it has used, user and system, in clock ticks; null once it is gone. */
+function stat(pid: number): { ppid: number; cpu: number } | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(fields[1]), cpu: Number(fields[11]) + Number(fields[12]) };
+  } catch {
+    return null;
+  }
+}
 
 /** Whether a process runs: not gone, and not a zombie, which has ended and waits only to be reaped. */
 function running(pid: number): boolean {

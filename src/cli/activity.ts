@@ -161,17 +161,26 @@ function watchedWorld(world: WorkerWorld): WorkerWorld {
  * The reporter thread's source: every `intervalMs` it writes the raw counters as one JSON
  * array to file descriptor `fd` (a pipe to the supervisor, which decodes them with
  * `readCounters`). It runs whatever the main thread does, and never keeps the process alive.
- * When the supervisor is gone it signals the process, whose handlers clean up and end it.
+ * When the supervisor is gone it signals the process, whose handlers clean up and end it;
+ * if the process still runs `graceMs` later (a handler on an idle event loop runs within
+ * that, however loaded the machine), its main thread is busy and will never run one (an
+ * adapter in a loop), so it is killed: nobody is left to stop it otherwise.
  */
-export function reporterSource(fd: number, intervalMs: number): string {
+export function reporterSource(fd: number, intervalMs: number, graceMs = 10_000): string {
   return `
 const { workerData } = require('node:worker_threads');
 const { writeSync } = require('node:fs');
 const view = new Int32Array(workerData);
+let orphaned = null;
 setInterval(() => {
+  if (orphaned !== null) {
+    if (Date.now() - orphaned >= ${graceMs}) process.kill(process.pid, 'SIGKILL');
+    return;
+  }
   try {
     writeSync(${fd}, JSON.stringify(Array.from(view)) + '\\n');
   } catch {
+    orphaned = Date.now();
     process.kill(process.pid, 'SIGTERM');
   }
 }, ${intervalMs});

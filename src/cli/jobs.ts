@@ -158,13 +158,17 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
       failure ??= new JobsEnded(code, lines);
       stopAll();
     };
-    // This process ends (a signal, the supervisor's stop, an exit): its jobs end with it.
+    // This process ends (a second signal, an exit from anywhere): its jobs end with it, and
+    // its directory. Nothing can wait in an exit hook, so each job left is killed outright: a
+    // job busy in a loop would never run a handler for a gentler signal, and would run on,
+    // orphaned. What each had running (its consumer processes, its stores) goes with it.
     const onExit = (): void => {
       for (const j of jobs) {
         if (j.closed) continue;
-        j.child.kill('SIGTERM');
+        j.child.kill('SIGKILL');
         cleanUp(j.groups, j.stores, j.mark);
       }
+      rmSync(dir, { recursive: true, force: true });
     };
     process.on('exit', onExit);
     // Interrupted: the checking process waits for this before it exits (job-stop.ts).

@@ -213,31 +213,36 @@ function supervised(command: (io: Io, peers: ShardPeers | undefined) => Promise<
     }
   });
 
-  const interrupted = (signal: NodeJS.Signals): void => {
+  /**
+   * A signal, or the supervisor's stop. A check run as jobs exits once they are gone
+   * (job-stop.ts); a second signal does not wait. The supervisor's stop after a signal is no
+   * second one: a signal to the whole process group (Ctrl-C in a terminal) reaches this
+   * process and the supervisor, which then asks for the same stop.
+   */
+  const interrupted = (signal: NodeJS.Signals, by: 'signal' | 'supervisor'): void => {
     const first = !finished;
     finished = true;
     cleanUpLive();
     const code = SIGNAL_CODES[signal] ?? 2;
-    // A check run as jobs exits once they are gone (job-stop.ts); a second signal does not wait.
-    if (!first) return realExit(code);
+    if (!first) return by === 'signal' ? realExit(code) : undefined;
     void stopJobs().then(
       () => realExit(code),
       () => realExit(code),
     );
   };
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => interrupted(signal));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => interrupted(signal, 'signal'));
   // A job of `check --jobs` (its supervisor gave a peer key; src/cli/jobs.ts): what it tells,
   // and hears from, the jobs beside it. Handed to the command, never exported: an adapter that
   // imports this module finds nothing to call. `bound`: the lowest index at which another job failed.
   let bound: number | null = null;
   const peers: ShardPeers | undefined = peerKey === undefined ? undefined : { failed: (at) => send({ t: 'failed', at }), bound: () => bound };
   process.on('message', (message: ToChild) => {
-    if (message?.t === 'stop') interrupted(message.signal);
+    if (message?.t === 'stop') interrupted(message.signal, 'supervisor');
     else if (message?.t === 'bound' && peers !== undefined && message.key === peerKey && Number.isSafeInteger(message.at) && message.at >= 0) bound = Math.min(bound ?? message.at, message.at);
   });
   // The supervisor is gone (killed itself): nobody reads the verdict; leave nothing behind.
   process.on('disconnect', () => {
-    if (!finished) interrupted('SIGTERM');
+    if (!finished) interrupted('SIGTERM', 'supervisor');
   });
 
   command(io, peers).then(end, (error: unknown) => {
