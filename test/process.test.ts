@@ -193,6 +193,21 @@ describe.concurrent('misbehaving processes get a clear verdict or error, never a
     expect(await gone(file)).toEqual([]);
   });
 
+  it('two workers that both stall: the same history on every replay, naming the first worker, never a consumer called nondeterministic', async () => {
+    // Which of the two runs out of time first depends on when each said its hello, by the
+    // clock; before the stall waited for both, 5 of 8 replays were called nondeterministic.
+    const hashes = new Set<string>();
+    for (let i = 0; i < 3; i++) {
+      const r = await cli('replay', '--command', `python3 ${FIXTURES}/stalls.py`, '--scenario', 'stale-generation-cannot-advance', '--stall-ms', '500');
+      expect(r.code, r.err).toBe(EXIT.unknown);
+      expect(`${r.out}\n${r.err}`).not.toContain('not deterministic');
+      expect(r.out).toContain('w1#1 sent no call for 0.5 s');
+      hashes.add(r.out.match(/History sha256 (\w+)/)?.[1] ?? 'none');
+    }
+    expect([...hashes]).toHaveLength(1);
+    expect(await gone(`${FIXTURES}/stalls.py`)).toEqual([]);
+  });
+
   it('one whose processes start slower than the stall limit: judged, not stalled (the hello limit covers the start)', async () => {
     const file = `${FIXTURES}/slow-start.mjs`;
     const run = await execute(findScenario('failed-event-holds-watermark')!.plan, await processConsumer(`node ${file}`, { stallMs: 1500, warm: false }));

@@ -410,8 +410,13 @@ export class World {
     for (;;) {
       const holding = this.living.filter((l) => l.alive && l.holds > 0 && l.settled === null);
       if (holding.length === 0) return null;
-      const stalled = holding.find((l) => l.stuck !== null) ?? holding.find((l) => this.waits - l.heldSince >= (l.limitWaits ?? this.stallWaits));
-      if (stalled) return stalled;
+      const stuck = holding.find((l) => l.stuck !== null);
+      if (stuck) return stuck;
+      // A stall is declared once every life still holding has run out of time, and the
+      // first of them in the order of the lives is named: which one ran out first depends on
+      // when each said its hello, by the clock, and the history must not. One that is only
+      // slow releases its hold with its call, and is then no longer waited for.
+      if (holding.every((l) => this.waits - l.heldSince >= (l.limitWaits ?? this.stallWaits))) return holding[0] as Life;
       // A poke (a hold released) ends a wait early, and it counts all the same: a consumer
       // that pokes without end cannot keep the clock from running out.
       // The timer goes with the wait it bounds: a process consumer pokes many times a second,
