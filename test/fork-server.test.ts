@@ -362,6 +362,42 @@ describe('a check that ends with its fork server running', () => {
   });
 });
 
+describe('a checking process killed outright with a fork server', () => {
+  it('leaves no socket directory: it told its supervisor of it, and the supervisor removes it', async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'tidemark-test-tmpdir-'));
+    const tmp = join(scratch, 'tmp');
+    mkdirSync(tmp);
+    const supervisor = spawn(process.execPath, [BUILT_CLI, 'check', '--command', LEDGER, '--kills', 'real', '--runs', '100000', '--heartbeat', '1', '--regressions', join(scratch, 'r.json')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, TMPDIR: tmp, CI: '1' },
+    });
+    strays.push(supervisor);
+    let out = '';
+    supervisor.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    supervisor.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => supervisor.on('exit', (code) => resolve(code)));
+    const sockets = (): string => readdirSync(tmp).filter((e) => e.startsWith('tidemark-fork-')).join(' ');
+    const progressLines = (): number => (out.match(/^ *\.\.\. /gm) ?? []).length;
+    // The checking process tells its supervisor what to clean up every 200 ms, from its main
+    // thread. The same socket directory across two progress lines, a second apart, was there
+    // through at least one such tick: the supervisor knows of it.
+    let seen = '';
+    for (let stable = false; !stable; ) {
+      await until('a fork server socket directory', () => sockets() !== '');
+      seen = sockets();
+      const lines = progressLines();
+      await until('two more progress lines', () => progressLines() >= lines + 2);
+      stable = sockets() === seen;
+    }
+    const checking = Number(readFileSync(`/proc/${supervisor.pid}/task/${supervisor.pid}/children`, 'utf8').trim().split(/\s+/)[0]);
+    // SIGKILL runs none of its exit hooks: its own removal of the directory never happens.
+    process.kill(checking, 'SIGKILL');
+    expect(await exited, out).toBe(EXIT.unknown);
+    expect(out).toContain('was killed by SIGKILL');
+    expect(readdirSync(tmp).filter((e) => seen.split(' ').includes(e))).toEqual([]);
+  });
+});
+
 describe('--fork-server on the command line', () => {
   it('off starts the command for each process, on (the default) forks them; anything else, or without --command, is a usage error', async () => {
     for (const mode of ['on', 'off']) {

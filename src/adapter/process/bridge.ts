@@ -6,7 +6,7 @@ import { WORLD_ENDED, type WorldEndHook } from '../../world/end.js';
 import { AdapterLoadError, validateConsumer } from '../load.js';
 import { AdapterError, ConsumerUnrunnableError } from '../errors.js';
 import { ConsumerProcess, PROTOCOL, running, SpawnedProcess, type Hello, type Method } from './consumer-process.js';
-import { ForkServer } from './fork-server.js';
+import { ForkServer, forkSocketDirs } from './fork-server.js';
 import { killAll, Pool, type Kills, type LoopState } from './pool.js';
 import { runMark } from './marks.js';
 import { shimWarning } from './shim.js';
@@ -101,12 +101,13 @@ export class ProcessProtocolError extends ConsumerUnrunnableError {
 export const stores = new Set<string>();
 
 /**
- * The process groups of consumer processes still running and the blackbox stores not yet
- * removed: what a supervisor must clean up when the harness it watches dies abruptly.
- * Warm spares and idle session processes are among them.
+ * The process groups of consumer processes still running, and the directories not yet
+ * removed (blackbox stores, connectors' sync directories, fork servers' sockets): what a
+ * supervisor must clean up when the harness it watches dies abruptly. Warm spares and idle
+ * session processes are among them.
  */
 export function liveResources(): { readonly groups: readonly number[]; readonly stores: readonly string[]; readonly mark: string } {
-  return { groups: [...running].flatMap((p) => (p.pid === undefined ? [] : [p.pid])), stores: [...stores], mark: runMark() };
+  return { groups: [...running].flatMap((p) => (p.pid === undefined ? [] : [p.pid])), stores: [...stores, ...forkSocketDirs()], mark: runMark() };
 }
 
 /**

@@ -338,6 +338,12 @@ export class ForkServer {
  * consumer offering forks left one in the temporary directory.
  */
 const socketDirs = new Set<string>();
+
+/** The socket directories of the fork servers running now: a supervisor removes them if this process dies without its exit hooks. */
+export function forkSocketDirs(): readonly string[] {
+  return [...socketDirs];
+}
+
 atExit(() => {
   for (const dir of socketDirs) rmSync(dir, { recursive: true, force: true });
   socketDirs.clear();
