@@ -412,11 +412,13 @@ export class World {
       if (holding.length === 0) return null;
       const stuck = holding.find((l) => l.stuck !== null);
       if (stuck) return stuck;
-      // A stall is declared once every life still holding has run out of time, and the
-      // first of them in the order of the lives is named: which one ran out first depends on
-      // when each said its hello, by the clock, and the history must not. One that is only
-      // slow releases its hold with its call, and is then no longer waited for.
-      if (holding.every((l) => this.waits - l.heldSince >= (l.limitWaits ?? this.stallWaits))) return holding[0] as Life;
+      // Which of several lives runs out of time first depends on when each said its hello,
+      // by the clock, and the history must not. So a stall is declared once every life still
+      // holding has run out, or once one has been out for a further limit of its own (one
+      // that re-takes its hold without end, or holds with a longer limit, cannot put it off
+      // for longer), and the first in the order of the lives that has run out is named.
+      const out = (l: Life, times: number): boolean => this.waits - l.heldSince >= times * (l.limitWaits ?? this.stallWaits);
+      if (holding.every((l) => out(l, 1)) || holding.some((l) => out(l, 2))) return holding.find((l) => out(l, 1)) as Life;
       // A poke (a hold released) ends a wait early, and it counts all the same: a consumer
       // that pokes without end cannot keep the clock from running out.
       // The timer goes with the wait it bounds: a process consumer pokes many times a second,

@@ -102,6 +102,37 @@ describe('a misbehaving consumer is judged, never crashes the harness', () => {
     expect(result.verdict).toMatchObject({ status: 'unknown', reason: expect.stringContaining('w1#1 sent no call for 0.3 s; the outer hold, never released') });
   });
 
+  it('with two workers holding, a stall is declared within two limits of the first to run out, naming it, however the other holds', async () => {
+    // w1 holds and never calls. w2 either re-takes its hold without end (never running out)
+    // or holds with a limit of its own a hundred times longer: neither may put the stall off
+    // for longer than a second limit of w1's, and w1 is the one named.
+    const plan = findScenario('stale-generation-cannot-advance')!.plan;
+    expect(plan.workers).toBe(2);
+    for (const other of ['re-holds', 'holds longer']) {
+      const consumer: Consumer = {
+        name: 'two-holders',
+        capabilities: { delivery: 'at-least-once' },
+        stallMs: 300,
+        run: async (world) => {
+          // Both hold from their start: a worker with a call waiting would not be picked while the other holds.
+          if (world.worker === 'w1') world.hold(() => 'w1 never calls');
+          else if (other === 'holds longer') world.hold(() => 'w2 holds with a long limit', 30_000);
+          else {
+            let release = world.hold(() => 'w2 re-holds');
+            const busy = setInterval(() => {
+              release();
+              release = world.hold(() => 'w2 re-holds');
+            }, 50);
+            world.signal.addEventListener('abort', () => clearInterval(busy));
+          }
+          await new Promise(() => {});
+        },
+      };
+      const { result } = await execute(plan, consumer);
+      expect(result.verdict, other).toMatchObject({ status: 'unknown', reason: expect.stringContaining('w1#1 sent no call for 0.3 s; w1 never calls') });
+    }
+  });
+
   it('a wait on holds that a release ends early leaves no timer behind', async () => {
     // Every release ends the world's wait at once and counts as one of its waits: within the
     // stall limit's 30 waits, a consumer releasing inner holds as fast as it can ended 30
