@@ -74,6 +74,7 @@ describe('tidemark CLI', () => {
     // Node's timers take at most 2^31 - 1 ms: a longer one would fire at once.
     [['check', '--consumer', 'reference', '--heartbeat', '3000000'], "--heartbeat must be a number of seconds of at least 0 and at most 2,147,483.647, got '3000000'"],
     [['check', '--command', 'node examples/node/consumer.mjs', '--hello-ms', '2147483648'], "--hello-ms must be an integer of at least 1 and at most 2,147,483,647, got '2147483648'"],
+    [['check', '--command', 'node examples/node/consumer.mjs', '--stall-ms', '2147483648'], "--stall-ms must be an integer of at least 1 and at most 2,147,483,647, got '2147483648'"],
     // Two flags that would write one file: the second write would destroy the first.
     [['check', '--consumer', 'reference', '--json', 'same.out', '--junit', 'same.out'], '--json and --junit name the same file, same.out: one would overwrite the other; give each its own'],
     [['replay', '--consumer', 'reference', '--seed', '1', '--path', '0', '--json', 'tidemark-regressions.json'], '--json and --regressions (by default) name the same file, tidemark-regressions.json'],

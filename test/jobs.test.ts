@@ -218,6 +218,22 @@ describe('check --jobs N', () => {
     expect(readdirSync(run.tmp).filter((entry) => entry.startsWith('tidemark-'))).toEqual([]);
   });
 
+  it('SIGINT twice to the whole process group, as an impatient Ctrl-C sends it: by the time the command exits 130, no job runs, and no temporary directory is left', async () => {
+    const run = await spinningJobs('group-sigint-twice');
+    const pgid = run.child.pid!;
+    // Looked at the moment the command exits, before anything else runs.
+    const exited = run.exited.then((code) => ({ code, running: run.pids.filter(running) }));
+    process.kill(-pgid, 'SIGINT');
+    // Apart, so that the second is not merged into the first while it is still pending.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    process.kill(-pgid, 'SIGINT');
+    const { code, running: left } = await exited;
+    expect(code, run.err()).toBe(130);
+    expect(left).toEqual([]);
+    expect(await leftAndKilled(run.pids)).toEqual([]);
+    expect(readdirSync(run.tmp).filter((entry) => entry.startsWith('tidemark-'))).toEqual([]);
+  });
+
   it('the checking process killed outright while the jobs spin: no job is left running, orphaned', async () => {
     const run = await spinningJobs('check-killed');
     // The supervisor's one child; SIGKILL runs none of its exit hooks.
@@ -229,6 +245,8 @@ describe('check --jobs N', () => {
     expect(run.err()).toContain('was killed by SIGKILL');
     // Each job sees its checking process gone, and ends itself (a busy one is killed by its own reporter thread).
     expect(await leftAndKilled(run.pids)).toEqual([]);
+    // The jobs' directory was among what the checking process told its supervisor to remove.
+    expect(readdirSync(run.tmp).filter((entry) => entry.startsWith('tidemark-'))).toEqual([]);
   });
 
   it('SIGINT with connector jobs: by the time the command exits 130, no connector process is left running', async () => {

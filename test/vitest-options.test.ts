@@ -53,7 +53,7 @@ describe('registerConformance refuses bad options with the CLI`s words, before r
   });
 
   it("a process target's limits, as --stall-ms and --kills are refused", () => {
-    expect(() => registerConformance({ command: 'python3 c.py', stallMs: 0 })).toThrow('registerConformance: stallMs must be an integer of at least 1, got 0');
+    expect(() => registerConformance({ command: 'python3 c.py', stallMs: 0 })).toThrow('registerConformance: stallMs must be an integer of at least 1 and at most 2,147,483,647, got 0');
     expect(() => registerConformance({ command: 'python3 c.py', kills: 'sometimes' as 'real' })).toThrow('registerConformance: kills must be real or sampled, got "sometimes"');
   });
 

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { ALL_SCENARIOS } from '../../scenarios/named.js';
+import { stores } from '../adapter/process/bridge.js';
 import { describeActivity, doing, readCounters, type Counters, type Stage } from './activity.js';
 import { junitSuiteOf, mergeCheck, readShards } from './merge.js';
 import type { Progress } from './progress.js';
@@ -140,6 +141,9 @@ function entry(): { readonly path: URL; readonly execArgv: readonly string[] } {
  */
 export async function runJobs(o: { readonly jobs: number; readonly argv: readonly string[]; readonly regressions: string; readonly replayed: number; readonly progress: Progress }): Promise<JobsOutcome> {
   const dir = mkdtempSync(join(tmpdir(), 'tidemark-jobs-'));
+  // Among the directories this process tells its supervisor to remove should it be killed
+  // outright, when neither the finally below nor the exit hook runs.
+  stores.add(dir);
   try {
     const copy = join(dir, 'regressions.json');
     if (existsSync(o.regressions)) copyFileSync(o.regressions, copy);
@@ -244,6 +248,7 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
     if (failure !== null) throw failure;
     return outcome(jobs);
   } finally {
+    stores.delete(dir);
     rmSync(dir, { recursive: true, force: true });
   }
 }

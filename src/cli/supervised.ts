@@ -42,7 +42,8 @@ export type ToSupervisor =
 export type ToChild =
   /** The run's key, and for a job of `check --jobs` the key of the check's own messages to it (`bound`). */
   | { readonly t: 'key'; readonly key: string; readonly peerKey?: string }
-  | { readonly t: 'stop'; readonly signal: NodeJS.Signals }
+  /** Stop; `again`: the signal came a second time, stop at once. */
+  | { readonly t: 'stop'; readonly signal: NodeJS.Signals; readonly again?: boolean }
   /**
    * To a job of `check --jobs`: another job failed at index `at` (see ShardPeers). It carries
    * a key of its own, never the run's: an adapter that listens to this process's messages
@@ -237,7 +238,7 @@ function supervised(command: (io: Io, peers: ShardPeers | undefined) => Promise<
   let bound: number | null = null;
   const peers: ShardPeers | undefined = peerKey === undefined ? undefined : { failed: (at) => send({ t: 'failed', at }), bound: () => bound };
   process.on('message', (message: ToChild) => {
-    if (message?.t === 'stop') interrupted(message.signal, 'supervisor');
+    if (message?.t === 'stop') interrupted(message.signal, message.again === true ? 'signal' : 'supervisor');
     else if (message?.t === 'bound' && peers !== undefined && message.key === peerKey && Number.isSafeInteger(message.at) && message.at >= 0) bound = Math.min(bound ?? message.at, message.at);
   });
   // The supervisor is gone (killed itself): nobody reads the verdict; leave nothing behind.

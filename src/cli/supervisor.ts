@@ -37,6 +37,8 @@ const WATCHDOG_MARGIN_MS = 10_000;
 /** How long a child that printed its verdict, or was told to stop, may take to exit. */
 export const EXIT_GRACE_MS = 2000;
 const STOP_GRACE_MS = 1000;
+/** How long the checking process has to exit once a signal came twice. */
+const AGAIN_GRACE_MS = 1000;
 
 const SIGNAL_CODES: Readonly<Record<string, number>> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
 
@@ -148,8 +150,11 @@ export function supervise(entry: string, argv: readonly string[]): void {
 
   const onSignal = (signal: NodeJS.Signals): void => {
     if (ending?.code === SIGNAL_CODES[signal]) {
-      // Asked twice: stop at once.
-      child.kill('SIGKILL');
+      // Asked twice: stop at once. The checking process is told first and given a moment:
+      // stopping at once, its exit hooks still kill the jobs of a `check --jobs` and remove
+      // their directory, which a SIGKILL of it would leave to run on, orphaned.
+      if (child.connected) child.send({ t: 'stop', signal, again: true } satisfies ToChild, () => {});
+      setTimeout(() => child.kill('SIGKILL'), AGAIN_GRACE_MS).unref();
       return;
     }
     ending = { code: SIGNAL_CODES[signal] ?? 2, verdictLine: false, message: `tidemark: interrupted by ${signal}: the run was stopped, its consumer processes killed and its temporary stores removed` };

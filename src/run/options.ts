@@ -55,12 +55,13 @@ export const BOUNDS = {
   'time-limit': { type: 'seconds', min: 0.001 },
   seeds: { type: 'integer', min: 1 },
   jobs: { type: 'integer', min: 1 },
-  // Both become a Node timer, which takes at most 2^31 - 1 ms and fires at once (with a
-  // warning) for anything longer: the largest is refused as a flag, not turned into 1 ms.
+  // These become Node timers, which take at most 2^31 - 1 ms and fire at once (with a
+  // warning) for anything longer: a longer one is refused as a flag, not turned into 1 ms.
   heartbeat: { type: 'seconds', min: 0, max: TIMER_MAX_MS / 1000 },
   watchdog: { type: 'seconds', min: 0 },
   'hello-ms': { type: 'ms', min: 1, max: TIMER_MAX_MS },
-  'stall-ms': { type: 'ms', min: 1 },
+  // Also a timer: the wait for a blackbox consumer's answer to an inspection.
+  'stall-ms': { type: 'ms', min: 1, max: TIMER_MAX_MS },
   events: { type: 'integer', min: 1, max: MAX_EVENTS },
   'session-incarnations': { type: 'integer', min: 1 },
   'session-memory': { type: 'integer', min: 1 },
