@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT, main } from '../src/cli.js';
 import { Progress } from '../src/cli/progress.js';
 import { COMMANDS } from '../src/cli/spec.js';
-import { argvOf, cli } from './support.js';
+import { argvOf, BUILT_CLI, cli } from './support.js';
 
 describe('tidemark CLI', () => {
   it('check passes the reference consumer, printing the seed and the number of worlds', async () => {
@@ -214,6 +214,21 @@ describe('output paths are checked before the run, and a failed write loses noth
     }
     // A device that is only written is an output like any other.
     expect((await cli('check', '--consumer', 'reference', '--scenario', 'stale-token', '--json', '/dev/null')).code).toBe(EXIT.pass);
+  });
+
+  it('outputs to our own stdout, redirected to a file, are added to what was printed, not written over it', () => {
+    const file = join(dir, 'stdout.txt');
+    const fd = openSync(file, 'w');
+    try {
+      execFileSync(process.execPath, [BUILT_CLI, 'check', '--consumer', 'reference', '--scenario', 'stale-token', '--json', '/dev/stdout', '--junit', '/dev/fd/1', '--regressions', join(dir, 'stdout-regressions.json')], { stdio: ['ignore', fd, 'ignore'] });
+    } finally {
+      closeSync(fd);
+    }
+    const text = readFileSync(file, 'utf8');
+    // Opened again by its name, each output truncated the file: only the last one was left.
+    expect(text).toContain('verdict: pass');
+    expect(text).toContain('"command": "check"');
+    expect(text).toContain('<testsuites');
   });
 
   it('a regression file that is a symbolic link is written through to its target, and stays a link', async () => {

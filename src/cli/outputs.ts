@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { EXIT, UsageError, type Flags } from './spec.js';
 import type { Io } from './io.js';
@@ -29,7 +29,7 @@ export function prepareOutput(flag: string, path: string): void {
     throw new UsageError(`${flag} ${path}: ${why}`);
   };
   // Our own standard streams are outputs like any other (`--json /dev/stdout`).
-  if (/^\/dev\/(stdout|stderr|fd\/[12])$/.test(full)) return;
+  if (standardStream(full) !== null) return;
   let real = full;
   try {
     real = realpathSync(full);
@@ -122,7 +122,11 @@ export class Outputs {
   /** Writes a file, or reports why it could not; never throws. */
   write(flag: string, path: string, text: () => string): boolean {
     try {
-      writeFileSync(path, text());
+      const stream = standardStream(path);
+      // Our own stdout or stderr is written where it stands: opened again by its name, a
+      // stream redirected to a file would be truncated, losing what was printed before.
+      if (stream !== null) writeSync(stream, text());
+      else writeFileSync(path, text());
       return true;
     } catch (error) {
       this.failed++;
@@ -152,4 +156,11 @@ export function withOutputs(code: number, outputs: Outputs, io: Io): number {
   if (outputs.failed === 0 || code !== EXIT.pass) return code;
   io.err(`tidemark: the verdict is pass, but ${outputs.failed} output(s) could not be written: exit ${EXIT.error}`);
   return EXIT.error;
+}
+
+/** The file descriptor of our own stdout or stderr, when a path names one; null otherwise. */
+function standardStream(path: string): 1 | 2 | null {
+  const m = /^\/dev\/(stdout|stderr|fd\/([12]))$/.exec(resolve(path));
+  if (m === null) return null;
+  return m[1] === 'stdout' || m[2] === '1' ? 1 : 2;
 }
