@@ -297,6 +297,9 @@ describe('the watchdog limit', () => {
   it('comes from --watchdog, else TIDEMARK_WATCHDOG, else 60 s; never below a process consumer\'s own limits plus 10 s', () => {
     expect(watchdogMs(['check', '--adapter', 'x.ts'], {})).toBe(60_000);
     expect(watchdogMs(['check', '--adapter', 'x.ts'], { TIDEMARK_WATCHDOG: '5' })).toBe(5_000);
+    // A flag given twice: the last, as the command's parser takes it.
+    expect(watchdogMs(['check', '--adapter', 'x.ts', '--watchdog', '2', '--watchdog', '0'], {})).toBe(0);
+    expect(watchdogMs(['check', '--adapter', 'x.ts', '--watchdog=0', '--watchdog', '7'], {})).toBe(7_000);
     expect(watchdogMs(['check', '--adapter', 'x.ts', '--watchdog', '2.5'], { TIDEMARK_WATCHDOG: '5' })).toBe(2_500);
     expect(watchdogMs(['check', '--adapter', 'x.ts', '--watchdog=0'], {})).toBe(0);
     expect(watchdogMs(['check', '--command', 'python3 c.py'], { TIDEMARK_WATCHDOG: '5' })).toBe(30_000);

@@ -60,7 +60,11 @@ export function exitCode(command: string, reported: number, verdict: Verdict | n
 /** The watchdog for these arguments, in ms (0: off): --watchdog, else TIDEMARK_WATCHDOG, else the default. */
 export function watchdogMs(argv: readonly string[], env: NodeJS.ProcessEnv): number {
   const flag = (name: string): number | undefined => {
-    const i = argv.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+    // The last one given, as the command's parser takes it.
+    let i = -1;
+    argv.forEach((a, at) => {
+      if (a === `--${name}` || a.startsWith(`--${name}=`)) i = at;
+    });
     if (i < 0) return undefined;
     const text = argv[i]!.includes('=') ? argv[i]!.slice(argv[i]!.indexOf('=') + 1) : argv[i + 1];
     const n = Number(text);
