@@ -216,6 +216,25 @@ describe('output paths are checked before the run, and a failed write loses noth
     expect((await cli('check', '--consumer', 'reference', '--scenario', 'stale-token', '--json', '/dev/null')).code).toBe(EXIT.pass);
   });
 
+  it('two outputs are one file when the kernel would open one file: through a linked directory and `..`, or a link to a file not there yet', async () => {
+    const root = join(dir, 'links');
+    mkdirSync(join(root, 'a', 'b'), { recursive: true });
+    execFileSync('ln', ['-s', 'a/b', join(root, 'd')]);
+    execFileSync('ln', ['-s', 'target.json', join(root, 'dangling.json')]);
+    writeFileSync(join(root, 'y.json'), '{}');
+    writeFileSync(join(root, 'a', 'y.json'), '{}');
+    const replay = (...outputs: string[]) => cli('replay', '--consumer', 'reference', '--seed', '1', '--path', '0', '--regressions', join(root, 'r.json'), ...outputs);
+    // d/.. is a, not the directory of d: these are two files.
+    expect((await replay('--json', `${root}/d/../y.json`, '--timeline', join(root, 'y.json'))).code).toBe(EXIT.pass);
+    // And these are one, not there yet.
+    const same = await replay('--json', `${root}/d/../x.json`, '--timeline', join(root, 'a', 'x.json'));
+    expect(same.code).toBe(EXIT.usage);
+    expect(same.err).toContain('--json and --timeline name the same file');
+    const dangling = await replay('--json', join(root, 'dangling.json'), '--timeline', join(root, 'target.json'));
+    expect(dangling.code).toBe(EXIT.usage);
+    expect(dangling.err).toContain('--json and --timeline name the same file');
+  });
+
   it('outputs to our own stdout, redirected to a file, are added to what was printed, not written over it', () => {
     const file = join(dir, 'stdout.txt');
     const fd = openSync(file, 'w');

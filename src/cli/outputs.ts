@@ -1,5 +1,5 @@
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync, writeSync } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
+import { accessSync, constants, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { EXIT, UsageError, type Flags } from './spec.js';
 import type { Io } from './io.js';
 
@@ -86,19 +86,26 @@ export function prepareOutputs(f: Flags): void {
 }
 
 /** What a path names, for telling two paths to the same file apart from two files; null for a device, which several outputs may share. */
-function fileKey(path: string): string | null {
-  const full = resolve(path);
-  if (full.startsWith('/dev/')) return null;
+function fileKey(path: string, links = 0): string | null {
+  // Looked up as the kernel will open it: `dir/..` through a linked directory is not what
+  // the same text means once `..` is taken out by hand.
+  if (resolve(path).startsWith('/dev/')) return null;
   try {
-    const stat = statSync(full);
+    const stat = statSync(path);
     if (!stat.isFile()) return null;
     return `${stat.dev}:${stat.ino}`;
   } catch {
-    // Not there yet: named by its path, its directory's links resolved where they exist.
+    // Not there yet. A link to a file not there yet names the file it will create.
     try {
-      return resolve(realpathSync(dirname(full)), basename(full));
+      if (links < 8 && lstatSync(path).isSymbolicLink()) return fileKey(resolve(dirname(path), readlinkSync(path)), links + 1);
     } catch {
-      return full;
+      // Not a link either.
+    }
+    // Named by its path, its directory's links resolved where they exist.
+    try {
+      return join(realpathSync.native(dirname(path)), basename(path));
+    } catch {
+      return resolve(path);
     }
   }
 }
