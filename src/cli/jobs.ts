@@ -167,11 +167,10 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
     // job busy in a loop would never run a handler for a gentler signal, and would run on,
     // orphaned. What each had running (its consumer processes, its stores) goes with it.
     const onExit = (): void => {
-      for (const j of jobs) {
-        if (j.closed) continue;
-        j.child.kill('SIGKILL');
-        cleanUp(j.groups, j.stores, j.mark);
-      }
+      const left = jobs.filter((j) => !j.closed);
+      // Every job first: a clean-up looks through /proc for marked processes, which takes a while.
+      for (const j of left) j.child.kill('SIGKILL');
+      for (const j of left) cleanUp(j.groups, j.stores, j.mark);
       rmSync(dir, { recursive: true, force: true });
     };
     process.on('exit', onExit);
