@@ -97,7 +97,11 @@ export class ProcessProtocolError extends ConsumerUnrunnableError {
   override name = 'ProcessProtocolError';
 }
 
-/** Every blackbox store directory not yet removed, and every connector's sync directory. */
+/**
+ * Every blackbox store directory not yet removed, every connector's sync directory, and the
+ * directory of a `check --jobs` run (src/cli/jobs.ts): what a supervisor removes if the
+ * process dies without its exit hooks.
+ */
 export const stores = new Set<string>();
 
 /**
