@@ -79,6 +79,8 @@ describe('tidemark CLI', () => {
     [['check', '--consumer', 'reference', '--json', 'same.out', '--junit', 'same.out'], '--json and --junit name the same file, same.out: one would overwrite the other; give each its own'],
     [['replay', '--consumer', 'reference', '--seed', '1', '--path', '0', '--json', 'tidemark-regressions.json'], '--json and --regressions (by default) name the same file, tidemark-regressions.json'],
     [['replay', '--consumer', 'reference', '--seed', '1', '--path', '0', '--regressions', 'r.json', '--timeline', './r.json'], '--timeline and --regressions name the same file, r.json'],
+    // A merge's output onto one of its shards would destroy the shard it read.
+    [['merge', 'shard-1.json', 'shard-2.json', '--json', './shard-2.json'], 'the shard shard-2.json and --json name the same file, ./shard-2.json'],
     [['replay', '--scenario', 'stale-token', '--seed', '1'], '--scenario cannot be combined with --seed'],
     [['replay', '--scenario', 'stale-token', '--path', '1:2'], '--scenario cannot be combined with --path'],
     [['help', 'frobnicate'], "no command named 'frobnicate'"],

@@ -19,7 +19,7 @@ import { validateMutantsShard } from './shard-validation.js';
  * combined and printed as the unsharded command prints its result, with its exit code.
  */
 export async function merge(f: Flags, io: Io): Promise<number> {
-  prepareOutputs(f);
+  prepareOutputs(f, f.positionals.map((path) => ({ name: `the shard ${path}`, path })));
   const read = readShards(f.positionals);
   const only = (flags: readonly string[], command: string): void => {
     const wrong = flags.filter((x) => f.has(x));

@@ -67,18 +67,22 @@ export function prepareOutput(flag: string, path: string): void {
 /**
  * Checks every output flag's path before any work: a bad one is a usage error now, not after
  * the run. So is a file named by two flags when one of them writes it (`--json F --junit F`,
- * or `--json` onto the regression file, given or by default): the last write would replace
- * the other, and a regression file overwritten with results is lost. A device (`/dev/null`,
- * our own stdout) can take several.
+ * or `--json` onto the regression file, given or by default), or an output that is one of the
+ * command's `inputs` (`merge s1.json s2.json --json s1.json`): the last write would replace
+ * the other, and a regression file or a shard overwritten with results is lost. A device
+ * (`/dev/null`, our own stdout) can take several.
  */
-export function prepareOutputs(f: Flags): void {
+export function prepareOutputs(f: Flags, inputs: readonly { readonly name: string; readonly path: string }[] = []): void {
   for (const { flag, value } of f.given()) if (flag.type === 'output' && typeof value === 'string') prepareOutput(`--${flag.name}`, value);
   const seen = new Map<string, { readonly name: string; readonly output: boolean }>();
-  for (const { flag, path } of f.files()) {
+  // Files read from the command's positional arguments first (merge's shards): they are only read, so they may repeat among themselves.
+  const files = [
+    ...inputs.map(({ name, path }) => ({ name, path, output: false })),
+    ...f.files().map(({ flag, path }) => ({ name: f.has(flag.name) ? `--${flag.name}` : `--${flag.name} (by default)`, path, output: flag.type === 'output' })),
+  ];
+  for (const { name, path, output } of files) {
     const key = fileKey(path);
     if (key === null) continue;
-    const output = flag.type === 'output';
-    const name = f.has(flag.name) ? `--${flag.name}` : `--${flag.name} (by default)`;
     const before = seen.get(key);
     if (before !== undefined && (before.output || output)) throw new UsageError(`${before.name} and ${name} name the same file, ${path}: one would overwrite the other; give each its own`);
     seen.set(key, { name, output: before?.output === true || output });
