@@ -237,6 +237,18 @@ describe('output paths are checked before the run, and a failed write loses noth
     expect(dangling.err).toContain('--json and --timeline name the same file');
   });
 
+  it("an output's own checks follow the kernel too: through a linked directory, `..` is its target's parent", async () => {
+    const root = join(dir, 'checked-links');
+    mkdirSync(join(root, 'a', 'b'), { recursive: true });
+    execFileSync('ln', ['-s', 'a/b', join(root, 'd')]);
+    // d/../o.json is a/o.json, a directory; o.json beside d is not there at all.
+    mkdirSync(join(root, 'a', 'o.json'));
+    const r = await cli('check', '--consumer', 'reference', '--scenario', 'stale-token', '--json', `${root}/d/../o.json`);
+    expect(r.code, r.err).toBe(EXIT.usage);
+    expect(r.err).toContain(`--json ${root}/d/../o.json: is a directory`);
+    expect(r.out).toBe('');
+  });
+
   it('outputs to our own stdout, redirected to a file, are added to what was printed, not written over it', () => {
     const file = join(dir, 'stdout.txt');
     const fd = openSync(file, 'w');

@@ -24,43 +24,55 @@ const READ_BACK = new Set(['--regressions', '--file', '--out']);
  * must be a regular file, since reading /dev/zero never ends.
  */
 export function prepareOutput(flag: string, path: string): void {
-  const full = resolve(path);
   const problem = (why: string): never => {
     throw new UsageError(`${flag} ${path}: ${why}`);
   };
   // Our own standard streams are outputs like any other (`--json /dev/stdout`).
-  if (standardStream(full) !== null) return;
-  let real = full;
+  if (standardStream(path) !== null) return;
+  // Every look below takes the path as given, as the write will: the kernel resolves `..`
+  // after a linked directory's target, where the same text resolved by hand names another place.
+  const dir = dirname(path);
+  let real: string;
   try {
-    real = realpathSync(full);
+    real = realpathSync(path);
   } catch (error) {
     // Not there yet (or a link to a file not there yet) is fine; a loop of links is not.
     if ((error as NodeJS.ErrnoException).code === 'ELOOP') problem('is a loop of symbolic links');
+    real = join(whereIs(dir), basename(path));
   }
   if (/^\/(proc|sys)(\/|$)/.test(real)) problem(`is in ${real.split('/')[1] === 'proc' ? '/proc' : '/sys'}, a kernel filesystem, not a place for output files`);
   try {
-    mkdirSync(dirname(full), { recursive: true });
+    mkdirSync(dir, { recursive: true });
   } catch (error) {
     problem(`cannot create its directory: ${(error as Error).message}`);
   }
-  if (existsSync(full)) {
-    const stat = statSync(full);
+  if (existsSync(path)) {
+    const stat = statSync(path);
     if (stat.isDirectory()) problem('is a directory; give a file name');
     if (!stat.isFile()) {
       const kind = stat.isFIFO() ? 'a FIFO, whose writer waits for a reader' : stat.isSocket() ? 'a socket' : stat.isBlockDevice() ? 'a block device' : 'a device';
       if (!stat.isCharacterDevice() || READ_BACK.has(flag)) problem(`is ${kind}, not a regular file${READ_BACK.has(flag) ? ' (it is read before it is written)' : ''}; give a file name`);
     }
     try {
-      accessSync(full, constants.W_OK);
+      accessSync(path, constants.W_OK);
     } catch {
       problem('the file is not writable');
     }
   } else {
     try {
-      accessSync(dirname(full), constants.W_OK);
+      accessSync(dir, constants.W_OK);
     } catch {
-      problem(`cannot create files in ${dirname(full)}`);
+      problem(`cannot create files in ${whereIs(dir)}`);
     }
+  }
+}
+
+/** A directory's real path where it exists, else the path resolved by hand. */
+function whereIs(dir: string): string {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return resolve(dir);
   }
 }
 
