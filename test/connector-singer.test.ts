@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli.js';
 import { watchdogMs } from '../src/cli/supervisor.js';
 import { lineLimitText } from '../src/adapter/process/lines.js';
-import { argvOf, cli, HANG_MS, BUILT_CLI } from './support.js';
+import { argvOf, cli, HANG_MS, killSighted, sight, stillRuns, BUILT_CLI } from './support.js';
 
 const API = 'examples/singer/api.json';
 const TAP = 'python3 examples/singer/tap_events.py';
@@ -174,7 +174,7 @@ describe('what cannot be judged, or run', () => {
     const daemons = readFileSync(pidfile, 'utf8').split('\n').filter(Boolean).map(Number);
     expect(daemons.length).toBeGreaterThan(0);
     // Before the mark, each daemon slept its ten minutes: the group's SIGKILL never reached it.
-    expect(daemons.filter(isAlive)).toEqual([]);
+    expect(daemons.filter((pid) => stillRuns(sight(pid)))).toEqual([]);
   });
 
   it('an exception in the platform\'s own code is a harness error with its stack, exit 4, not the connector\'s failed attempt retried', async () => {
@@ -262,15 +262,16 @@ describe('an interrupted connector check', () => {
     for (let i = 0; i < HANG_MS / 50 && !/^\d+$/.test(written()); i++) await new Promise((resolve) => setTimeout(resolve, 50));
     const pid = Number(written());
     expect(pid, err).toBeGreaterThan(1);
+    const tap = sight(pid);
     end(child.pid as number);
     const code = await exited;
     clearTimeout(bound);
     let alive = true;
     for (let i = 0; i < 200 && alive; i++) {
-      alive = isAlive(pid);
+      alive = stillRuns(tap);
       if (alive) await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    if (alive) process.kill(pid, 'SIGKILL');
+    if (alive) killSighted(tap);
     return { code, alive, err };
   }
 
@@ -293,16 +294,3 @@ describe('an interrupted connector check', () => {
   });
 });
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    // A zombie has ended; only its parent has yet to reap it.
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}

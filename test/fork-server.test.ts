@@ -15,7 +15,7 @@ import { protocolProblem } from '../src/adapter/process/schema.js';
 import { programOf, shimWarning } from '../src/adapter/process/shim.js';
 import { execute } from '../src/run/execute.js';
 import { EXIT } from '../src/cli.js';
-import { cli, HANG_MS, BUILT_CLI } from './support.js';
+import { cli, HANG_MS, BUILT_CLI, leftAndKilled, stillRuns } from './support.js';
 
 /**
  * docs/protocol.md, Fork servers: a consumer whose hello offers forks is started once, and
@@ -53,12 +53,7 @@ function runs(pid: number): boolean {
 }
 
 /** The processes among these still running once all have had time to end (30 s at most); they are killed. */
-async function leftOver(pids: readonly number[]): Promise<number[]> {
-  for (let i = 0; i < 600 && pids.some(runs); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-  const left = pids.filter(runs);
-  for (const pid of left) process.kill(pid, 'SIGKILL');
-  return left;
-}
+const leftOver = (pids: readonly number[]): Promise<number[]> => leftAndKilled(pids, stillRuns);
 
 /** The lines of a fixture's pid file: `import PID` and `child PID PPID PGID`. */
 function noted(file: string): { imports: number[]; children: { pid: number; ppid: number; pgid: number }[] } {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verdictOf } from '../src/cli/supervised.js';
 import { exitCode, watchdogMs } from '../src/cli/supervisor.js';
-import { HANG_MS, BUILT_CLI } from './support.js';
+import { HANG_MS, BUILT_CLI, leftAndKilled, stillRuns } from './support.js';
 
 /**
  * The `tidemark` command as CI runs it, a real process, against adapters that misbehave the
@@ -71,31 +71,12 @@ function tidemark(args: readonly string[], bound: number, whileRunning?: (pid: n
   });
 }
 
-/** Whether a process still runs. A zombie has ended; only its parent (here often init) has yet to reap it. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
 /**
  * Waits for pids to disappear (up to 30 s: a loaded machine can be slow to let a killed process
- * go; the wait ends as soon as they are gone), then says which are still there and kills
- * them, so no test leaks them.
+ * go; the wait ends as soon as they are gone), then says which are still running and kills
+ * them, so no test leaks them. A zombie has ended; only its parent (here often init) has yet to reap it.
  */
-async function leftOver(pids: readonly number[]): Promise<number[]> {
-  for (let i = 0; i < 600 && pids.some(alive); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-  const left = pids.filter(alive);
-  for (const pid of left) process.kill(pid, 'SIGKILL');
-  return left;
-}
+const leftOver = (pids: readonly number[]): Promise<number[]> => leftAndKilled(pids, stillRuns);
 
 const check = (adapter: string, ...more: string[]): string[] => ['check', '--adapter', `${FIXTURES}/${adapter}`, '--scenario', SCENARIO, '--regressions', join(tmp, `r-${runs}.json`), ...more];
 

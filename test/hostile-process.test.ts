@@ -12,7 +12,7 @@ import { ConsumerUnrunnableError } from '../src/adapter/errors.js';
 import { EXIT } from '../src/cli.js';
 import { renderFailure } from '../src/report/failure.js';
 import { lineLimitText } from '../src/adapter/process/lines.js';
-import { alive, cli, HANG_MS, pidsGone, small, BUILT_CLI } from './support.js';
+import { cli, HANG_MS, killSighted, pidsGone, sight, small, stillRuns, BUILT_CLI, type Sighting } from './support.js';
 
 /**
  * Consumer processes written to break the harness (test/fixtures/hostile/process/): each
@@ -34,9 +34,9 @@ function pidsIn(file: string): number[] {
 }
 
 /** Processes a fixture deliberately leaves outside the harness's reach, killed after the tests. */
-const strays: number[] = [];
+const strays: Sighting[] = [];
 afterAll(() => {
-  for (const pid of strays) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  for (const s of strays) killSighted(s);
 });
 
 describe('hostile consumer processes', () => {
@@ -233,7 +233,8 @@ describe('hostile consumer processes', () => {
     const lines = existsSync(pids) ? readFileSync(pids, 'utf8') : '';
     const escaped = [...lines.matchAll(/^setsid (\d+)$/gm)].map((m) => Number(m[1]));
     const clean = [...lines.matchAll(/^clean (\d+)$/gm)].map((m) => Number(m[1]));
-    strays.push(...escaped, ...clean);
+    const cleanSeen = clean.map(sight);
+    strays.push(...escaped.map(sight), ...cleanSeen);
     // The grandchildren sleep 600 s; the harness must not wait on the pipes they hold. That it
     // did not is shown by the work, not the clock: the one with a clean environment is still
     // alive below.
@@ -248,6 +249,6 @@ describe('hostile consumer processes', () => {
     expect(await pidsGone(escaped)).toEqual([]);
     // What escapes both (src/adapter/process/marks.ts): a process started with a clean environment.
     expect(clean.length).toBeGreaterThan(0);
-    expect(clean.some(alive)).toBe(true);
+    expect(cleanSeen.some(stillRuns)).toBe(true);
   });
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli.js';
 import { MAX_JOBS } from '../src/run/options.js';
-import { cli, HANG_MS, pidsGone, BUILT_CLI } from './support.js';
+import { cli, HANG_MS, leftAndKilled, pidsGone, BUILT_CLI } from './support.js';
 
 /**
  * `check --jobs N` runs the check as N shards at once, each a process with its own consumer
@@ -276,13 +276,6 @@ describe('check --jobs N', () => {
     expect(await pidsGone(pids())).toEqual([]);
   });
 });
-
-/** The processes among these still running once they had time to end (see pidsGone); killed, so that a failure leaves no job spinning for the rest of the suite. */
-async function leftAndKilled(pids: readonly number[]): Promise<number[]> {
-  const left = await pidsGone(pids);
-  for (const pid of left) process.kill(pid, 'SIGKILL');
-  return left;
-}
 
 /** A process's parent and the CPU it has used, user and system, in clock ticks; null once it is gone. */
 function stat(pid: number): { ppid: number; cpu: number } | null {

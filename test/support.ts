@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CallStep, History, Step } from '../model/history.js';
@@ -112,15 +112,86 @@ export function alive(pid: number): boolean {
 export const HANG_MS = 300_000;
 
 /**
- * Waits until none of these processes runs; returns those still running after 30 s. A killed
- * process counts as running until its parent reaps it, which a loaded machine can delay; the
- * wait ends as soon as all are gone, so the bound costs nothing when they are.
+ * A process as a test first saw it: its pid and its start time (in clock ticks after boot,
+ * from /proc/PID/stat). A pid is given again once its process is gone, and a busy machine
+ * (pid_max is often 32,768, and the suite starts thousands of processes) can do so within the
+ * seconds a test waits for processes to end: judged by its pid alone, another process would
+ * be counted as left running, and killed. A process is told apart from its pid's later
+ * owners from the moment a test first sees its pid (reads it from a pid file, say); a pid
+ * given again before that is not. Without /proc (not Linux), only the pid is known.
  */
-export async function pidsGone(pids: readonly number[]): Promise<number[]> {
-  let left = [...pids];
+export interface Sighting {
+  readonly pid: number;
+  /** Null when the process had already ended. */
+  readonly start: string | null;
+}
+
+const PROC = existsSync('/proc/self/stat');
+
+/** The fields of /proc/PID/stat after the command's name (the first is the state), or null when there is no such process. */
+function statFields(pid: number): string[] | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return text.slice(text.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+export function sight(pid: number): Sighting {
+  if (!PROC) return { pid, start: alive(pid) ? 'unknown' : null };
+  // starttime is field 22 of stat; the list starts at field 3.
+  return { pid, start: statFields(pid)?.[19] ?? null };
+}
+
+/** Whether the process first seen is still there, as a zombie (ended, not yet reaped) too. */
+export function stillThere(s: Sighting): boolean {
+  if (s.start === null) return false;
+  if (!PROC) return alive(s.pid);
+  return statFields(s.pid)?.[19] === s.start;
+}
+
+/** Whether the process first seen still runs: there, and not a zombie. */
+export function stillRuns(s: Sighting): boolean {
+  if (!stillThere(s)) return false;
+  return !PROC || statFields(s.pid)?.[0] !== 'Z';
+}
+
+/** SIGKILLs the process first seen, if it is still there; never a later owner of its pid. */
+export function killSighted(s: Sighting): void {
+  if (!stillThere(s)) return;
+  try {
+    process.kill(s.pid, 'SIGKILL');
+  } catch {
+    // Gone meanwhile.
+  }
+}
+
+/**
+ * Waits until none of these processes is there; returns the pids of those still there after
+ * 30 s. A killed process counts as there until its parent reaps it, which a loaded machine
+ * can delay; the wait ends as soon as all are gone, so the bound costs nothing when they are.
+ * Each is seen (see Sighting) when the wait starts.
+ */
+export async function pidsGone(pids: readonly number[], isThere: (s: Sighting) => boolean = stillThere): Promise<number[]> {
+  return (await waitGone(pids, isThere)).map((s) => s.pid);
+}
+
+/**
+ * pidsGone, then each process still there is SIGKILLed, so that a failed test leaves nothing
+ * running for the rest of the suite. `isThere` is stillRuns where a zombie counts as ended.
+ */
+export async function leftAndKilled(pids: readonly number[], isThere: (s: Sighting) => boolean = stillThere): Promise<number[]> {
+  const left = await waitGone(pids, isThere);
+  for (const s of left) killSighted(s);
+  return left.map((s) => s.pid);
+}
+
+async function waitGone(pids: readonly number[], isThere: (s: Sighting) => boolean): Promise<Sighting[]> {
+  let left = pids.map(sight);
   for (let i = 0; i < 600 && left.length > 0; i++) {
     await new Promise((resolve) => setTimeout(resolve, 50));
-    left = left.filter(alive);
+    left = left.filter(isThere);
   }
   return left;
 }
