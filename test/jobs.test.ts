@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -236,44 +236,83 @@ describe('check --jobs N', () => {
     expect(readdirSync(run.tmp).filter((entry) => entry.startsWith('tidemark-'))).toEqual([]);
   });
 
-  it('the checking process killed outright while the jobs spin: no job is left running, orphaned', async () => {
+  it('the checking process killed outright while the jobs spin: by the time the command exits, no job runs, orphaned', async () => {
     const run = await spinningJobs('check-killed');
     // The supervisor's one child; SIGKILL runs none of its exit hooks.
     const supervisor = run.child.pid!;
     const checking = Number(read(`/proc/${supervisor}/task/${supervisor}/children`).trim().split(/\s+/)[0]);
     expect(run.pids).toContain(checking);
+    // Looked at the moment the command exits, as in the test above. The supervisor kills the
+    // jobs by the mark of the checking process's run, which each job's own run nests under;
+    // left to themselves, busy jobs would only be ended by their own reporter threads, 10 s on.
+    const exited = run.exited.then((code) => ({ code, running: run.pids.filter((pid) => running(pid) && !dying(pid)) }));
     process.kill(checking, 'SIGKILL');
-    expect(await run.exited, run.err()).toBe(EXIT.unknown);
+    const { code, running: left } = await exited;
+    expect(code, run.err()).toBe(EXIT.unknown);
     expect(run.err()).toContain('was killed by SIGKILL');
-    // Each job sees its checking process gone, and ends itself (a busy one is killed by its own reporter thread).
+    expect(left).toEqual([]);
     expect(await leftAndKilled(run.pids)).toEqual([]);
     // The jobs' directory was among what the checking process told its supervisor to remove.
     expect(readdirSync(run.tmp).filter((entry) => entry.startsWith('tidemark-'))).toEqual([]);
   });
 
-  it('SIGINT with connector jobs: by the time the command exits 130, no connector process is left running', async () => {
-    const pidfile = file('connector-sigint-pids');
+  /**
+   * A check of connector jobs whose taps write down their pids and wait, run until a tap of
+   * each job waits; then `end` is done to it. Returns its exit code and the taps running when
+   * the command exited, looked at that moment, before anything else runs (a tap SIGKILLed a
+   * moment before and not yet scheduled to die counts as gone: it will never run again).
+   */
+  async function connectorJobs(name: string, end: (supervisor: ChildProcess) => void): Promise<{ code: number | null; left: number[]; err: string; pids: number[] }> {
+    const pidfile = file(`${name}-pids`);
+    const tmp = mkdtempSync(join(dir, `${name}-tmp-`));
     // A tap that writes down its pid and waits; every sync attempt of every job is one.
     const waits = `python3 -c "import os, time; open('${pidfile}', 'a').write(str(os.getpid()) + chr(10)); time.sleep(600)"`;
-    const child = spawn(process.execPath, [BUILT_CLI, 'check', '--singer', waits, '--api', 'examples/singer/api.json', '--runs', '100', '--seed', '1', '--jobs', '2', '--regressions', file('connector-sigint.json')], {
+    const child = spawn(process.execPath, [BUILT_CLI, 'check', '--singer', waits, '--api', 'examples/singer/api.json', '--runs', '100', '--seed', '1', '--jobs', '2', '--regressions', file(`${name}.json`)], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, CI: '1' },
+      env: { ...process.env, CI: '1', TMPDIR: tmp },
     });
     let err = '';
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    // Looked at the moment the command exits, before anything else runs: what the check left running then.
-    const exited = new Promise<{ code: number | null; running: number[] }>((resolve) => child.on('exit', (code) => resolve({ code, running: pids().filter(running) })));
+    const exited = new Promise<{ code: number | null; running: number[] }>((resolve) => child.on('exit', (code) => resolve({ code, running: pids().filter((pid) => running(pid) && !dying(pid)) })));
     const pids = (): number[] => (existsSync(pidfile) ? read(pidfile).split('\n').filter(Boolean).map(Number) : []);
     const deadline = Date.now() + HANG_MS;
     // A connector of each job.
     while (pids().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(pids().length).toBeGreaterThanOrEqual(2);
-    child.kill('SIGINT');
+    end(child);
     const { code, running: left } = await exited;
-    expect(code, err).toBe(130);
-    expect(err).toContain('interrupted by SIGINT');
-    expect(left).toEqual([]);
-    expect(await pidsGone(pids())).toEqual([]);
+    return { code, left, err, pids: pids() };
+  }
+
+  it('SIGINT with connector jobs: by the time the command exits 130, no connector process is left running', async () => {
+    const r = await connectorJobs('connector-sigint', (child) => child.kill('SIGINT'));
+    expect(r.code, r.err).toBe(130);
+    expect(r.err).toContain('interrupted by SIGINT');
+    expect(r.left).toEqual([]);
+    expect(await pidsGone(r.pids)).toEqual([]);
+  });
+
+  it("the checking process killed outright with connector jobs: by the time the command exits, no connector process runs: each carries a mark nested under the checking process's run", async () => {
+    const r = await connectorJobs('connector-check-killed', (child) => {
+      const supervisor = child.pid!;
+      const checking = Number(read(`/proc/${supervisor}/task/${supervisor}/children`).trim().split(/\s+/)[0]);
+      // The jobs stopped first: like jobs busy in a loop, or hung, they run no clean-up of their
+      // own when the checking process goes, and their taps, in process groups of their own, are
+      // reached only by their marks.
+      const jobs = read(`/proc/${checking}/task/${checking}/children`).trim().split(/\s+/).map(Number);
+      expect(jobs).toHaveLength(2);
+      for (const job of jobs) process.kill(job, 'SIGSTOP');
+      process.kill(checking, 'SIGKILL');
+    });
+    // Looked at (and killed) before anything is asserted, so that a failure leaves no tap behind.
+    const killed = await leftAndKilled(r.pids);
+    expect(r.code, r.err).toBe(EXIT.unknown);
+    expect(r.err).toContain('was killed by SIGKILL');
+    expect(r.left).toEqual([]);
+    expect(killed).toEqual([]);
+    // Not asserted: that the jobs' sync directories are gone. The checking process tells its
+    // supervisor what to remove as its jobs report it, each every 200 ms, so a directory made
+    // in the last few hundred milliseconds before the kill can be left behind.
   });
 });
 

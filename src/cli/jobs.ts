@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { ALL_SCENARIOS } from '../../scenarios/named.js';
 import { stores } from '../adapter/process/bridge.js';
+import { MARK_VARIABLE, newMark } from '../adapter/process/marks.js';
 import { describeActivity, doing, readCounters, type Counters, type Stage } from './activity.js';
 import { junitSuiteOf, mergeCheck, readShards } from './merge.js';
 import type { Progress } from './progress.js';
@@ -210,7 +211,11 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
         for (let index = 1; index <= o.jobs; index++) {
           const json = join(dir, `job-${index}.json`);
           const argv = ['check', ...o.argv, '--shard', `${index}/${o.jobs}`, '--json', json, '--regressions', copy, '--heartbeat', '0'];
-          const child = fork(path, argv, { execArgv: [...execArgv], env: { ...process.env, [SUPERVISED]: '1' }, stdio: ['ignore', 'pipe', 'pipe', 'ipc', 'pipe'] });
+          // A mark of this run (src/adapter/process/marks.ts): the job's own run, and so every
+          // process it starts, nests under it, and this process's supervisor kills them all by
+          // this run's mark should this process die outright, without the exit hook below.
+          const env = { ...process.env, [SUPERVISED]: '1', [MARK_VARIABLE]: newMark() };
+          const child = fork(path, argv, { execArgv: [...execArgv], env, stdio: ['ignore', 'pipe', 'pipe', 'ipc', 'pipe'] });
           const job: Job = { index, child, json, key: randomBytes(32).toString('hex'), peerKey: randomBytes(32).toString('hex'), keyed: false, stage: null, counters: { calls: 0, hooks: 0, lastCall: null, inHook: null }, groups: [], stores: [], lastProgress: Date.now(), progressKey: '', closed: false, failedAt: null, code: null, signal: null, out: [], err: [] };
           jobs.push(job);
           follow(job, board, peers);
@@ -221,6 +226,7 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
             job.signal = signal;
             // Whatever the job managed or not: none of its consumer processes outlives it.
             cleanUp(job.groups, job.stores, job.mark);
+            for (const dir of job.stores) stores.delete(dir);
             if (!existsSync(json)) fail(...ended(job, o.jobs));
             if (--open === 0) resolve();
           });
@@ -283,7 +289,11 @@ function follow(job: Job, board: JobsBoard, peers: JobPeers): void {
       board.saw(job.index, message.stage.stage);
     } else if (message.t === 'resources') {
       job.groups = message.groups;
+      // Among this process's own too, so that its supervisor removes them should this process
+      // die outright: the job is then killed by its mark before it could remove them itself.
+      for (const dir of job.stores) stores.delete(dir);
       job.stores = message.stores;
+      for (const dir of job.stores) stores.add(dir);
       if (typeof message.mark === 'string') job.mark = message.mark;
     } else if (message.t === 'failed') {
       if (Number.isSafeInteger(message.at) && message.at >= 0) peers.failed(job, message.at);

@@ -21,8 +21,18 @@ import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
  */
 export const MARK_VARIABLE = 'TIDEMARK_RUN';
 
-/** This process's marks all begin with it: one run's processes, told apart from another run's. */
-const RUN = randomBytes(8).toString('hex');
+/**
+ * This process's marks all begin with it: one run's processes, told apart from another run's.
+ * A process that carries a mark itself (a job of `check --jobs`, which the checking process
+ * starts with one) nests its run under it, so that every process it starts carries a mark
+ * that begins with its starter's run too: what kills the starter's run by its prefix (its
+ * supervisor, when it dies outright) reaches them as well.
+ */
+const RUN = nested(process.env[MARK_VARIABLE], randomBytes(8).toString('hex'));
+
+function nested(inherited: string | undefined, own: string): string {
+  return inherited === undefined || inherited === '' ? own : `${inherited}/${own}`;
+}
 let marks = 0;
 
 /** A new mark, for one process about to start. */
