@@ -247,6 +247,23 @@ describe('output paths are checked before the run, and a failed write loses noth
     expect(r.code, r.err).toBe(EXIT.usage);
     expect(r.err).toContain(`--json ${root}/d/../o.json: is a directory`);
     expect(r.out).toBe('');
+    // Not there yet: where it would be made is judged from its nearest existing ancestor,
+    // before any directory is made. This link leads into /proc, where nothing is to be made.
+    execFileSync('ln', ['-s', '/proc/self', join(root, 'p')]);
+    const kernel = await cli('check', '--consumer', 'reference', '--scenario', 'stale-token', '--json', `${root}/p/new/../x.json`);
+    expect(kernel.code, kernel.err).toBe(EXIT.usage);
+    expect(kernel.err).toContain(`--json ${root}/p/new/../x.json: is in /proc`);
+    // A name ending in a slash names a directory, which the write would find only after the run.
+    const slash = await cli('check', '--consumer', 'reference', '--scenario', 'stale-token', '--json', join(root, 'out.json/'));
+    expect(slash.code, slash.err).toBe(EXIT.usage);
+    expect(slash.err).toContain('ends in /, so it names a directory');
+  });
+
+  it.runIf(existsSync('/dev/shm'))('a regular file under /dev is a file like any other: two outputs, or an output and a shard, cannot share it', async () => {
+    const shard = `/dev/shm/tidemark-cli-test-${process.pid}.json`;
+    const r = await cli('merge', shard, 'shard-2.json', '--json', shard);
+    expect(r.code, r.err).toBe(EXIT.usage);
+    expect(r.err).toContain(`the shard ${shard} and --json name the same file`);
   });
 
   it('outputs to our own stdout, redirected to a file, are added to what was printed, not written over it', () => {

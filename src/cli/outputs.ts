@@ -29,16 +29,18 @@ export function prepareOutput(flag: string, path: string): void {
   };
   // Our own standard streams are outputs like any other (`--json /dev/stdout`).
   if (standardStream(path) !== null) return;
+  // A directory's name, which the check below would find only once it exists; the write would fail after the run.
+  if (path.endsWith('/')) problem('ends in /, so it names a directory; give a file name');
   // Every look below takes the path as given, as the write will: the kernel resolves `..`
   // after a linked directory's target, where the same text resolved by hand names another place.
   const dir = dirname(path);
   let real: string;
   try {
-    real = realpathSync(path);
+    real = realpathSync.native(path);
   } catch (error) {
     // Not there yet (or a link to a file not there yet) is fine; a loop of links is not.
     if ((error as NodeJS.ErrnoException).code === 'ELOOP') problem('is a loop of symbolic links');
-    real = join(whereIs(dir), basename(path));
+    real = whereIs(path);
   }
   if (/^\/(proc|sys)(\/|$)/.test(real)) problem(`is in ${real.split('/')[1] === 'proc' ? '/proc' : '/sys'}, a kernel filesystem, not a place for output files`);
   try {
@@ -67,12 +69,22 @@ export function prepareOutput(flag: string, path: string): void {
   }
 }
 
-/** A directory's real path where it exists, else the path resolved by hand. */
-function whereIs(dir: string): string {
-  try {
-    return realpathSync(dir);
-  } catch {
-    return resolve(dir);
+/**
+ * Where a path lies, as far as the kernel can say before it exists: its nearest existing
+ * ancestor's real path, and the rest as given. Looked at before its directories are made, so
+ * that `link/new/../x` through a link into /sys is refused, not made there.
+ */
+function whereIs(path: string): string {
+  const rest: string[] = [];
+  for (let at = path; ; ) {
+    try {
+      return join(realpathSync.native(at), ...rest);
+    } catch {
+      const up = dirname(at);
+      if (up === at) return resolve(path);
+      rest.unshift(basename(at));
+      at = up;
+    }
   }
 }
 
@@ -104,8 +116,9 @@ export function prepareOutputs(f: Flags, inputs: readonly { readonly name: strin
 /** What a path names, for telling two paths to the same file apart from two files; null for a device, which several outputs may share. */
 function fileKey(path: string, links = 0): string | null {
   // Looked up as the kernel will open it: `dir/..` through a linked directory is not what
-  // the same text means once `..` is taken out by hand.
-  if (resolve(path).startsWith('/dev/')) return null;
+  // the same text means once `..` is taken out by hand. Our own stdout and stderr are written
+  // where they stand, so several outputs may share one even when it is redirected to a file.
+  if (standardStream(path) !== null) return null;
   try {
     const stat = statSync(path);
     if (!stat.isFile()) return null;
