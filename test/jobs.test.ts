@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -254,6 +254,33 @@ describe('check --jobs N', () => {
     expect(await leftAndKilled(run.pids)).toEqual([]);
     // The jobs' directory was among what the checking process told its supervisor to remove.
     expect(readdirSync(run.tmp).filter((entry) => entry.startsWith('tidemark-'))).toEqual([]);
+  });
+
+  it.each(['SIGINT', 'the checking process killed outright'])("a blackbox consumer's jobs, %s: by the time the command exits, no temporary directory of the run is left, its stores included", async (how) => {
+    const name = how === 'SIGINT' ? 'stores-sigint' : 'stores-killed';
+    const tmp = mkdtempSync(join(dir, `${name}-tmp-`));
+    const child = spawn(process.execPath, [BUILT_CLI, 'check', '--command', 'python3 examples/python/sqlite_ledger.py', '--runs', '2000', '--seed', '1', '--jobs', '2', '--regressions', file(`${name}.json`)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CI: '1', TMPDIR: tmp },
+    });
+    let err = '';
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const ours = (): string[] => readdirSync(tmp).filter((entry) => entry.startsWith('tidemark-'));
+    // Looked at the moment the command exits, before anything else runs.
+    const exited = new Promise<{ code: number | null; left: string[] }>((resolve) => child.on('exit', (code) => resolve({ code, left: ours() })));
+    // The jobs' stores, made in the jobs' directory.
+    const stores = (): string[] => ours().flatMap((jobs) => (statSync(join(tmp, jobs), { throwIfNoEntry: false })?.isDirectory() ? readdirSync(join(tmp, jobs)).filter((entry) => entry.startsWith('tidemark-store-')) : []));
+    const deadline = Date.now() + HANG_MS;
+    while (stores().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(stores().length, err).toBeGreaterThanOrEqual(2);
+    if (how === 'SIGINT') child.kill('SIGINT');
+    else {
+      const supervisor = child.pid!;
+      process.kill(Number(read(`/proc/${supervisor}/task/${supervisor}/children`).trim().split(/\s+/)[0]), 'SIGKILL');
+    }
+    const { code, left } = await exited;
+    expect(code, err).toBe(how === 'SIGINT' ? 130 : EXIT.unknown);
+    expect(left).toEqual([]);
   });
 
   /**

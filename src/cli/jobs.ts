@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import { ALL_SCENARIOS } from '../../scenarios/named.js';
 import { stores } from '../adapter/process/bridge.js';
 import { MARK_VARIABLE, newMark } from '../adapter/process/marks.js';
+import { JOB_DIR_VARIABLE } from '../adapter/process/scratch.js';
 import { describeActivity, doing, readCounters, type Counters, type Stage } from './activity.js';
 import { junitSuiteOf, mergeCheck, readShards } from './merge.js';
 import type { Progress } from './progress.js';
@@ -211,10 +212,12 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
         for (let index = 1; index <= o.jobs; index++) {
           const json = join(dir, `job-${index}.json`);
           const argv = ['check', ...o.argv, '--shard', `${index}/${o.jobs}`, '--json', json, '--regressions', copy, '--heartbeat', '0'];
-          // A mark of this run (src/adapter/process/marks.ts): the job's own run, and so every
-          // process it starts, nests under it, and this process's supervisor kills them all by
-          // this run's mark should this process die outright, without the exit hook below.
-          const env = { ...process.env, [SUPERVISED]: '1', [MARK_VARIABLE]: newMark() };
+          // Should this process die outright, without the exit hook below, its supervisor kills
+          // and removes what this run's mark and directory hold, and so all of each job's: the
+          // job carries a mark of this run, which its own run, and so every process it starts,
+          // nests under (src/adapter/process/marks.ts), and makes its stores in this run's
+          // directory (src/adapter/process/scratch.ts).
+          const env = { ...process.env, [SUPERVISED]: '1', [MARK_VARIABLE]: newMark(), [JOB_DIR_VARIABLE]: dir };
           const child = fork(path, argv, { execArgv: [...execArgv], env, stdio: ['ignore', 'pipe', 'pipe', 'ipc', 'pipe'] });
           const job: Job = { index, child, json, key: randomBytes(32).toString('hex'), peerKey: randomBytes(32).toString('hex'), keyed: false, stage: null, counters: { calls: 0, hooks: 0, lastCall: null, inHook: null }, groups: [], stores: [], lastProgress: Date.now(), progressKey: '', closed: false, failedAt: null, code: null, signal: null, out: [], err: [] };
           jobs.push(job);

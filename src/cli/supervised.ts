@@ -223,13 +223,18 @@ function supervised(command: (io: Io, peers: ShardPeers | undefined) => Promise<
   const interrupted = (signal: NodeJS.Signals, by: 'signal' | 'supervisor'): void => {
     const first = !finished;
     finished = true;
-    cleanUpLive();
     const code = SIGNAL_CODES[signal] ?? 2;
-    if (!first) return by === 'signal' ? realExit(code) : undefined;
-    void stopJobs().then(
-      () => realExit(code),
-      () => realExit(code),
-    );
+    if (!first) {
+      cleanUpLive();
+      return by === 'signal' ? realExit(code) : undefined;
+    }
+    // The jobs of a `check --jobs` first, each told to stop and given a moment to clean up
+    // after itself: the run's mark, which every job's marks nest under, would SIGKILL them.
+    const exit = (): void => {
+      cleanUpLive();
+      realExit(code);
+    };
+    void stopJobs().then(exit, exit);
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => interrupted(signal, 'signal'));
   // A job of `check --jobs` (its supervisor gave a peer key; src/cli/jobs.ts): what it tells,

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { scratchDir } from '../adapter/process/scratch.js';
 import { join } from 'node:path';
 import type { Binding } from '../../model/binding.js';
 import type { EventRef } from '../../model/event.js';
@@ -227,7 +227,7 @@ class Attempt {
 
   /** Writes the sync's files, starts the server, then the connector. */
   private async start(): Promise<void> {
-    const dir = mkdtempSync(join(tmpdir(), 'tidemark-sync-'));
+    const dir = mkdtempSync(join(scratchDir(), 'tidemark-sync-'));
     syncDirs.add(dir);
     this.dir = dir;
     const server = createServer((req, res) => this.arrived(req, res));

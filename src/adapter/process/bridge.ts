@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { scratchDir } from './scratch.js';
 import { join } from 'node:path';
 import type { AnyConsumer, BlackboxConsumer, Consumer, Inspection, WorkerWorld } from '../consumer.js';
 import { WORLD_ENDED, type WorldEndHook } from '../../world/end.js';
@@ -204,7 +204,7 @@ export async function processConsumer(command: string, options: ProcessOptions =
       ...base,
       kind: 'blackbox',
       open: () => {
-        const dir = mkdtempSync(join(tmpdir(), 'tidemark-store-'));
+        const dir = mkdtempSync(join(scratchDir(), 'tidemark-store-'));
         stores.add(dir);
         return { dir, live: new Set(), last: { watermark: null, effects: [] } };
       },

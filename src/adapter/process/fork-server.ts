@@ -1,12 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConsumerUnrunnableError } from '../errors.js';
 import { atExit } from './at-exit.js';
 import { ConsumerProcess, EXIT_GRACE_MS, SpawnedProcess, type Hello, type SpawnOptions } from './consumer-process.js';
 import { killGroup } from './group.js';
 import { LineSplitter } from './lines.js';
+import { socketScratchDir } from './scratch.js';
 
 /**
  * Fork servers (docs/protocol.md, Fork servers). A consumer whose hello offers `forks` can
@@ -180,7 +180,7 @@ export class ForkServer {
 
   private start(): void {
     this.stats.servers++;
-    const dir = mkdtempSync(join(tmpdir(), 'tidemark-fork-'));
+    const dir = mkdtempSync(join(socketScratchDir(), 'tidemark-fork-'));
     socketDirs.add(dir);
     const path = join(dir, 's');
     this.dir = dir;
