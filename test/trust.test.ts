@@ -28,6 +28,21 @@ describe('merge passes nothing that was not exercised', () => {
     expect(merged.out).not.toContain('verdict: pass');
   });
 
+  it("a time limit that cut one shard before the run's first world merges to unknown, whatever the other shards ran past it", async () => {
+    const argv = ['check', '--consumer', 'reference', '--seed', '1', '--runs', '40', '--time-limit', '600', '--regressions', file('cut-r.json')];
+    for (const i of [1, 2]) expect((await cli(...argv, '--shard', `${i}/2`, '--json', file(`cut-${i}.json`))).code).toBe(EXIT.pass);
+    // Shard 1 as a slow machine leaves it: its limit ended the search before its first world,
+    // world 0, which is the run's first. Shard 2 ran all of its share, worlds 1, 3, 5, ...
+    const cut = readJson(file('cut-1.json'));
+    cut.worlds = { ...cut.worlds, runs: 0, interrupted: true };
+    cut.shard = { ...cut.shard, skipped: 0, evidence: {} };
+    writeFileSync(file('cut-1-slow.json'), JSON.stringify(cut));
+    const merged = await cli('merge', file('cut-1-slow.json'), file('cut-2.json'));
+    expect(merged.code, merged.out + merged.err).toBe(EXIT.unknown);
+    expect(merged.out).toContain("not a pass: no generated world ran within the time limit: a shard left the run's first world unrun");
+    expect(merged.out).not.toContain('verdict: pass');
+  });
+
   it('a mutants shard that claims a kill its counterexample does not show, or names no mutant, is refused', async () => {
     // One world each at seed 1: token-as-watermark is killed in it, narrow-replay-window is not.
     const argv = ['--only', 'token-as-watermark,narrow-replay-window', '--runs', '1', '--seed', '1', '--jobs', '1'];

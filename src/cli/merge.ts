@@ -202,7 +202,9 @@ export function mergeCheck(shards: readonly Read<CheckJson & { shard: CheckShard
     const { interrupted: _, ...pass } = all[0]!;
     worlds = { ...pass, runs: Math.min(...all.map((w) => w.runs)), ...(interrupted ? { interrupted: true } : {}) };
   }
-  const cutoff = winner ? winner.worlds.runs - 1 : null;
+  // Evidence counts from the worlds the unsharded run judged: those before its first failure,
+  // or, when a time limit cut a shard short, those before the first world left unrun.
+  const cutoff = winner ? winner.worlds.runs - 1 : worlds.interrupted === true ? worlds.runs : null;
   const checks = summarizeChecks((kind) => evidenceOf(kind, shards.map((s, i) => ({ evidence: s.json.shard.evidence, winner: winner?.index === i + 1 })), cutoff));
 
   const statuses: SuiteStatus[] = [
@@ -212,14 +214,16 @@ export function mergeCheck(shards: readonly Read<CheckJson & { shard: CheckShard
   ];
   let verdict: SuiteStatus = statuses.includes('error') ? 'error' : statuses.includes('fail') ? 'fail' : statuses.includes('unknown') ? 'unknown' : 'pass';
   // The unsharded run's rules for a pass that exercised nothing (src/run/suite.ts), over all
-  // the shards: no world ran in any shard, and nothing else was judged, or a time limit ended
-  // every shard's search before its first world.
+  // the shards: no world ran in any shard, and nothing else was judged, or a time limit cut
+  // the search short before the first world of the run: worlds other shards ran past a
+  // world left unrun are not the run's (the unsharded run would not have reached them).
   const ran = shards.reduce((sum, s) => sum + ((s.json.worlds?.runs ?? 0) - s.json.shard.skipped), 0);
   const judged = regressions.some((r) => r.failure !== undefined || r.status === 'pass') || scenarios.some((s) => s.status !== 'skipped' && s.status !== 'untested') || ran > 0;
   const reason =
     verdict === 'pass' && !judged ? 'nothing was exercised: no scenario was judged (each was skipped, untested or left to another shard), and no generated world ran in any shard'
-    : verdict === 'pass' && ran === 0 && worlds.interrupted === true ? 'no generated world ran within the time limit in any shard: give a longer --time-limit, or none'
-    : undefined;
+    : verdict === 'pass' && worlds.runs === 0 && worlds.interrupted === true
+      ? `no generated world ran within the time limit${ran === 0 ? ' in any shard' : ': a shard left the run\'s first world unrun, and what other shards ran after it does not count'}: give a longer --time-limit, or none`
+      : undefined;
   if (reason !== undefined) verdict = 'unknown';
   return {
     json: { run: unsharded(first.run), consumer: first.consumer, adapter: first.adapter, seed: first.seed, runs: first.runs, searches: first.searches, verdict, ...(reason === undefined ? {} : { reason }), regressions, scenarios, worlds, checks },
