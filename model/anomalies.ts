@@ -9,7 +9,9 @@ import type { RuleId } from './rules.js';
  *   has not been handled. Every claim is judged, against every eligible event the source
  *   held unchanged for the claiming incarnation's whole life. Example: events 41 42 43, the
  *   effect for 42 fails, the consumer saved the next-page token as progress, restarted after
- *   it and claimed caught-up; 42 and 43 were never handled.
+ *   it and claimed caught-up; 42 and 43 were never handled. Or, however the run ended, the
+ *   store marks an eligible event done that was never handled: a completion record written
+ *   before an effect that never came, an outbox entry taken out undelivered.
  *
  * premature-watermark: a watermark W was committed while an event eligible at that moment,
  *   ordered at or before W, had no durable outcome; or W passed a hole the source's contract
@@ -97,7 +99,7 @@ export const ANOMALIES = {
     // Beyond the design's R6 R7 R8 R10: ties lost at a page boundary (R1), a page taken as
     // the end (R9) and a completion record written without its effect (R5) all end here.
     rules: ['R6', 'R8', 'R10', 'R7', 'R1', 'R9', 'R5'],
-    means: 'an eligible event has no durable outcome, yet the consumer claims it is caught up',
+    means: 'an eligible event was never handled, yet the consumer claims it is caught up, or its store marks it done',
   },
   liveness: {
     rules: ['R9', 'R10'],

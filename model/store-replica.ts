@@ -87,6 +87,11 @@ export class StoreReplica {
     return this.completions.has(ref);
   }
 
+  /** Whether the event version has an outbox entry not yet marked delivered. */
+  inOutbox(ref: EventRef): boolean {
+    return this.outbox.has(refKey(ref));
+  }
+
   /**
    * Why the store refuses this transaction, or null when it applies: every guard read against
    * the store as it is, before anything is written. `newest` is the newest lease generation

@@ -283,6 +283,26 @@ export class Truth {
     return e !== undefined && covers(wider, positionOf(e)) ? e : undefined;
   }
 
+  /**
+   * What the store says of an event version that is not handled: that it is done (a
+   * completion record), or that its outbox entry was taken out (marked delivered) although
+   * no delivery happened. Either way a consumer reading the store is told to skip it for
+   * good: it is lost. Null when the store says neither (an entry still in the outbox waits).
+   */
+  lostInStore(ref: EventRef): 'a completion record' | 'its outbox entry taken out undelivered' | null {
+    if (this.handled(ref) || this.store.inOutbox(ref)) return null;
+    const v = this.known(ref);
+    if (v === undefined) return null;
+    if (v.completed) return 'a completion record';
+    return v.handoff !== undefined ? 'its outbox entry taken out undelivered' : null;
+  }
+
+  /** Whether the store marks the event version done: a completion record, or an outbox entry written. */
+  markedInStore(ref: EventRef): boolean {
+    const v = this.known(ref);
+    return v !== undefined && (v.completed || v.handoff !== undefined);
+  }
+
   /** Handled for good: its effect happened, or it is poison and was parked. An outbox entry waiting for the sink is not. */
   handled(ref: EventRef): boolean {
     const v = this.known(ref);

@@ -14,6 +14,8 @@ import {
   anchor,
   at,
   complete,
+  outbox,
+  outboxDone,
   effect,
   ev,
   timeline,
@@ -213,6 +215,53 @@ describe('omission', () => {
     t.start();
     t.fetch([a, b, c]);
     t.handle(a);
+    t.budget();
+    t.drain();
+    t.start();
+    t.failed('cannot prove the stream has no hole');
+    passes(t);
+  });
+
+  it('R5 omission: however the run ends, a completion record for an event whose effect never came loses it', () => {
+    // A source that promises nothing: the run must end failing visibly, so no claim is judged.
+    const t = timeline({ initial: [a, b, c], contract: { kind: 'none' } });
+    t.start();
+    t.fetch([a, b, c]);
+    t.handle(a);
+    // The record first, as completion-before-effect writes it; the effect never follows.
+    t.commit([complete(b)]);
+    t.budget();
+    t.drain();
+    t.start();
+    t.failed('cannot prove the stream has no hole');
+    const [found] = failsWith(t, 'omission');
+    expect(found?.events).toEqual([{ id: 'b', version: 1 }]);
+    expect(found?.explanation).toContain('the store marks it done (a completion record)');
+  });
+
+  it('R5 omission: an outbox entry taken out of the outbox undelivered loses its event, though the entry was a durable outcome', () => {
+    const t = timeline({ initial: [a, b], contract: { kind: 'none' } });
+    t.start();
+    t.fetch([a, b]);
+    t.commit([outbox(a), outbox(b)]);
+    t.emit(a);
+    t.commit([outboxDone(a), outboxDone(b)]);
+    t.budget();
+    t.drain();
+    t.start();
+    t.failed('cannot prove the stream has no hole');
+    const [found] = failsWith(t, 'omission');
+    expect(found?.events).toEqual([{ id: 'b', version: 1 }]);
+    expect(found?.explanation).toContain('its outbox entry taken out undelivered');
+  });
+
+  it('R5 omission near miss: an outbox entry still waiting when the run ends is not lost, nor one taken out once delivered', () => {
+    const t = timeline({ initial: [a, b], contract: { kind: 'none' } });
+    t.start();
+    t.fetch([a, b]);
+    t.commit([outbox(a), outbox(b)]);
+    t.emit(a);
+    t.commit([outboxDone(a)]);
     t.budget();
     t.drain();
     t.start();
