@@ -128,6 +128,14 @@ describe('a misbehaving adapter gets a verdict, never a hang or a harness crash'
     expect(r.code).toBe(EXIT.usage);
     expect(r.err).toContain('inspect() must return { watermark (or watermarks by binding fingerprint), effects');
   });
+
+  it('a blackbox store whose effects shrink is refused, exit 3, naming the effect that is gone: never counted as still delivered', async () => {
+    const r = await cli('check', '--adapter', 'test/fixtures/blackbox-torn-tail.ts', '--scenario', 'ties-across-page-boundary', '--regressions', join(tmp, 'torn.json'));
+    expect(r.code, r.out + r.err).toBe(EXIT.usage);
+    expect(r.err).toContain("A blackbox consumer's effects, as inspect() returns them, are an append-only log");
+    expect(r.err).toMatch(/shows \d+ effect\(s\), where it showed \d+: \S+ v1 .* and later ones are gone/);
+    expect(r.out).not.toContain('verdict: pass');
+  });
 });
 
 describe('check output for CI', () => {

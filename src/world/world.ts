@@ -1,7 +1,7 @@
 import type { Binding } from '../../model/binding.js';
 import { EVENT_OP_KINDS, RESUME_KINDS, STORE_OP_KINDS } from '../../model/api.js';
 import { refOf, type EventRef, type SourceEvent } from '../../model/event.js';
-import { HISTORY_VERSION, type Actor, type Call, type CallResult, type CallStep, type FetchRequest, type History, type LifeStep, type Outcome, type Page, type Phase, type Step, type StoreOp } from '../../model/history.js';
+import { HISTORY_VERSION, type Actor, type Call, type CallResult, type CallStep, type FetchRequest, type History, type LifeStep, type ObservedStep, type Outcome, type Page, type Phase, type Step, type StoreOp } from '../../model/history.js';
 import { isPageQuirk, type Fault, type Plan } from '../../scenarios/plan.js';
 import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../adapter/consumer.js';
 import { WORLD_ENDED, type WorldEnd, type WorldEndHook } from './end.js';
@@ -90,7 +90,8 @@ export class World {
   private readonly incarnations = new Map<string, number>();
   private readonly poison: ReadonlySet<string>;
   /** A blackbox consumer's own store, and what its last inspection showed. */
-  private box: { consumer: BlackboxConsumer<unknown>; store: unknown; watermark: string; effects: number } | null = null;
+  /** A blackbox consumer's store, and what the last inspection showed of it: its watermark, and its effects as recorded. */
+  private box: { consumer: BlackboxConsumer<unknown>; store: unknown; watermark: string; effects: Effect[] } | null = null;
   private wake: (() => void) | null = null;
   /**
    * Set when an incarnation found the consumer cannot be run at all, or tidemark's own code
@@ -152,7 +153,7 @@ export class World {
   async run(): Promise<History> {
     const workers = Array.from({ length: this.plan.workers }, (_, i) => `w${i + 1}`);
     const blackbox = this.consumer.kind === 'blackbox' ? this.consumer : null;
-    if (blackbox) this.box = { consumer: blackbox, store: await blackbox.open(), watermark: canonicalJson(null), effects: 0 };
+    if (blackbox) this.box = { consumer: blackbox, store: await blackbox.open(), watermark: canonicalJson(null), effects: [] };
     let how: WorldEnd = 'stopped';
     try {
       const adversity = await this.runPhase('adversity', workers, this.plan.budget.adversity);
@@ -183,8 +184,19 @@ export class World {
     // A copy: the consumer's own object could change after it was recorded.
     const value = frozenCopy(current);
     const watermark = canonicalJson(value);
-    const fresh = seen.effects.slice(box.effects);
+    // An append-only log: what was shown before must be shown again, unchanged, before anything new.
+    const before = box.effects;
+    if (seen.effects.length < before.length) throw new AdapterError(`${LOG_RULE} Its inspection after step ${this.steps.length - 1} shows ${seen.effects.length} effect(s), where it showed ${before.length}: ${describeEffect(before[seen.effects.length] as Effect)} and later ones are gone. ${LOG_CAUSE}`);
+    for (let i = 0; i < before.length; i++) {
+      const was = before[i] as Effect;
+      const now = seen.effects[i] as Inspection['effects'][number];
+      if (now.event.id !== was.event.id || now.event.version !== was.event.version || now.payload !== was.payload) {
+        throw new AdapterError(`${LOG_RULE} Its inspection after step ${this.steps.length - 1} shows effect #${i + 1} as ${describeEffect(now)}, where it showed ${describeEffect(was)}. ${LOG_CAUSE}`);
+      }
+    }
+    const fresh = seen.effects.slice(before.length);
     if (watermark === box.watermark && fresh.length === 0) return;
+    const recorded = fresh.map((e) => ({ event: { id: e.event.id, version: e.event.version }, payload: e.payload }));
     this.steps.push({
       kind: 'observed',
       seq: this.steps.length,
@@ -192,10 +204,10 @@ export class World {
       actor: life.actor,
       // Always present, undefined when unchanged: one shape for every observed step (see record).
       watermark: watermark === box.watermark ? undefined : { value },
-      effects: fresh.map((e) => ({ event: { id: e.event.id, version: e.event.version }, payload: e.payload })),
+      effects: recorded,
     });
     box.watermark = watermark;
-    box.effects = seen.effects.length;
+    for (const e of recorded) before.push(e);
   }
 
   private async runPhase(phase: Phase, workers: readonly string[], budget: number): Promise<PhaseEnd> {
@@ -853,6 +865,17 @@ function badOps(ops: unknown): string | null {
     if ((o.op === 'watermark' || o.op === 'anchor') && typeof o.binding !== 'string') return `ops[${i}].binding must be a string`;
   }
   return null;
+}
+
+/** An effect of a blackbox store, as an observed step records it. */
+type Effect = ObservedStep['effects'][number];
+
+/** What a blackbox store's effects must be, said first when they are not. */
+const LOG_RULE = "A blackbox consumer's effects, as inspect() returns them, are an append-only log: each inspection shows every effect shown before, unchanged and in order, then any new ones.";
+const LOG_CAUSE = 'Either the consumer lost or rewrote an effect it had made durable (a loss: what a later reader of its store would miss), or inspect() reads something other than its durable effects.';
+
+function describeEffect(e: Effect): string {
+  return `${e.event.id} v${e.event.version} ${JSON.stringify(e.payload).slice(0, 80)}`;
 }
 
 function checkInspection(value: unknown): Inspection {
