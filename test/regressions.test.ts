@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { pruneRegressions, readRegressions, recordRegressions, TIDEMARK_VERSION, versionWarning, writeRegressions, type RegressionEntry } from '../src/run/regressions.js';
+import { EXIT } from '../src/cli.js';
+import { cli } from './support.js';
 
 /**
  * The regression file under the conditions CI gives it: checks running at once against one
@@ -83,6 +85,26 @@ describe('the regression file', () => {
     recordRegressions(file, [entry('mine.ts', 'stale-token')]);
     expect(recordRegressions(file, [entry('mine.ts', 'stale-token')])).toEqual([]);
     expect(readRegressions(file).entries).toHaveLength(1);
+  });
+
+  it("an adapter's failures are its own however its path is typed: ./x.ts, x.ts and the absolute path are one module", async () => {
+    const file = join(scratch, 'spelt.json');
+    const recorded = await cli('check', '--adapter', './examples/ledger-consumer-buggy.ts', '--runs', '50', '--seed', '1', '--regressions', file);
+    expect(recorded.code).toBe(EXIT.fail);
+    const entries = readRegressions(file).entries;
+    expect(entries.length).toBeGreaterThan(0);
+    for (const spelling of ['examples/ledger-consumer-buggy.ts', resolve('examples/ledger-consumer-buggy.ts')]) {
+      const r = await cli('check', '--adapter', spelling, '--scenario', 'repeated-page', '--regressions', file);
+      expect(r.out).toContain(`regressions (${file}): ${entries.length} replayed first`);
+      expect(r.code, r.out).toBe(EXIT.fail);
+    }
+  });
+
+  it('a recorded failure naming a scenario this tidemark does not have is said, not passed over in silence', async () => {
+    const file = join(scratch, 'renamed.json');
+    writeRegressions(file, { version: 1, entries: [entry('examples/ledger-consumer.ts', 'a-scenario-since-renamed')] });
+    const r = await cli('check', '--adapter', 'examples/ledger-consumer.ts', '--scenario', 'repeated-page', '--regressions', file);
+    expect(r.err).toContain(`1 recorded failure(s) in ${file} name a scenario this tidemark does not have ('a-scenario-since-renamed'): not replayed`);
   });
 
   it('pruning removes only the given entries from the file as it is now', () => {

@@ -114,7 +114,17 @@ export function entriesById(entries: readonly RegressionEntry[], id: string): Re
 
 /** Whether an entry is of this target: the same adapter, command or consumer, with the same options. */
 export function ofTarget(entry: RegressionEntry, adapter: string, options: Readonly<Record<string, string>> = {}): boolean {
-  return entry.adapter === adapter && sameOptions(entry.options ?? {}, options);
+  return (entry.adapter === adapter || targetKey(entry.adapter) === targetKey(adapter)) && sameOptions(entry.options ?? {}, options);
+}
+
+/**
+ * What a target's key names, for telling one target from another: an adapter module by the
+ * file its path names from here, so that `./x.ts`, `x.ts` and its absolute path are one
+ * target (its recorded failures were skipped when typed another way); a built-in consumer,
+ * a command or a connector by its text, which is what runs.
+ */
+function targetKey(id: string): string {
+  return /^(builtin|command|singer|airbyte):/.test(id) ? id : resolve(id);
 }
 
 function sameOptions(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
