@@ -43,6 +43,29 @@ describe('merge passes nothing that was not exercised', () => {
     expect(merged.out).not.toContain('verdict: pass');
   });
 
+  it('shards that replayed their shares of different regression lists, of one length, are refused: a failing entry could be left to no shard', async () => {
+    const world = (path: string) => ({ adapter: 'builtin:cursor-value-exclusive', kind: 'world', seed: 1, path, anomaly: 'omission' });
+    // The same two entries, in two orders: shard 1 replays the first of one, shard 2 the second of the other.
+    writeFileSync(file('order-1.json'), JSON.stringify({ version: 1, entries: [world('0'), world('30')] }));
+    writeFileSync(file('order-2.json'), JSON.stringify({ version: 1, entries: [world('30'), world('0')] }));
+    const argv = ['check', '--consumer', 'cursor-value-exclusive', '--runs', '20', '--seed', '1'];
+    for (const i of [1, 2]) await cli(...argv, '--shard', `${i}/2`, '--json', file(`order-shard-${i}.json`), '--regressions', file(`order-${i}.json`));
+    const merged = await cli('merge', file('order-shard-1.json'), file('order-shard-2.json'));
+    expect(merged.code, merged.out + merged.err).toBe(EXIT.usage);
+    expect(merged.err).toContain('not the same entries in the same order');
+    expect(merged.out).not.toContain('verdict: pass');
+    // One list, and a shard's file edited to show another entry than the one it replayed.
+    for (const i of [1, 2]) await cli(...argv, '--shard', `${i}/2`, '--json', file(`same-shard-${i}.json`), '--regressions', file('order-1.json'));
+    const edited = readJson(file('same-shard-1.json'));
+    edited.regressions[0].path = '5';
+    writeFileSync(file('same-shard-1-edited.json'), JSON.stringify(edited));
+    const honest = await cli('merge', file('same-shard-1.json'), file('same-shard-2.json'));
+    expect(honest.code, honest.err).toBe(EXIT.fail);
+    const forged = await cli('merge', file('same-shard-1-edited.json'), file('same-shard-2.json'));
+    expect(forged.code, forged.out + forged.err).toBe(EXIT.usage);
+    expect(forged.err).toContain("the shards' regressions, put back together, are not the entries their files say they replayed");
+  });
+
   it('a mutants shard that claims a kill its counterexample does not show, or names no mutant, is refused', async () => {
     // One world each at seed 1: token-as-watermark is killed in it, narrow-replay-window is not.
     const argv = ['--only', 'token-as-watermark,narrow-replay-window', '--runs', '1', '--seed', '1', '--jobs', '1'];

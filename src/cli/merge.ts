@@ -10,7 +10,7 @@ import { runOfShard, validateCheckShard } from './shard-validation.js';
 import type { Execution } from '../run/execute.js';
 import { MUTANTS } from '../selftest/mutants.js';
 import type { KillRow } from '../selftest/kill-matrix.js';
-import type { RegressionEntry } from '../run/regressions.js';
+import { entriesDigest, type RegressionEntry } from '../run/regressions.js';
 import type { JUnitSuite } from '../report/junit.js';
 import { reportTasks } from '../selftest/report.js';
 
@@ -167,8 +167,13 @@ export function mergeCheck(shards: readonly Read<CheckJson & { shard: CheckShard
   runOf('their searches', (j) => j.searches);
   runOf('their time limits', (j) => j.shard.timeLimit ?? null);
   runOf("their regression files' entries for this consumer", (j) => j.shard.regressionsInFile);
+  runOf("their regression files' entries for this consumer (the same number, but not the same entries in the same order)", (j) => j.shard.regressionsDigest);
   const first = shards[0]!.json;
   const regressions = interleave(shards, first.shard.regressionsInFile, (s) => (s as Read<CheckJson>).json.regressions, 'regressions');
+  // Put back together, they must be the list every shard says it replayed its share of.
+  if (entriesDigest(regressions.map(({ status: _, note: __, failure: ___, ...entry }) => entry as RegressionEntry)) !== first.shard.regressionsDigest) {
+    throw new UsageError("the shards' regressions, put back together, are not the entries their files say they replayed: a file was edited, or its shard read another regression file");
+  }
   const scenarios = interleave(shards, ALL_SCENARIOS.length, (s) => (s as Read<CheckJson>).json.scenarios, 'scenarios');
   const misplaced = scenarios.findIndex((s, j) => s.name !== ALL_SCENARIOS[j]!.name);
   if (misplaced !== -1) throw new UsageError(`the shards' scenarios are not this tidemark's, in its order (${scenarios[misplaced]!.name} where ${ALL_SCENARIOS[misplaced]!.name} belongs)`);

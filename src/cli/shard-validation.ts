@@ -25,7 +25,7 @@ import { isRunIdentity, runId, targetOptions } from '../run/run-identity.js';
 const SUITE = ['pass', 'fail', 'unknown', 'error'] as const;
 const SCENARIO = [...SUITE, 'untested', 'skipped'] as const;
 const CHECK_KEYS = new Set(['run', 'consumer', 'adapter', 'seed', 'runs', 'searches', 'verdict', 'reason', 'regressions', 'scenarios', 'worlds', 'checks', 'shard']);
-const SHARD_KEYS = new Set(['command', 'index', 'count', 'tidemark', 'regressionsInFile', 'skipped', 'calls', 'ms', 'evidence', 'timeLimit', 'sessionWorlds', 'stoppedBy']);
+const SHARD_KEYS = new Set(['command', 'index', 'count', 'tidemark', 'regressionsInFile', 'regressionsDigest', 'skipped', 'calls', 'ms', 'evidence', 'timeLimit', 'sessionWorlds', 'stoppedBy']);
 const SCENARIO_KEYS = new Set(['name', 'rules', 'status', 'skipped', 'untested', 'replay', 'failure']);
 const WORLDS_KEYS = new Set(['status', 'events', 'runs', 'seed', 'path', 'shrinks', 'searches', 'interrupted', 'replay', 'failure']);
 // An entry's own fields (a list kept beside the entry's type, so that a field added there is
@@ -58,6 +58,7 @@ export function validateCheckShard(file: string, json: CheckJson & { shard: Chec
   }
   at.keys('shard', json.shard, SHARD_KEYS);
   for (const key of ['regressionsInFile', 'skipped', 'calls'] as const) at.count(`shard.${key}`, json.shard[key]);
+  if (typeof json.shard.regressionsDigest !== 'string' || !/^[0-9a-f]{64}$/.test(json.shard.regressionsDigest)) at.fail('shard.regressionsDigest', 'must be the sha256 of the regression entries the shard replayed, in hex');
   if (json.shard.sessionWorlds !== undefined) at.count('shard.sessionWorlds', json.shard.sessionWorlds);
   if (json.shard.stoppedBy !== undefined) at.count('shard.stoppedBy', json.shard.stoppedBy);
   at.evidence('shard.evidence', json.shard.evidence);

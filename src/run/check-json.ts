@@ -80,6 +80,8 @@ export interface CheckShardJson extends Shard {
   readonly tidemark: string;
   /** This adapter's regressions in the file, of which `regressions` holds this shard's share. */
   readonly regressionsInFile: number;
+  /** What they name, in order (src/run/regressions.ts entriesDigest): every shard of a run replayed its share of one list. */
+  readonly regressionsDigest: string;
   /** Generated worlds left to the other shards. */
   readonly skipped: number;
   /** World calls made here, and milliseconds of wall time: for reports, never compared. */
@@ -105,7 +107,7 @@ export interface CheckShardJson extends Shard {
 /** The suite for machines; histories only for failures. */
 export function checkJson(
   result: SuiteResult,
-  options: { readonly run: RunJson; readonly searches: number; readonly replay: (kind: 'scenario' | 'world', what: string) => string; readonly shard?: Omit<CheckShardJson, 'command' | 'regressionsInFile' | 'skipped' | 'stoppedBy' | 'calls' | 'ms' | 'evidence'> },
+  options: { readonly run: RunJson; readonly searches: number; readonly replay: (kind: 'scenario' | 'world', what: string) => string; readonly shard?: Omit<CheckShardJson, 'command' | 'regressionsInFile' | 'regressionsDigest' | 'skipped' | 'stoppedBy' | 'calls' | 'ms' | 'evidence'> },
 ): CheckJson {
   const { replay } = options;
   const p = result.property;
@@ -146,6 +148,7 @@ export function checkJson(
             command: 'check' as const,
             ...options.shard,
             regressionsInFile: result.regressionsInFile,
+            regressionsDigest: result.regressionsDigest,
             skipped: p?.skipped ?? 0,
             ...(p?.stoppedBy === undefined ? {} : { stoppedBy: p.stoppedBy }),
             calls: p?.calls ?? 0,

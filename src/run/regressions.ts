@@ -107,6 +107,17 @@ export function shortId(entry: RegressionEntry): string {
   return createHash('sha256').update(named).digest('hex').slice(0, 8);
 }
 
+/**
+ * A digest of the entries a run replays, in their order: what each names (target, options
+ * and world), never its result. The shards of one run must have replayed the same list: two
+ * files with the same number of entries in another order would share them out differently,
+ * and a failing entry could be left to no shard.
+ */
+export function entriesDigest(entries: readonly RegressionEntry[]): string {
+  const named = entries.map((e) => ({ adapter: e.adapter, options: e.options ?? {}, kind: e.kind, ...(e.kind === 'world' ? { seed: e.seed, path: e.path, ...(e.events === undefined ? {} : { events: e.events }) } : { scenario: e.scenario }) }));
+  return createHash('sha256').update(JSON.stringify(named)).digest('hex');
+}
+
 /** The entries an ID given to `replay` names: a prefix of at least 4 hex digits of their short id. */
 export function entriesById(entries: readonly RegressionEntry[], id: string): RegressionEntry[] {
   return entries.filter((e) => (e.id ?? shortId(e)).startsWith(id.toLowerCase()));

@@ -3,7 +3,7 @@ import { CheckTally, checkProperty, checkScenarios, owns, scenarioPlan, TALLY_PH
 import type { AnomalyKind } from '../../model/anomalies.js';
 import type { AnyConsumer } from '../adapter/consumer.js';
 import type { Execution } from './execute.js';
-import { comparableHash, ofTarget, type RegressionEntry } from './regressions.js';
+import { comparableHash, entriesDigest, ofTarget, type RegressionEntry } from './regressions.js';
 import { sizedWorlds } from '../../scenarios/arbitraries.js';
 import { replayWorld } from './replay.js';
 import { CensusTally, type CensusSummary } from '../selftest/adversity-census.js';
@@ -37,6 +37,8 @@ export interface SuiteResult {
   readonly evidence: Partial<Record<AnomalyKind, CheckEvidence>>;
   /** Regressions of this adapter in the file: with a shard, `regressions` holds only its share. */
   readonly regressionsInFile: number;
+  /** What they name, in order (entriesDigest). */
+  readonly regressionsDigest: string;
   /** Why a run that found nothing wrong is still not a pass (it exercised nothing). */
   readonly reason?: string;
   /** With `census`: the adversity the generated worlds reached, and after how many. */
@@ -191,6 +193,7 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     checks: tally.summary(),
     evidence: tally.record(),
     regressionsInFile: entries.length,
+    regressionsDigest: entriesDigest(entries),
     ...(census === undefined || property === null ? {} : { census: census.summary() }),
   };
 }
