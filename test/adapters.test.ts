@@ -139,6 +139,17 @@ describe('a misbehaving adapter gets a verdict, never a hang or a harness crash'
 });
 
 describe('check output for CI', () => {
+  it('a verdict that is no pass is never a green JUnit file, even when no case failed: the run itself is an error case with the reason', async () => {
+    const junit = join(tmp, 'nothing.xml');
+    // This mutant's API never serves a repeat page: the one scenario asked is skipped, and nothing is exercised.
+    const r = await cli('check', '--consumer', 'retries-served-scroll-request', '--scenario', 'repeated-page', '--junit', junit, '--regressions', join(tmp, 'nothing.json'));
+    expect(r.code).toBe(EXIT.unknown);
+    const xml = readFileSync(junit, 'utf8');
+    expect(xml).toMatch(/<testsuites name="tidemark" tests="\d+" failures="0" errors="1"/);
+    expect(xml).toContain('<testcase classname="tidemark.run" name="verdict"');
+    expect(xml).toContain('unknown: nothing was exercised');
+  });
+
   it('writes JUnit XML and JSON, and skips what does not apply', async () => {
     const junit = join(tmp, 'out.xml');
     const json = join(tmp, 'out.json');

@@ -287,6 +287,7 @@ export function junitSuiteOf(merged: MergedCheck): JUnitSuite {
     seed: j.seed,
     runs: j.runs,
     status: j.verdict,
+    ...(j.reason === undefined ? {} : { reason: j.reason }),
     regressions: j.regressions.map((r, i) => {
       const { status, note, failure, ...entry } = r;
       return { entry: entry as RegressionEntry, status, execution: rebuilt(failure, `regression ${i + 1}`) ?? null, ms: merged.ms.regressions[i] ?? 0, ...(note ? { note } : {}) };

@@ -21,7 +21,7 @@ export interface JUnitScenario {
 }
 
 /** What the report reads of a suite: a SuiteResult, or one merged from shards. */
-export type JUnitSuite = Pick<SuiteResult, 'consumer' | 'adapter' | 'seed' | 'runs' | 'status' | 'regressions' | 'property' | 'checks'> & {
+export type JUnitSuite = Pick<SuiteResult, 'consumer' | 'adapter' | 'seed' | 'runs' | 'status' | 'reason' | 'regressions' | 'property' | 'checks'> & {
   readonly scenarios: readonly JUnitScenario[];
 };
 
@@ -110,6 +110,12 @@ export function renderJUnit(suite: SuiteResult | JUnitSuite, replay: (kind: 'sce
   }
 
   const count = (kind: Case['result']['kind']): number => cases.filter((c) => c.result.kind === kind).length;
+  // A verdict that is no pass, with no case above to say so (a time limit that ran no world,
+  // a run that exercised nothing): a CI that reads only this file must not see it green.
+  if (result.status !== 'pass' && count('failure') + count('error') === 0) {
+    const why = result.reason ?? `the run's verdict is ${result.status}`;
+    cases.push({ classname: 'tidemark.run', name: 'verdict', ms: 0, result: { kind: 'error', message: `${result.status}: ${why}`, type: result.status, text: why } });
+  }
   const ms = cases.reduce((sum, c) => sum + c.ms, 0);
   const now = options.now ?? new Date();
   const properties: [string, string | number][] = [
