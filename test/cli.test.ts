@@ -397,6 +397,13 @@ describe('check output streams, and a time limit bounds the generated worlds', (
     expect(beats.every((i) => i > firstScenario && i < summary)).toBe(true);
   });
 
+  it('replay of a scenario that does not apply to the consumer (a quirk its API never shows) is skipped, exit 2, as check skips it: never PASS', async () => {
+    const r = await cli('replay', '--consumer', 'retries-served-scroll-request', '--scenario', 'repeated-page');
+    expect(r.code).toBe(EXIT.unknown);
+    expect(r.out).toContain("SKIPPED  retries-served-scroll-request: scenario repeated-page does not apply: the consumer's API never serves a repeat page");
+    expect(r.out).not.toContain('PASS');
+  });
+
   it('--time-limit stops the generated worlds, and the verdict says how many ran within it', async () => {
     const r = await cli('check', '--consumer', 'reference', '--runs', '1000000', '--seed', '3', '--time-limit', '1');
     expect(r.code).toBe(EXIT.pass);
