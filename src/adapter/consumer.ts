@@ -121,8 +121,10 @@ export interface Inspection {
    */
   readonly watermarks?: Readonly<Record<string, unknown>>;
   /**
-   * The durable effects in its own store, oldest first, duplicates included: an append-only
-   * log. Effects sent to the harness's sink with `emit` are seen directly and need not be listed.
+   * The durable effects in its own store, duplicates included. They only grow: each
+   * inspection shows every effect shown before, unchanged, in any order (an append-only log,
+   * oldest first, is simplest). Effects sent to the harness's sink with `emit` are seen
+   * directly and need not be listed.
    */
   readonly effects: readonly { readonly event: EventRef; readonly payload: string }[];
 }

@@ -184,19 +184,13 @@ export class World {
     // A copy: the consumer's own object could change after it was recorded.
     const value = frozenCopy(current);
     const watermark = canonicalJson(value);
-    // An append-only log: what was shown before must be shown again, unchanged, before anything new.
-    const before = box.effects;
-    if (seen.effects.length < before.length) throw new AdapterError(`${LOG_RULE} Its inspection after step ${this.steps.length - 1} shows ${seen.effects.length} effect(s), where it showed ${before.length}: ${describeEffect(before[seen.effects.length] as Effect)} and later ones are gone. ${LOG_CAUSE}`);
-    for (let i = 0; i < before.length; i++) {
-      const was = before[i] as Effect;
-      const now = seen.effects[i] as Inspection['effects'][number];
-      if (now.event.id !== was.event.id || now.event.version !== was.event.version || now.payload !== was.payload) {
-        throw new AdapterError(`${LOG_RULE} Its inspection after step ${this.steps.length - 1} shows effect #${i + 1} as ${describeEffect(now)}, where it showed ${describeEffect(was)}. ${LOG_CAUSE}`);
-      }
-    }
-    const fresh = seen.effects.slice(before.length);
+    // Every effect shown before must be shown again, unchanged; what is left is new.
+    const { fresh, inOrder } = newEffects(box.effects, seen.effects, this.steps.length - 1);
+    const recorded = fresh.map(copyEffect);
+    // Kept in the order last shown, which the next inspection most likely keeps.
+    if (inOrder) for (const e of recorded) box.effects.push(e);
+    else box.effects = seen.effects.map(copyEffect);
     if (watermark === box.watermark && fresh.length === 0) return;
-    const recorded = fresh.map((e) => ({ event: { id: e.event.id, version: e.event.version }, payload: e.payload }));
     this.steps.push({
       kind: 'observed',
       seq: this.steps.length,
@@ -207,7 +201,6 @@ export class World {
       effects: recorded,
     });
     box.watermark = watermark;
-    for (const e of recorded) before.push(e);
   }
 
   private async runPhase(phase: Phase, workers: readonly string[], budget: number): Promise<PhaseEnd> {
@@ -871,8 +864,48 @@ function badOps(ops: unknown): string | null {
 type Effect = ObservedStep['effects'][number];
 
 /** What a blackbox store's effects must be, said first when they are not. */
-const LOG_RULE = "A blackbox consumer's effects, as inspect() returns them, are an append-only log: each inspection shows every effect shown before, unchanged and in order, then any new ones.";
-const LOG_CAUSE = 'Either the consumer lost or rewrote an effect it had made durable (a loss: what a later reader of its store would miss), or inspect() reads something other than its durable effects.';
+const LOG_RULE = "A blackbox consumer's effects, as inspect() returns them, only grow: each inspection shows every effect shown before, unchanged (in any order), and any new ones.";
+const LOG_CAUSE = 'Either the consumer lost or rewrote an effect it had made durable (a loss: what a later reader of its store would miss), or inspect() reads something other than its durable effects (a transaction not yet committed, say).';
+
+function copyEffect(e: Effect): Effect {
+  return { event: { id: e.event.id, version: e.event.version }, payload: e.payload };
+}
+
+function sameEffect(a: Effect, b: Effect): boolean {
+  return a.event.id === b.event.id && a.event.version === b.event.version && a.payload === b.payload;
+}
+
+/** Whether `now` begins with `before`, effect for effect: the common case, an append-only log, costs no allocation. */
+function sameOrder(before: readonly Effect[], now: readonly Effect[]): boolean {
+  if (now.length < before.length) return false;
+  for (let i = 0; i < before.length; i++) if (!sameEffect(before[i] as Effect, now[i] as Effect)) return false;
+  return true;
+}
+
+/**
+ * The effects an inspection shows that the one before did not: every effect shown before must
+ * be there again, unchanged, though not necessarily in the same place (a store that orders
+ * rows by a sequence drawn at insert shows a row committed late before later rows). Throws,
+ * naming an effect that is gone, when one is.
+ */
+function newEffects(before: readonly Effect[], now: readonly Effect[], step: number): { readonly fresh: readonly Effect[]; readonly inOrder: boolean } {
+  if (sameOrder(before, now)) return { fresh: now.slice(before.length), inOrder: true };
+  const key = (e: Effect): string => `${e.event.id}\u0000${e.event.version}\u0000${e.payload}`;
+  const owed = new Map<string, number>();
+  for (const e of before) owed.set(key(e), (owed.get(key(e)) ?? 0) + 1);
+  const fresh: Effect[] = [];
+  for (const e of now) {
+    const k = key(e);
+    const n = owed.get(k) ?? 0;
+    if (n > 0) owed.set(k, n - 1);
+    else fresh.push(e);
+  }
+  const gone = before.find((e) => (owed.get(key(e)) ?? 0) > 0);
+  if (gone !== undefined) {
+    throw new AdapterError(`${LOG_RULE} Its inspection after step ${step} no longer shows ${describeEffect(gone)}${now.length < before.length ? ` (it shows ${now.length} effect(s), where it showed ${before.length})` : ''}. ${LOG_CAUSE}`);
+  }
+  return { fresh, inOrder: false };
+}
 
 function describeEffect(e: Effect): string {
   return `${e.event.id} v${e.event.version} ${JSON.stringify(e.payload).slice(0, 80)}`;
