@@ -375,12 +375,6 @@ async function check(f: Flags, io: Io, peers?: ShardPeers): Promise<number> {
   // Results stream: each regression and scenario is printed as it finishes.
   const progress = new Progress(io, { scenarios: scenarios.length, runs: scenario !== undefined ? 0 : shard ? shareOf(runs, shard) : runs, heartbeatMs: (f.number('heartbeat') as number) * 1000, ...(timeLimitMs === undefined ? {} : { timeLimitMs }) });
   const replayed = replayedRegressions(stored.entries, t.id, t.options).filter((_, j) => owns(shard, j));
-  // This target's failures this tidemark cannot replay: said, not passed over in silence.
-  const unplayable = stored.entries.filter((e) => e.kind === 'scenario' && ofTarget(e, t.id, t.options) && findScenario(e.scenario) === undefined);
-  if (unplayable.length > 0 && (shard === undefined || shard.index === 1)) {
-    const names = [...new Set(unplayable.map((e) => (e.kind === 'scenario' ? e.scenario : '')))].map((n) => `'${n}'`).join(', ');
-    io.err(`tidemark: ${unplayable.length} recorded failure(s) in ${file} name a scenario this tidemark does not have (${names}): not replayed. A newer tidemark may have renamed it; replay the scenario it became, then remove the entry from the file.`);
-  }
   progress.regressions(0, replayed.length);
   const regressionReplay = (e: RegressionEntry): string => replayOf(t, e.kind, e.kind === 'scenario' ? e.scenario : worldWhat(e));
   let failingRegressions = 0;
@@ -731,7 +725,7 @@ async function regressions(f: Flags, io: Io): Promise<number> {
     const result = await runSuite(t.consumer, { adapter: t.id, options: t.options, digest, seed: 0, runs: 1, scenario: ALL_SCENARIOS[0]!.name, regressions: [entry] });
     const r = result.regressions[0];
     const still = r?.status !== 'pass';
-    const why = r?.execution?.result.verdict.status === 'unknown' ? `: ${r.execution.result.verdict.reason}` : '';
+    const why = r?.execution?.result.verdict.status === 'unknown' ? `: ${r.execution.result.verdict.reason}` : r?.note !== undefined ? `: ${r.note}` : '';
     io.out(`  ${still ? 'keep ' : 'prune'} ${entry.adapter}: ${what}${still ? why : ''}`);
     if (!still) passing.push(entry);
   }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -87,24 +87,37 @@ describe('the regression file', () => {
     expect(readRegressions(file).entries).toHaveLength(1);
   });
 
-  it("an adapter's failures are its own however its path is typed: ./x.ts, x.ts and the absolute path are one module", async () => {
+  it("an adapter's failures are its own however its path is typed: ./x.ts, x.ts, the absolute path and a link to it are one module", async () => {
     const file = join(scratch, 'spelt.json');
     const recorded = await cli('check', '--adapter', './examples/ledger-consumer-buggy.ts', '--runs', '50', '--seed', '1', '--regressions', file);
     expect(recorded.code).toBe(EXIT.fail);
     const entries = readRegressions(file).entries;
     expect(entries.length).toBeGreaterThan(0);
-    for (const spelling of ['examples/ledger-consumer-buggy.ts', resolve('examples/ledger-consumer-buggy.ts')]) {
+    const link = join(scratch, 'buggy-link.ts');
+    symlinkSync(resolve('examples/ledger-consumer-buggy.ts'), link);
+    for (const spelling of ['examples/ledger-consumer-buggy.ts', resolve('examples/ledger-consumer-buggy.ts'), link]) {
       const r = await cli('check', '--adapter', spelling, '--scenario', 'repeated-page', '--regressions', file);
       expect(r.out).toContain(`regressions (${file}): ${entries.length} replayed first`);
       expect(r.code, r.out).toBe(EXIT.fail);
     }
   });
 
-  it('a recorded failure naming a scenario this tidemark does not have is said, not passed over in silence', async () => {
-    const file = join(scratch, 'renamed.json');
+  it('a recorded failure that cannot be replayed here (a scenario this tidemark does not have, or one that no longer applies) is unknown, never a pass, and prune keeps it', async () => {
+    const file = join(scratch, 'unplayable.json');
     writeRegressions(file, { version: 1, entries: [entry('examples/ledger-consumer.ts', 'a-scenario-since-renamed')] });
-    const r = await cli('check', '--adapter', 'examples/ledger-consumer.ts', '--scenario', 'repeated-page', '--regressions', file);
-    expect(r.err).toContain(`1 recorded failure(s) in ${file} name a scenario this tidemark does not have ('a-scenario-since-renamed'): not replayed`);
+    const renamed = await cli('check', '--adapter', 'examples/ledger-consumer.ts', '--scenario', 'repeated-page', '--regressions', file);
+    expect(renamed.code, renamed.out).toBe(EXIT.unknown);
+    expect(renamed.out).toContain('unknown scenario a-scenario-since-renamed (it names a scenario this tidemark does not have');
+    // This mutant's API never serves a repeat page: its recorded failure there would replay a world it never meets, and pass.
+    const other = join(scratch, 'inapplicable.json');
+    writeRegressions(other, { version: 1, entries: [entry('builtin:retries-served-scroll-request', 'repeated-page')] });
+    const inapplicable = await cli('check', '--consumer', 'retries-served-scroll-request', '--scenario', 'repeated-page', '--regressions', other);
+    expect(inapplicable.code, inapplicable.out).toBe(EXIT.unknown);
+    expect(inapplicable.out).toContain("unknown scenario repeated-page (its scenario does not apply to this consumer now: the consumer's API never serves a repeat page");
+    expect(inapplicable.out).not.toContain('verdict: pass');
+    const pruned = await cli('regressions', '--file', other, '--prune', '--consumer', 'retries-served-scroll-request');
+    expect(pruned.out).toContain('keep  builtin:retries-served-scroll-request: scenario repeated-page: its scenario does not apply');
+    expect(readRegressions(other).entries).toHaveLength(1);
   });
 
   it('pruning removes only the given entries from the file as it is now', () => {

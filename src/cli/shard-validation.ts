@@ -58,7 +58,9 @@ export function validateCheckShard(file: string, json: CheckJson & { shard: Chec
   }
   at.keys('shard', json.shard, SHARD_KEYS);
   for (const key of ['regressionsInFile', 'skipped', 'calls'] as const) at.count(`shard.${key}`, json.shard[key]);
-  if (typeof json.shard.regressionsDigest !== 'string' || !/^[0-9a-f]{64}$/.test(json.shard.regressionsDigest)) at.fail('shard.regressionsDigest', 'must be the sha256 of the regression entries the shard replayed, in hex');
+  if (typeof json.shard.regressionsDigest !== 'string' || !/^[0-9a-f]{64}$/.test(json.shard.regressionsDigest)) {
+    at.fail('shard.regressionsDigest', `must be the sha256 of the regression entries the shard replayed, in hex${json.shard.regressionsDigest === undefined ? ' (a shard written by an earlier tidemark has none: write the shards again with this one)' : ''}`);
+  }
   if (json.shard.sessionWorlds !== undefined) at.count('shard.sessionWorlds', json.shard.sessionWorlds);
   if (json.shard.stoppedBy !== undefined) at.count('shard.stoppedBy', json.shard.stoppedBy);
   at.evidence('shard.evidence', json.shard.evidence);

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { MAX_RUNS } from './options.js';
 import { HISTORY_VERSION } from '../../model/history.js';
@@ -130,12 +130,18 @@ export function ofTarget(entry: RegressionEntry, adapter: string, options: Reado
 
 /**
  * What a target's key names, for telling one target from another: an adapter module by the
- * file its path names from here, so that `./x.ts`, `x.ts` and its absolute path are one
- * target (its recorded failures were skipped when typed another way); a built-in consumer,
- * a command or a connector by its text, which is what runs.
+ * file its path names from here, links followed, so that `./x.ts`, `x.ts`, its absolute
+ * path and a link to it are one target (its recorded failures were skipped when typed
+ * another way); a built-in consumer, a command or a connector by its text, which is what
+ * runs. A relative path is read from the directory the command runs in, as the adapter is.
  */
 function targetKey(id: string): string {
-  return /^(builtin|command|singer|airbyte):/.test(id) ? id : resolve(id);
+  if (/^(builtin|command|singer|airbyte):/.test(id)) return id;
+  try {
+    return realpathSync.native(id);
+  } catch {
+    return resolve(id);
+  }
 }
 
 function sameOptions(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {

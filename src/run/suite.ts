@@ -1,5 +1,5 @@
 import { ALL_SCENARIOS, findScenario } from '../../scenarios/named.js';
-import { CheckTally, checkProperty, checkScenarios, owns, scenarioPlan, TALLY_PHASE, type CheckEvidence, type CheckSummary, type PropertyOutcome, type ScenarioOutcome, type Shard, type ShardPeers, type SuiteStatus } from './conformance.js';
+import { CheckTally, checkProperty, checkScenarios, owns, scenarioPlan, TALLY_PHASE, whyNot, type CheckEvidence, type CheckSummary, type PropertyOutcome, type ScenarioOutcome, type Shard, type ShardPeers, type SuiteStatus } from './conformance.js';
 import type { AnomalyKind } from '../../model/anomalies.js';
 import type { AnyConsumer } from '../adapter/consumer.js';
 import type { Execution } from './execute.js';
@@ -80,9 +80,9 @@ export interface SuiteOptions {
   readonly census?: boolean;
 }
 
-/** The regressions a suite replays: this adapter's, and of those naming a scenario, the ones this tidemark has. */
+/** The regressions a suite replays: this adapter's (one that cannot be replayed is judged unknown, with why: see runSuite). */
 export function replayedRegressions(entries: readonly RegressionEntry[], adapter: string, options: Readonly<Record<string, string>> = {}): RegressionEntry[] {
-  return entries.filter((e) => ofTarget(e, adapter, options) && (e.kind === 'world' || findScenario(e.scenario) !== undefined));
+  return entries.filter((e) => ofTarget(e, adapter, options));
 }
 
 export class UnknownScenarioError extends Error {
@@ -98,12 +98,25 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     if (!owns(options.shard, j)) continue;
     const start = performance.now();
     const scenario = entry.kind === 'scenario' ? findScenario(entry.scenario) : undefined;
+    // A recorded failure that cannot be replayed here is not shown fixed: unknown, with why,
+    // so that the run is no pass and `--prune` keeps it. A scenario that no longer applies
+    // would run a world this consumer's API never makes, and pass for nothing.
+    const skipped = scenario === undefined ? null : whyNot(consumer, scenario);
+    const unplayable =
+      entry.kind === 'scenario' && scenario === undefined ? 'it names a scenario this tidemark does not have: a newer tidemark may have renamed it; replay the scenario it became, then remove the entry'
+      : skipped !== null ? `its scenario does not apply to this consumer now: ${skipped}; remove the entry if that is so`
+      : null;
+    if (unplayable !== null) {
+      regressions.push({ entry, status: 'unknown', execution: null, note: unplayable, ms: performance.now() - start });
+      options.onRegression?.(regressions.at(-1) as RegressionOutcome);
+      continue;
+    }
     // Each entry is replayed twice and compared: a consumer that is not deterministic is
     // unknown, never a pass that `--prune` would delete.
     const hash = comparableHash(entry);
     const recorded = hash === undefined ? undefined : { hash, digest: entry.digest, current: options.digest ?? null };
     const address = scenario ? { plan: scenarioPlan(consumer, scenario) } : entry.kind === 'world' ? { seed: entry.seed, path: entry.path, events: entry.events } : null;
-    if (address === null) throw new UnknownScenarioError(`no scenario named '${(entry as { scenario: string }).scenario}'`);
+    if (address === null) throw new Error(`no world to replay for a regression entry: ${JSON.stringify(entry).slice(0, 200)}`);
     const replayed = await replayWorld(consumer, address, { recorded, ...(options.replayTimes === undefined ? {} : { times: options.replayTimes }) });
     if (replayed === null) {
       regressions.push({ entry, status: 'unknown', execution: null, note: 'the seed and path lead to no world', ms: performance.now() - start });
