@@ -864,7 +864,7 @@ function badOps(ops: unknown): string | null {
 type Effect = ObservedStep['effects'][number];
 
 /** What a blackbox store's effects must be, said first when they are not. */
-const LOG_RULE = "A blackbox consumer's effects, as inspect() returns them, only grow: each inspection shows every effect shown before, unchanged (in any order), and any new ones.";
+const LOG_RULE = "A blackbox consumer's effects, as inspect() returns them, only grow: each inspection shows every effect shown before, unchanged (in any order; a duplicate perhaps fewer times), and any new ones.";
 const LOG_CAUSE = 'Either the consumer lost or rewrote an effect it had made durable (a loss: what a later reader of its store would miss), or inspect() reads something other than its durable effects (a transaction not yet committed, say).';
 
 function copyEffect(e: Effect): Effect {
@@ -885,8 +885,9 @@ function sameOrder(before: readonly Effect[], now: readonly Effect[]): boolean {
 /**
  * The effects an inspection shows that the one before did not: every effect shown before must
  * be there again, unchanged, though not necessarily in the same place (a store that orders
- * rows by a sequence drawn at insert shows a row committed late before later rows). Throws,
- * naming an effect that is gone, when one is.
+ * rows by a sequence drawn at insert shows a row committed late before later rows), and
+ * perhaps fewer times (an at-least-once store that compacts its duplicates: the history holds
+ * each shown already). Throws, naming an effect that is gone, when one is.
  */
 function newEffects(before: readonly Effect[], now: readonly Effect[], step: number): { readonly fresh: readonly Effect[]; readonly inOrder: boolean } {
   if (sameOrder(before, now)) return { fresh: now.slice(before.length), inOrder: true };
@@ -894,13 +895,15 @@ function newEffects(before: readonly Effect[], now: readonly Effect[], step: num
   const owed = new Map<string, number>();
   for (const e of before) owed.set(key(e), (owed.get(key(e)) ?? 0) + 1);
   const fresh: Effect[] = [];
+  const shown = new Set<string>();
   for (const e of now) {
     const k = key(e);
+    shown.add(k);
     const n = owed.get(k) ?? 0;
     if (n > 0) owed.set(k, n - 1);
     else fresh.push(e);
   }
-  const gone = before.find((e) => (owed.get(key(e)) ?? 0) > 0);
+  const gone = before.find((e) => !shown.has(key(e)));
   if (gone !== undefined) {
     throw new AdapterError(`${LOG_RULE} Its inspection after step ${step} no longer shows ${describeEffect(gone)}${now.length < before.length ? ` (it shows ${now.length} effect(s), where it showed ${before.length})` : ''}. ${LOG_CAUSE}`);
   }
