@@ -16,7 +16,7 @@ import { owns, scenarioPlan, scenarioStatus, SEARCHES, whyNot, type Shard, type 
 import { checkJson } from './run/check-json.js';
 import type { AnyConsumer } from './adapter/consumer.js';
 import type { Io } from './cli/io.js';
-import { guardReport, Outputs, prepareOutput, prepareOutputs, withOutputs } from './cli/outputs.js';
+import { clearOutputs, guardReport, Outputs, prepareOutput, prepareOutputs, withOutputs } from './cli/outputs.js';
 import { Progress } from './cli/progress.js';
 import { comparableHash, entriesById, isBuiltIn, ofTarget, pruneRegressions, shortId, readRegressions, recordRegressions, RegressionFileError, TIDEMARK_VERSION, versionWarning, type RegressionEntry } from './run/regressions.js';
 import { renderJUnit } from './report/junit.js';
@@ -372,6 +372,7 @@ async function check(f: Flags, io: Io, peers?: ShardPeers): Promise<number> {
     io.out('');
   };
 
+  clearOutputs(f);
   // Results stream: each regression and scenario is printed as it finishes.
   const progress = new Progress(io, { scenarios: scenarios.length, runs: scenario !== undefined ? 0 : shard ? shareOf(runs, shard) : runs, heartbeatMs: (f.number('heartbeat') as number) * 1000, ...(timeLimitMs === undefined ? {} : { timeLimitMs }) });
   const replayed = replayedRegressions(stored.entries, t.id, t.options).filter((_, j) => owns(shard, j));
@@ -639,6 +640,7 @@ async function replay(f: Flags, io: Io): Promise<number> {
   );
   const hash = entry === undefined ? undefined : comparableHash(entry);
   const recorded = hash === undefined ? undefined : { hash, digest: entry?.digest, current: t.digest ?? targetDigest(t.id) };
+  clearOutputs(f);
   let execution: Execution;
   let replayed: string;
   // Each replay runs the world twice and compares (src/run/replay.ts): a consumer that is not
@@ -750,6 +752,7 @@ async function mutants(f: Flags, io: Io): Promise<number> {
   if (unknown.length > 0) throw new UsageError(`no mutant named ${unknown.map((n) => `'${n}'`).join(', ')}; see 'tidemark consumers'`);
   const chosen = names === null ? MUTANTS : MUTANTS.filter((m) => names.includes(m.name));
   const share = shard ? `; ${shardText(shard)}: ${chosen.filter((_, j) => owns(shard, j)).length} of them, and its share of the reference's worlds` : '';
+  clearOutputs(f);
   io.out(`tidemark mutants: ${chosen.length} mutants, at most ${runs} worlds each, seed ${seed}${share}`);
   io.out(KILL_HEADER);
   const jobs = f.number('jobs') as number;
@@ -817,6 +820,7 @@ async function reportShard(f: Flags, io: Io, shard: Shard, o: { readonly seed: n
   prepareOutputs(f);
   const json = f.string('json') as string;
   const tasks = reportTasks(o).filter((_, j) => owns(shard, j));
+  clearOutputs(f);
   io.out(`tidemark report: ${shardText(shard)}, ${tasks.length} of ${MUTANTS.length * o.seeds} searches (seed ${o.seed}, ${o.runs} worlds per search, ${o.seeds} seeds per mutant)`);
   const left = new Map<string, number>();
   for (const t of tasks) left.set(t.mutant, (left.get(t.mutant) ?? 0) + 1);

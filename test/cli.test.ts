@@ -237,6 +237,14 @@ describe('output paths are checked before the run, and a failed write loses noth
     expect(dangling.err).toContain('--json and --timeline name the same file');
   });
 
+  it('a command line refused (exit 3) leaves what is at its output paths as it was: only a run that starts takes an earlier run\'s output away', async () => {
+    const kept = join(dir, 'kept.json');
+    writeFileSync(kept, '{"keep":1}');
+    const r = await cli('replay', '--consumer', 'reference', '--json', kept, '--path', '1:2');
+    expect(r.code).toBe(EXIT.usage);
+    expect(readFileSync(kept, 'utf8')).toBe('{"keep":1}');
+  });
+
   it("an output's own checks follow the kernel too: through a linked directory, `..` is its target's parent", async () => {
     const root = join(dir, 'checked-links');
     mkdirSync(join(root, 'a', 'b'), { recursive: true });

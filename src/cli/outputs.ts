@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, statSync, truncateSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { EXIT, UsageError, type Flags } from './spec.js';
 import type { Io } from './io.js';
@@ -111,14 +111,22 @@ export function prepareOutputs(f: Flags, inputs: readonly { readonly name: strin
     if (before !== undefined && (before.output || output)) throw new UsageError(`${before.name} and ${name} name the same file, ${path}: one would overwrite the other; give each its own`);
     seen.set(key, { name, output: before?.output === true || output });
   }
-  // An earlier run's output is emptied now, before any work: a run that ends without
-  // writing its own (an adapter or harness error mid-run, exit 3 or 4) must not leave the last
-  // run's for a CI to read as this one's (a green JUnit file, say). Emptied, not removed, so a
-  // link stays a link. Outputs read first (the regression file, the report) are kept.
+}
+
+/**
+ * Takes away what an earlier run left at the paths of outputs that are only written (not the
+ * regression file or the report, which are read first). Called once the command line is
+ * found good, as the work starts: a run that then ends without writing its own (an adapter
+ * or harness error mid-run, exit 3 or 4) must not leave the last run's for a CI to read as
+ * this one's (a green JUnit file, say). A file is removed; one behind a link is emptied, so
+ * the link stays a link.
+ */
+export function clearOutputs(f: Flags): void {
   for (const { flag, value } of f.given()) {
     if (flag.type !== 'output' || typeof value !== 'string' || READ_BACK.has(`--${flag.name}`) || standardStream(value) !== null) continue;
     try {
-      if (statSync(value).isFile()) truncateSync(value);
+      if (lstatSync(value).isFile()) unlinkSync(value);
+      else if (statSync(value).isFile()) truncateSync(value);
     } catch {
       // Not there yet.
     }
