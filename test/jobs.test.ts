@@ -320,19 +320,22 @@ describe('check --jobs N', () => {
   });
 
   it("the checking process killed outright with connector jobs: by the time the command exits, no connector process runs: each carries a mark nested under the checking process's run", async () => {
+    let stopped = 0;
     const r = await connectorJobs('connector-check-killed', (child) => {
       const supervisor = child.pid!;
       const checking = Number(read(`/proc/${supervisor}/task/${supervisor}/children`).trim().split(/\s+/)[0]);
       // The jobs stopped first: like jobs busy in a loop, or hung, they run no clean-up of their
       // own when the checking process goes, and their taps, in process groups of their own, are
-      // reached only by their marks.
+      // reached only by their marks. Asserted after the kill, so that a failure stops nothing
+      // that is then left stopped.
       const jobs = read(`/proc/${checking}/task/${checking}/children`).trim().split(/\s+/).map(Number);
-      expect(jobs).toHaveLength(2);
       for (const job of jobs) process.kill(job, 'SIGSTOP');
+      stopped = jobs.length;
       process.kill(checking, 'SIGKILL');
     });
     // Looked at (and killed) before anything is asserted, so that a failure leaves no tap behind.
     const killed = await leftAndKilled(r.pids);
+    expect(stopped).toBe(2);
     expect(r.code, r.err).toBe(EXIT.unknown);
     expect(r.err).toContain('was killed by SIGKILL');
     expect(r.left).toEqual([]);
