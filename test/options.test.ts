@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli.js';
+import { readRegressions } from '../src/run/regressions.js';
 import { argvOf, cli } from './support.js';
 
 /**
@@ -25,14 +26,15 @@ describe('--option KEY=VALUE', () => {
     const again = await cli(...argvOf(replay), '--regressions', file);
     expect(again.code).toBe(EXIT.fail);
     expect(again.out).toContain(`History sha256 ${hash}`);
-    const entries = JSON.parse(readFileSync(file, 'utf8')).entries;
+    const entries = readRegressions(file).entries;
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ adapter: ADAPTER, options: { failed: 'skip' }, kind: 'scenario', scenario: SCENARIO });
 
     // The correct variant of the same file passes, and its check does not replay the other's entry.
     const correct = await cli('check', '--adapter', ADAPTER, '--option', 'failed=stop', '--scenario', SCENARIO, '--regressions', file);
     expect(correct.code).toBe(EXIT.pass);
-    expect(correct.out).not.toContain('regressions (');
+    expect(correct.out).not.toContain('replayed first');
+    expect(correct.out).toContain(`regressions (${file}): 1 recorded failure(s) of other targets not replayed: ${ADAPTER} (failed=skip)`);
     const buggyAgain = await cli('check', '--adapter', ADAPTER, '--option', 'failed=skip', '--scenario', SCENARIO, '--regressions', file);
     expect(buggyAgain.out).toContain('1 replayed first, 1 still failing');
     // --prune of one variant leaves the other's entries as they are.

@@ -1,11 +1,11 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { pruneRegressions, readRegressions, recordRegressions, TIDEMARK_VERSION, versionWarning, writeRegressions, type RegressionEntry } from '../src/run/regressions.js';
 import { EXIT } from '../src/cli.js';
-import { cli } from './support.js';
+import { BUILT_CLI, cli, HANG_MS } from './support.js';
 
 /**
  * The regression file under the conditions CI gives it: checks running at once against one
@@ -102,12 +102,39 @@ describe('the regression file', () => {
     }
   });
 
+  it('a failure recorded from another directory is replayed and pruned from the root: the file keeps adapter paths relative to itself', async () => {
+    const file = join(scratch, 'elsewhere.json');
+    const module = resolve('examples/ledger-consumer-buggy.ts');
+    // Recorded as a developer in examples/ records it: the path typed there names the module from there only.
+    const recorded = spawnSync(process.execPath, [resolve(BUILT_CLI), 'check', '--adapter', 'ledger-consumer-buggy.ts', '--runs', '50', '--seed', '1', '--regressions', file], { cwd: 'examples', encoding: 'utf8', timeout: HANG_MS });
+    expect(recorded.status, recorded.stdout + recorded.stderr).toBe(EXIT.fail);
+    const kept = (JSON.parse(readFileSync(file, 'utf8')) as { entries: RegressionEntry[] }).entries;
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.map((e) => e.adapter)).toEqual(kept.map(() => relative(scratch, module)));
+    expect(readRegressions(file).entries.map((e) => e.adapter)).toEqual(kept.map(() => 'examples/ledger-consumer-buggy.ts'));
+    const r = await cli('check', '--adapter', 'examples/ledger-consumer-buggy.ts', '--scenario', 'repeated-page', '--regressions', file);
+    expect(r.out).toContain(`regressions (${file}): ${kept.length} replayed first`);
+    expect(r.code, r.out).toBe(EXIT.fail);
+    const pruned = await cli('regressions', '--prune', '--adapter', 'examples/ledger-consumer-buggy.ts', '--file', file);
+    expect(pruned.out).toContain(`pruned 0 passing entries; ${kept.length} kept`);
+    expect(pruned.out).not.toContain('of other targets');
+    // Another target's check replays none of them, and says so, naming whose they are.
+    const other = await cli('check', '--adapter', 'examples/ledger-consumer.ts', '--scenario', 'repeated-page', '--regressions', file);
+    expect(other.out).toContain(`regressions (${file}): ${kept.length} recorded failure(s) of other targets not replayed: examples/ledger-consumer-buggy.ts\n`);
+    expect(other.code, other.out).toBe(EXIT.pass);
+  });
+
   it('a recorded failure that cannot be replayed here (a scenario this tidemark does not have, or one that no longer applies) is unknown, never a pass, and prune keeps it', async () => {
     const file = join(scratch, 'unplayable.json');
     writeRegressions(file, { version: 1, entries: [entry('examples/ledger-consumer.ts', 'a-scenario-since-renamed')] });
-    const renamed = await cli('check', '--adapter', 'examples/ledger-consumer.ts', '--scenario', 'repeated-page', '--regressions', file);
+    const junit = join(scratch, 'unplayable.xml');
+    const renamed = await cli('check', '--adapter', 'examples/ledger-consumer.ts', '--scenario', 'repeated-page', '--regressions', file, '--junit', junit);
     expect(renamed.code, renamed.out).toBe(EXIT.unknown);
     expect(renamed.out).toContain('unknown scenario a-scenario-since-renamed (it names a scenario this tidemark does not have');
+    // Its case says why it could not be replayed, and offers no replay command: one would be a usage error.
+    const xml = readFileSync(junit, 'utf8');
+    expect(xml).toContain('name="regression: scenario a-scenario-since-renamed"');
+    expect(xml).not.toContain('--scenario a-scenario-since-renamed');
     // This mutant's API never serves a repeat page: its recorded failure there would replay a world it never meets, and pass.
     const other = join(scratch, 'inapplicable.json');
     writeRegressions(other, { version: 1, entries: [entry('builtin:retries-served-scroll-request', 'repeated-page')] });

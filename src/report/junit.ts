@@ -67,12 +67,14 @@ export function renderJUnit(suite: SuiteResult | JUnitSuite, replay: (kind: 'sce
     // keeps each entry's case the same from run to run, and distinct from the others.
     const name = e.kind === 'scenario' ? `regression: scenario ${e.scenario}` : `regression: world ${e.anomaly} ${createHash('sha256').update(what).digest('hex').slice(0, 8)}`;
     const command = replay(e.kind, what);
-    const out = `${e.kind === 'world' ? `seed ${e.seed}, path ${e.path}\n` : ''}first found: ${e.anomaly}\nreplay: ${command}`;
+    const found = `${e.kind === 'world' ? `seed ${e.seed}, path ${e.path}\n` : ''}first found: ${e.anomaly}`;
+    const out = `${found}\nreplay: ${command}`;
     if (r.status === 'pass') cases.push({ classname: 'tidemark.regressions', name, ms: r.ms ?? 0, result: { kind: 'passed' }, out });
     else if (r.execution === null) {
-      // Nothing ran (the seed and path lead to no world): that is no pass.
+      // Nothing ran (a scenario this tidemark does not have or that does not apply, a seed and
+      // path that lead to no world): that is no pass, and a replay command would be refused too.
       const why = r.note ?? 'the entry could not be replayed';
-      cases.push({ classname: 'tidemark.regressions', name, ms: r.ms ?? 0, result: { kind: 'error', message: why, type: r.status, text: why }, out });
+      cases.push({ classname: 'tidemark.regressions', name, ms: r.ms ?? 0, result: { kind: 'error', message: why, type: r.status, text: why }, out: found });
     } else cases.push({ classname: 'tidemark.regressions', name, ms: r.ms ?? 0, result: judged(r.execution, renderFailure({ consumer: result.consumer, execution: r.execution, replay: command })), out });
   }
   for (const s of result.scenarios) {

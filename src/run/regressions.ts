@@ -2,7 +2,7 @@ import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, readdi
 import { createHash } from 'node:crypto';
 import { MAX_RUNS } from './options.js';
 import { HISTORY_VERSION } from '../../model/history.js';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 /**
  * The regression file: every failure a check finds is kept in the user's repository and
@@ -70,7 +70,49 @@ export class RegressionFileError extends Error {
   override name = 'RegressionFileError';
 }
 
+/**
+ * The regression file's entries, each adapter path as this working directory names it: in
+ * the file, a path is relative to the file's own directory (see inFile), so that one file
+ * serves checks run from any directory. Every reader outside this module reads through here.
+ */
 export function readRegressions(path: string): RegressionFile {
+  const file = readFile(path);
+  return { version: file.version, entries: file.entries.map((e) => ({ ...e, adapter: here(e.adapter, path) })) };
+}
+
+/**
+ * An adapter path as the regression file at `path` keeps it: relative to the file's
+ * directory, `/`-separated. A failure recorded by `cd examples && tidemark check --adapter
+ * x.ts --regressions ../tidemark-regressions.json` is then `examples/x.ts`, and a check run
+ * from the repository's root with `--adapter examples/x.ts` replays it (kept as typed, it
+ * named x.ts at the root, and was skipped there: the check passed). A built-in consumer, a
+ * command or a connector is kept as its text, which is what runs.
+ */
+function inFile(adapter: string, path: string): string {
+  if (!isModulePath(adapter)) return adapter;
+  const rel = relative(dirname(resolve(path)), resolve(adapter));
+  return rel === '' ? resolve(adapter) : rel.split(sep).join('/');
+}
+
+/**
+ * An adapter path kept in the regression file at `path`, as this working directory names it.
+ * A file written by an earlier tidemark kept paths as typed, relative to where the check ran
+ * (nearly always the file's own directory, its default place): a path that names no file from
+ * the file's directory but one from here is read from here, as it was then.
+ */
+function here(adapter: string, path: string): string {
+  if (!isModulePath(adapter) || isAbsolute(adapter)) return adapter;
+  const named = resolve(dirname(resolve(path)), adapter);
+  if (!existsSync(named) && existsSync(resolve(adapter))) return adapter;
+  return relative(process.cwd(), named) || named;
+}
+
+function isModulePath(id: string): boolean {
+  return !/^(builtin|command|singer|airbyte):/.test(id);
+}
+
+/** The file's entries as it keeps them (adapter paths relative to its directory). */
+function readFile(path: string): RegressionFile {
   if (!existsSync(path)) return { version: VERSION, entries: [] };
   // Reading a FIFO waits for a writer, and /dev/zero never ends.
   if (!statSync(path).isFile()) throw new RegressionFileError(`${path} is not a regular file: the regression file is JSON that tidemark reads and rewrites`);
@@ -136,7 +178,7 @@ export function ofTarget(entry: RegressionEntry, adapter: string, options: Reado
  * runs. A relative path is read from the directory the command runs in, as the adapter is.
  */
 function targetKey(id: string): string {
-  if (/^(builtin|command|singer|airbyte):/.test(id)) return id;
+  if (!isModulePath(id)) return id;
   try {
     return realpathSync.native(id);
   } catch {
@@ -172,10 +214,14 @@ export function isRegressionEntry(value: unknown): value is RegressionEntry {
   );
 }
 
-/** Replaces the file's entries, atomically and under the lock. Prefer recordRegressions and pruneRegressions, which merge. */
+/**
+ * Replaces the file's entries (adapter paths as this working directory names them),
+ * atomically and under the lock. Prefer recordRegressions and pruneRegressions, which merge.
+ */
 export function writeRegressions(path: string, file: RegressionFile): void {
+  const entries = file.entries.map((e) => ({ ...e, adapter: inFile(e.adapter, path) }));
   path = throughLinks(path);
-  withLock(path, () => writeAtomically(path, render(file.entries)));
+  withLock(path, () => writeAtomically(path, render(entries)));
 }
 
 /**
@@ -216,11 +262,12 @@ export function isBuiltIn(entry: RegressionEntry): boolean {
  * out. Returns the entries added; the file is not created when there are none.
  */
 export function recordRegressions(path: string, found: readonly RegressionEntry[]): RegressionEntry[] {
-  const fresh = found.filter((e) => !isBuiltIn(e));
+  const fresh = found.filter((e) => !isBuiltIn(e)).map((e) => ({ ...e, adapter: inFile(e.adapter, path) }));
   if (fresh.length === 0) return [];
+  const named = path;
   path = throughLinks(path);
-  return withLock(path, () => {
-    const now = readRegressions(path).entries;
+  const added = withLock(path, () => {
+    const now = readFile(path).entries;
     const added: RegressionEntry[] = [];
     for (const entry of fresh) {
       if (now.some((x) => sameEntry(x, entry)) || added.some((x) => sameEntry(x, entry))) continue;
@@ -229,6 +276,7 @@ export function recordRegressions(path: string, found: readonly RegressionEntry[
     if (added.length > 0) writeAtomically(path, render([...now, ...added]));
     return added;
   });
+  return added.map((e) => ({ ...e, adapter: here(e.adapter, named) }));
 }
 
 /**
@@ -236,9 +284,10 @@ export function recordRegressions(path: string, found: readonly RegressionEntry[
  * meantime stay. Returns how many were removed and how many are left.
  */
 export function pruneRegressions(path: string, remove: readonly RegressionEntry[]): { removed: number; kept: number } {
+  remove = remove.map((e) => ({ ...e, adapter: inFile(e.adapter, path) }));
   path = throughLinks(path);
   return withLock(path, () => {
-    const now = readRegressions(path).entries;
+    const now = readFile(path).entries;
     const kept = now.filter((e) => !remove.some((x) => sameEntry(x, e)));
     if (kept.length !== now.length) writeAtomically(path, render(kept));
     return { removed: now.length - kept.length, kept: kept.length };
