@@ -683,12 +683,13 @@ async function replay(f: Flags, io: Io): Promise<number> {
   const outputs = new Outputs(io.err);
   const json = f.string('json');
   const { status, ...verdict } = execution.result.verdict;
+  // A scenario that ran clean but whose adversity never fired tested nothing: no PASS, here or in the JSON.
+  const missed = world === null && status === 'pass' ? missedAdversity(execution.plan, execution.history) : [];
   if (json !== undefined) {
     const base = { consumer: t.consumer.name, adapter: t.id, replay: replayed, ...(world ?? { scenario: scenarioName }) };
-    outputs.write('--json', json, () => `${JSON.stringify({ ...base, verdict: status, ...verdict, hash: execution.hash, plan: execution.plan, history: execution.history }, null, 2)}\n`);
+    const said = missed.length > 0 ? { verdict: 'unknown', reason: `the adversity the scenario exists for never fired: ${missed.join('; ')}` } : { verdict: status, ...verdict };
+    outputs.write('--json', json, () => `${JSON.stringify({ ...base, ...said, hash: execution.hash, plan: execution.plan, history: execution.history }, null, 2)}\n`);
   }
-  // A scenario that ran clean but whose adversity never fired tested nothing: no PASS.
-  const missed = world === null && status === 'pass' ? missedAdversity(execution.plan, execution.history) : [];
   if (missed.length > 0) io.out(`UNTESTED  ${t.consumer.name}: scenario ${scenarioName} broke no rule, but the adversity it exists for never fired: ${missed.join('; ')}`);
   else if (world !== null && status === 'pass') io.out(`PASS  ${t.consumer.name}: the world at seed ${world.seed}, path ${world.path} passes`);
   else io.out(renderFailure({ consumer: t.consumer.name, execution, replay: replayed, ...(t.output ? { output: t.output(execution.history) } : {}) }));

@@ -54,6 +54,22 @@ describe('tidemark judge', () => {
     expect(j.out.split('\n').at(-1)).toBe('verdict: pass');
   });
 
+  it("a scenario's replay whose adversity never fired is untested (exit 2) in replay, in its JSON and in judge; its bare history is judged as a history", async () => {
+    // Exactly-once delivery makes its effects durable in commits: the crash this scenario puts after an emit has no emit to fire at.
+    const r = await replayed('reference-exactly-once', 'crash-between-effect-and-completion');
+    expect(r.code, r.out).toBe(EXIT.unknown);
+    expect(r.out).toContain('UNTESTED  reference-exactly-once: scenario crash-between-effect-and-completion broke no rule, but the adversity it exists for never fired');
+    const json = r.json as unknown as { verdict: string; reason: string };
+    expect(json.verdict).toBe('unknown');
+    expect(json.reason).toMatch(/^the adversity the scenario exists for never fired: the crash-after planned at emit #\d+ never fired/);
+    const j = await cli('judge', r.file);
+    expect(j.code, j.out).toBe(EXIT.unknown);
+    expect(j.out.split('\n')[0]).toMatch(new RegExp(`^UNTESTED  ${r.file}: scenario crash-between-effect-and-completion broke no rule, but the adversity it exists for never fired: the crash-after`));
+    expect(j.out.split('\n').at(-1)).toBe('verdict: unknown');
+    // A bare history does not say it is a scenario's: it is judged for what it shows.
+    expect((await cli('judge', write(r.json.history))).code).toBe(EXIT.pass);
+  });
+
   it('a history that cannot be judged is unknown (exit 2), with the reason', async () => {
     const t = timeline({ initial: [ev('a', 1)] });
     t.start();

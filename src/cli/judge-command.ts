@@ -5,6 +5,7 @@ import type { History } from '../../model/history.js';
 import { describeProblem, HistoryError, parseHistory } from '../../model/parse-history.js';
 import { renderJudged } from '../report/failure.js';
 import { hashHistory } from '../run/execute.js';
+import { missedAdversity } from '../run/exercised.js';
 import type { Io } from './io.js';
 import { EXIT, UsageError, type Flags } from './spec.js';
 
@@ -22,7 +23,7 @@ import { EXIT, UsageError, type Flags } from './spec.js';
 export function judge(f: Flags, io: Io): number {
   const [file, ...extra] = f.positionals;
   if (file === undefined || extra.length > 0) throw new UsageError(`judge takes one FILE, the recorded history${extra.length > 0 ? `; got ${f.positionals.length}` : ''}`);
-  const { history, at } = locate(file, readJson(file));
+  const { history, at, scenario } = locate(file, readJson(file));
   let parsed: History;
   try {
     parsed = parseHistory(history);
@@ -32,10 +33,18 @@ export function judge(f: Flags, io: Io): number {
     throw new UsageError(`${file} is not a valid history: ${problems.join('; ')}${error.more ? '; (and maybe more)' : ''}`);
   }
   const result = check(parsed);
-  io.out(renderJudged({ name: file, history: parsed, result, hash: hashHistory(parsed) }));
+  // A named scenario exists for its adversity: one that ran clean but whose adversity never
+  // fired tested nothing, as replay says of it (its header records the plan).
+  const missed = scenario !== null && result.verdict.status === 'pass' ? missedAdversity(parsed.header, parsed) : [];
+  if (missed.length > 0) io.out(`UNTESTED  ${file}: scenario ${scenario} broke no rule, but the adversity it exists for never fired: ${missed.join('; ')}`);
+  else io.out(renderJudged({ name: file, history: parsed, result, hash: hashHistory(parsed) }));
   for (const kind of ANOMALY_KINDS) {
     const r = result.results[kind];
     if (r.status === 'untested') io.out(`check ${kind}: untested, ${r.reason}`);
+  }
+  if (missed.length > 0) {
+    io.out('verdict: unknown');
+    return EXIT.unknown;
   }
   io.out(`verdict: ${result.verdict.status}`);
   return EXIT[result.verdict.status];
@@ -55,11 +64,18 @@ function readJson(file: string): unknown {
   }
 }
 
-/** The history in a file's JSON, and where it sits (`history` when wrapped, '' when bare). */
-function locate(file: string, value: unknown): { history: unknown; at: string } {
+/**
+ * The history in a file's JSON, where it sits (`history` when wrapped, '' when bare), and the
+ * named scenario it is a replay of, when the wrapper says so (`replay --scenario --json`).
+ */
+function locate(file: string, value: unknown): { history: unknown; at: string; scenario: string | null } {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-    if ('header' in value || 'steps' in value) return { history: value, at: '' };
-    if ('history' in value) return { history: (value as { history: unknown }).history, at: 'history' };
+    if ('header' in value || 'steps' in value) return { history: value, at: '', scenario: null };
+    if ('history' in value) {
+      const { history, scenario } = value as { history: unknown; scenario?: unknown };
+      if (scenario !== undefined && typeof scenario !== 'string') throw new UsageError(`${file}: scenario must be the name of the scenario the history replays, got ${JSON.stringify(scenario)}`);
+      return { history, at: 'history', scenario: scenario ?? null };
+    }
   }
   throw new UsageError(
     `${file} holds neither a history ({ header, steps }) nor a JSON output with one under "history" (as replay --json writes it); from a check --json file, take one failure's history out first, e.g. jq .worlds.failure ${file}`,

@@ -1,5 +1,6 @@
-import type { CallKind, History } from '../../model/history.js';
-import { isPageQuirk, type Fault, type Plan } from '../../scenarios/plan.js';
+import type { CallKind, History, HistoryHeader } from '../../model/history.js';
+import type { PlannedFault } from '../../model/plan.js';
+import { isPageQuirk } from '../../scenarios/plan.js';
 import { effectsOf, isCheckpoint } from '../world/faults.js';
 
 /**
@@ -11,7 +12,13 @@ import { effectsOf, isCheckpoint } from '../world/faults.js';
  */
 type Named = CallKind | 'effect' | 'checkpoint';
 
-export function missedAdversity(plan: Plan, history: History): string[] {
+/**
+ * What of a plan this reads: a scenario's plan, or the header of a history, which records it
+ * (so that `judge` holds a scenario's recorded history to its adversity as `replay` does).
+ */
+export type PlannedAdversity = Pick<HistoryHeader, 'faults' | 'mutations' | 'rebind' | 'workers' | 'poison'>;
+
+export function missedAdversity(plan: PlannedAdversity, history: History): string[] {
   const missed: string[] = [];
   const calls = new Map<Named, number>();
   const adversityCalls = new Map<Named, number>();
@@ -38,12 +45,12 @@ export function missedAdversity(plan: Plan, history: History): string[] {
     if (step.call.kind === 'emit') tried.add(step.call.event.id);
     if (step.call.kind === 'commit') for (const op of step.call.ops) if ('event' in op) tried.add(op.event.id);
   }
-  const planned = new Map<string, Fault[]>();
+  const planned = new Map<string, PlannedFault[]>();
   for (const f of plan.faults) planned.set(`${f.call}|${f.kind}`, [...(planned.get(`${f.call}|${f.kind}`) ?? []), f]);
   for (const [key, faults] of planned) {
     const lost = faults.length - (fired.get(key) ?? 0);
     if (lost <= 0) continue;
-    const f = faults[0] as Fault;
+    const f = faults[0] as PlannedFault;
     // Call faults fire in the adversity phase only; page quirks are the source's and fire in both.
     const made = (isPageQuirk(f.kind) ? calls : adversityCalls).get(f.call) ?? 0;
     const where = `${f.call} #${f.nth + 1}${f.after === undefined ? '' : ` about ${f.after}`}${f.since === undefined ? '' : ` after effect #${f.since + 1}`}`;
