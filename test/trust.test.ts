@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli.js';
+import { conformanceCases } from '../src/run/conformance-tests.js';
 import { cli } from './support.js';
 
 /**
@@ -90,6 +91,30 @@ describe('merge passes nothing that was not exercised', () => {
     writeFileSync(file('m-empty.json'), JSON.stringify(empty));
     const none = await cli('merge', file('m-empty.json'), file('m-2.json'));
     expect(none.code).toBe(EXIT.usage);
+  });
+});
+
+describe('a consumer seen only to fail visibly passes nothing', () => {
+  // It claims only sources without a contract, where failing visibly is what every correct
+  // run ends with, and fails before it fetches anything: liveness is all a world judges of it.
+  const FAILS = 'test/fixtures/fails-visibly-only.ts';
+  const reason = 'liveness was the only check exercised: in no world did the consumer make an effect, commit a watermark or mark an event done';
+
+  it('check, and the merge of its shards, say unknown with the reason; the vitest cases leave the generated worlds untested', async () => {
+    const r = await cli('check', '--adapter', FAILS, '--runs', '60', '--seed', '1');
+    expect(r.code, r.out).toBe(EXIT.unknown);
+    expect(r.out).toContain(`not a pass: ${reason}`);
+    expect(r.out).not.toContain('verdict: pass');
+    for (const i of [1, 2]) {
+      const shard = await cli('check', '--adapter', FAILS, '--runs', '60', '--seed', '1', '--shard', `${i}/2`, '--json', file(`fails-${i}.json`));
+      expect(shard.code, shard.out).toBe(EXIT.unknown);
+    }
+    const merged = await cli('merge', file('fails-1.json'), file('fails-2.json'));
+    expect(merged.code, merged.out).toBe(EXIT.unknown);
+    expect(merged.out).toContain(`not a pass: ${reason}`);
+    const { default: consumer } = await import('./fixtures/fails-visibly-only.js');
+    const worlds = conformanceCases(consumer, { runs: 60, seed: 1 }).find((c) => c.name === 'R1-R10 generated worlds')!;
+    expect(await worlds.run()).toEqual({ untested: expect.stringContaining(reason) });
   });
 });
 

@@ -37,6 +37,8 @@ export class BindingChecker implements Checker {
   /** How many of them were not used yet: only those are followed from call to call. */
   private unused = 0;
   private rebinds = 0;
+  /** Watermarks written under another binding that a load handed the consumer: without one, no confusion could happen. */
+  private loaded = 0;
 
   visit(step: Step, facts: Facts, truth: Truth, found: readonly Anomaly[]): void {
     if (step.kind === 'rebind') {
@@ -53,6 +55,7 @@ export class BindingChecker implements Checker {
     const arity = truth.binding.ordering.length;
     if (facts.foreign !== null && step.outcome.kind === 'ok') {
       const reading = readCut(facts.foreign.value, arity);
+      this.loaded++;
       if ('cut' in reading) {
         this.foreign.push({ cut: reading.cut, value: canonicalJson(facts.foreign.value), seq: step.seq, actor: who, used: null, behind: new Set(), triedBehind: false, fetched: false });
         this.unused++;
@@ -117,7 +120,11 @@ export class BindingChecker implements Checker {
   finish(): void {}
 
   untested(): string | null {
-    return this.rebinds === 0 ? 'the binding never changed' : null;
+    // A rebind alone is not enough: a consumer that never loaded another binding's watermark
+    // (it wrote none before the rebind, or the world cannot see its loads, as a blackbox
+    // consumer's) had nothing to be confused by.
+    if (this.rebinds === 0) return 'the binding never changed';
+    return this.loaded === 0 ? 'no load handed the consumer a watermark written under another binding' : null;
   }
 }
 

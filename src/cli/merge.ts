@@ -3,7 +3,7 @@ import { doing } from './activity.js';
 import type { AnomalyKind } from '../../model/anomalies.js';
 import { ALL_SCENARIOS, findScenario } from '../../scenarios/named.js';
 import { UsageError } from './spec.js';
-import { owns, precedes, summarizeChecks, TALLY_PHASE, type CheckEvidence, type PropertyOutcome, type Shard, type SuiteStatus, type TallyAt } from '../run/conformance.js';
+import { onlyLiveness, owns, precedes, summarizeChecks, TALLY_PHASE, type CheckEvidence, type PropertyOutcome, type Shard, type SuiteStatus, type TallyAt } from '../run/conformance.js';
 import { executionOf, type CheckJson, type CheckShardJson, type FailureJson, type RunJson, type WorldsJson } from '../run/check-json.js';
 import { identityDifferences, runId, targetOptions } from '../run/run-identity.js';
 import { runOfShard, validateCheckShard } from './shard-validation.js';
@@ -228,6 +228,7 @@ export function mergeCheck(shards: readonly Read<CheckJson & { shard: CheckShard
     verdict === 'pass' && !judged ? 'nothing was exercised: no scenario was judged (each was skipped, untested or left to another shard), and no generated world ran in any shard'
     : verdict === 'pass' && worlds.runs === 0 && worlds.interrupted === true
       ? `no generated world ran within the time limit${ran === 0 ? ' in any shard' : ': a shard left the run\'s first world unrun, and what other shards ran after it does not count'}: give a longer --time-limit, or none`
+      : verdict === 'pass' ? (onlyLiveness(checks) ?? undefined)
       : undefined;
   if (reason !== undefined) verdict = 'unknown';
   return {

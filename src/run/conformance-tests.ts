@@ -1,6 +1,6 @@
 import { ALL_SCENARIOS } from '../../scenarios/named.js';
 import { ANOMALY_KINDS } from '../../model/anomalies.js';
-import { CheckTally, checkProperty, scenarioPlan, whyNot } from './conformance.js';
+import { CheckTally, checkProperty, onlyLiveness, scenarioPlan, whyNot } from './conformance.js';
 import { missedAdversity } from './exercised.js';
 import type { AnyConsumer } from '../adapter/consumer.js';
 import { execute } from './execute.js';
@@ -96,7 +96,11 @@ export function conformanceCases(consumer: AnyConsumer, options: CaseOptions & {
       // One search for a process, as `check --command` does: each extra search costs as
       // many process starts as the first.
       const outcome = await checkProperty(consumer, { runs: options.runs ?? 200, seed, tally, ...(options.process ? { searches: 1 } : {}) });
-      if (!outcome.counterexample) return null;
+      if (!outcome.counterexample) {
+        // As check says unknown of it: a consumer seen only to fail visibly passed nothing here.
+        const why = onlyLiveness(tally.summary());
+        return why === null ? null : { untested: why };
+      }
       return {
         failure: renderFailure({
           consumer: consumer.name,

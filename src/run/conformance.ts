@@ -366,6 +366,18 @@ export interface CheckSummary {
 }
 
 /**
+ * Why a run that found nothing wrong still passed nothing, when liveness is the only check it
+ * exercised; null otherwise. A consumer that only ever fails visibly (on a source whose
+ * contract proves nothing, failing is what it must do in the end) made no effect, committed
+ * no watermark and marked no event done in any world: every check of what it handles is
+ * untested, and "it failed visibly" is no pass of a consumer that consumed nothing.
+ */
+export function onlyLiveness(checks: readonly CheckSummary[]): string | null {
+  if (checks.some((c) => c.status !== 'untested' && c.anomaly !== 'liveness')) return null;
+  return 'liveness was the only check exercised: in no world did the consumer make an effect, commit a watermark or mark an event done, so every check of what it handles is untested (above)';
+}
+
+/**
  * Where an execution stands in the order an unsharded check runs them: the phase
  * (regressions, named scenarios, generated worlds before the first failure, then everything
  * after it: shrinking, the further searches and the counterexample) and its index there.

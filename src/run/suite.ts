@@ -1,5 +1,5 @@
 import { ALL_SCENARIOS, findScenario } from '../../scenarios/named.js';
-import { CheckTally, checkProperty, checkScenarios, owns, scenarioPlan, TALLY_PHASE, whyNot, type CheckEvidence, type CheckSummary, type PropertyOutcome, type ScenarioOutcome, type Shard, type ShardPeers, type SuiteStatus } from './conformance.js';
+import { CheckTally, checkProperty, checkScenarios, onlyLiveness, owns, scenarioPlan, TALLY_PHASE, whyNot, type CheckEvidence, type CheckSummary, type PropertyOutcome, type ScenarioOutcome, type Shard, type ShardPeers, type SuiteStatus } from './conformance.js';
 import type { AnomalyKind } from '../../model/anomalies.js';
 import type { AnyConsumer } from '../adapter/consumer.js';
 import type { Execution } from './execute.js';
@@ -188,9 +188,11 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     (property !== null && property.runs - (property.skipped ?? 0) > 0);
   // A time limit that ended the search before its first world asked for worlds and got none.
   const noWorld = property !== null && property.interrupted === true && property.runs - (property.skipped ?? 0) === 0;
+  const checks = tally.summary();
   const reason =
     status === 'pass' && !judged ? 'nothing was exercised: no scenario was judged (each was skipped, untested or left to another shard), and no generated world ran here'
     : status === 'pass' && noWorld ? 'no generated world ran within the time limit: give a longer --time-limit, or none'
+    : status === 'pass' ? (onlyLiveness(checks) ?? undefined)
     : undefined;
   if (reason !== undefined) status = 'unknown';
   return {
@@ -203,7 +205,7 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     regressions,
     scenarios: outcomes,
     property,
-    checks: tally.summary(),
+    checks,
     evidence: tally.record(),
     regressionsInFile: entries.length,
     regressionsDigest: entriesDigest(entries),
