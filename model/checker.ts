@@ -80,11 +80,11 @@ export function check(history: History): CheckResult {
     // Called one by one, in the order of `checkers`, not through the list: a call site that
     // meets six classes is megamorphic, and this one runs for every checker at every step.
     // A checker is told only the steps its visit reads (the watermark checker: all but calls
-    // that write no watermark outside the drain; the effect checker: steps with effects; the
+    // that write no watermark and no replay anchor outside the drain; the effect checker: steps with effects; the
     // completeness checker: all but calls other than claims), and what it reported is looked
     // for only when its list grew: nearly every step is a call that finds nothing.
     const call = step.kind === 'call' ? step.call : null;
-    if (call === null || facts.watermarks.length > 0 || step.phase === 'drain') watermark.visit(step, facts, truth);
+    if (call === null || facts.watermarks.length > 0 || facts.anchors.length > 0 || step.phase === 'drain') watermark.visit(step, facts, truth);
     if (watermark.anomalies.length !== told[0]) tell(0);
     generation.visit(step, facts, truth);
     if (generation.anomalies.length !== told[1]) tell(1);

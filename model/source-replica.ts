@@ -164,6 +164,18 @@ export class SourceReplica<H extends Holding = Holding> {
   }
 
   /** The index of the first eligible event whose position satisfies `past`, which holds for a suffix of the stream (binary search). */
+  /**
+   * Where a resume by this token would start in the eligible stream now: the index of the
+   * first event it serves (every eligible event before it is passed over). Undefined when the
+   * token means nothing here (unknown, expired, another binding's) or the source is
+   * newest-first, whose tokens continue downwards.
+   */
+  tokenStart(token: string): number | undefined {
+    if (this.newestFirst) return undefined;
+    const start = this.resumesAt({ kind: 'token', token });
+    return typeof start === 'number' ? start : undefined;
+  }
+
   firstIndex(past: (p: Position) => boolean): number {
     const stream = this.stream;
     let lo = 0;

@@ -3,7 +3,8 @@ import { compareCuts, covers, formatCut, NOTHING, readCut, type Cut } from '../c
 import { formatRef, positionOf } from '../event.js';
 import type { History, Step } from '../history.js';
 import { formatPosition } from '../order.js';
-import type { Facts, Truth } from '../truth.js';
+import { sameJson } from '../store-replica.js';
+import type { AnchorOp, Facts, Truth } from '../truth.js';
 import type { Checker } from './checker.js';
 
 interface Committed {
@@ -43,6 +44,8 @@ export class WatermarkChecker implements Checker {
   private repeated = 0;
   private hung = false;
   private drained = false;
+  /** Replay anchors stored tied to the watermark then in the store: each could be resumed from. */
+  private anchored = 0;
 
   visit(step: Step, facts: Facts, truth: Truth): void {
     if (step.kind === 'mutation') this.changed.set(step.event.id, step.seq);
@@ -91,6 +94,33 @@ export class WatermarkChecker implements Checker {
         );
       }
     }
+    for (const anchor of facts.anchors) this.anchor(step.seq, anchor, truth);
+  }
+
+  /**
+   * A replay anchor (R8): a page token stored next to the watermark it replays from. One tied
+   * to the watermark the store holds now is what a restart resumes from, so the token must not
+   * pass over an eligible event without a durable outcome that the watermark does not cover
+   * itself (that one is the watermark's own premature gap): a token stored before the events
+   * of the page it follows were handled is the next-page token kept as progress. Judged when
+   * stored, as a watermark is. An anchor tied to another watermark is one a reader that keeps
+   * R8 never resumes from.
+   */
+  private anchor(seq: number, anchor: AnchorOp, truth: Truth): void {
+    if (anchor.token === null || !sameJson(truth.watermarkUnder(anchor.binding), anchor.watermark ?? null)) return;
+    this.anchored++;
+    const gap = truth.skippedByToken(anchor.token);
+    if (gap === undefined) return;
+    const tied = readCut(anchor.watermark ?? null, truth.binding.ordering.length);
+    if ('cut' in tied && covers(tied.cut, positionOf(gap))) return;
+    this.anomalies.push(
+      anomaly(
+        'token-as-watermark',
+        `step ${seq} stored the page token ${JSON.stringify(anchor.token).slice(0, 40)} as the replay anchor of the watermark ${anchor.watermark === null || anchor.watermark === undefined ? 'null' : JSON.stringify(anchor.watermark).slice(0, 60)}, but a resume by it passes over ${formatRef(gap)} at ${formatPosition(positionOf(gap))}, which had no durable outcome: the next-page token was kept as progress`,
+        [{ id: gap.id, version: gap.version }],
+        [seq],
+      ),
+    );
   }
 
   /**
@@ -118,6 +148,7 @@ export class WatermarkChecker implements Checker {
   }
 
   untested(kind: AnomalyKind): string | null {
+    if (kind === 'token-as-watermark' && this.written === 0 && this.anchored > 0) return null;
     if (this.written === 0) return this.nulls === 0 ? 'no watermark was committed' : `every watermark committed (${this.nulls}) was null, which claims nothing done: none could pass an event or fall back`;
     if (kind === 'watermark-regression' && this.repeated === 0) return 'no second watermark was committed under one binding';
     return null;

@@ -176,16 +176,65 @@ describe('omission', () => {
     t.fetch([a, b], { next: 'q8Zx1c' });
     t.handle(a);
     t.commit([effect(b), complete(b), watermark(at(b))], { outcome: 'error' });
-    t.commit([anchor('q8Zx1c', at(a))]);
+    const anchored = t.commit([anchor('q8Zx1c', at(a))]);
     t.budget();
     t.drain();
     t.start();
     t.fetch([c], { resume: { kind: 'token', token: 'q8Zx1c' } });
     const claim = t.caughtUp();
-    const found = failsWith(t, 'omission', 2);
-    expect(found.map((x) => x.events)).toEqual([[{ id: 'b', version: 1 }], [{ id: 'c', version: 1 }]]);
-    expect(found.map((x) => x.steps)).toEqual([[claim], [claim]]);
-    expect(found[0]?.explanation).toContain('2#b');
+    // The cause leads: the anchor tied to the watermark at a holds a token that resumes after
+    // b, which has no durable outcome: the token kept as progress (R8).
+    const [cause, ...omitted] = verdictOf(t).anomalies;
+    expect(cause?.kind).toBe('token-as-watermark');
+    expect(cause?.steps).toEqual([anchored]);
+    expect(cause?.events).toEqual([{ id: 'b', version: 1 }]);
+    expect(cause?.explanation).toContain('passes over b at 2#b, which had no durable outcome');
+    expect(omitted.map((x) => x.kind)).toEqual(['omission', 'omission']);
+    expect(omitted.map((x) => x.events)).toEqual([[{ id: 'b', version: 1 }], [{ id: 'c', version: 1 }]]);
+    expect(omitted.map((x) => x.steps)).toEqual([[claim], [claim]]);
+    expect(omitted[0]?.explanation).toContain('2#b');
+  });
+
+  it('R8: an anchor tied to a premature watermark is that watermark\'s failure, told once', () => {
+    // The token passes over b, but so does the watermark the anchor sits next to: the gap is
+    // the watermark's own (premature-watermark), not a token kept as progress besides.
+    const t = timeline({ initial: [a, b, c] });
+    t.start();
+    t.fetch([a, b], { next: 'after-b' });
+    const early = t.commit([effect(a), complete(a), watermark(at(b)), anchor('after-b', at(b))]);
+    t.handle(b);
+    t.fetch([c], { resume: { kind: 'token', token: 'after-b' } });
+    t.handle(c);
+    t.budget();
+    t.drain();
+    t.start();
+    t.fetch([], { resume: { kind: 'after', position: at(c) } });
+    t.caughtUp();
+    expect(onlyAnomaly(t, 'premature-watermark').steps).toEqual([early]);
+  });
+
+  it('R8 near miss: an anchor whose token resumes at the first event without an outcome, or that is tied to a watermark no longer stored, passes', () => {
+    // Stored with the watermark at a once a is handled: the token resumes after a, at b.
+    const t = timeline({ initial: [a, b, c, d] });
+    t.start();
+    t.fetch([a], { next: 'after-a' });
+    t.commit([effect(a), complete(a), watermark(at(a)), anchor('after-a', at(a))]);
+    t.fetch([b, c], { resume: { kind: 'token', token: 'after-a' }, next: 'after-c' });
+    // Tied to no watermark while the store holds one at a: a reader keeping R8 never resumes
+    // from it, though its token passes over b and c, which have no outcome yet.
+    t.commit([anchor('after-c', null)]);
+    t.handle(b);
+    t.handle(c);
+    t.fetch([d], { resume: { kind: 'token', token: 'after-c' } });
+    t.handle(d);
+    t.budget();
+    t.drain();
+    t.start();
+    t.fetch([], { resume: { kind: 'after', position: at(d) } });
+    t.caughtUp();
+    const result = check(t.build());
+    expect(result.verdict, JSON.stringify(result.verdict)).toEqual({ status: 'pass', anomalies: [] });
+    expect(result.results['token-as-watermark'].status).toBe('pass');
   });
 
   it('R10 omission near miss: events outside the bound stream (filtered out, past the snapshot) need no outcome', () => {
