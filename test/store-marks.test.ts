@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { checkProperty } from '../src/run/conformance.js';
 import { findMutant } from '../src/selftest/mutants.js';
 import { SEED } from './support.js';
+import blackbox from '../examples/blackbox-consumer.js';
+import { plan } from '../scenarios/named.js';
+import { execute } from '../src/run/execute.js';
 
 /**
  * A store that marks an event done tells every later reader to skip it. An omission is judged
@@ -17,5 +20,12 @@ describe('the store is judged, however the run ended', () => {
     const anomaly = outcome.counterexample?.result.verdict.anomalies[0];
     expect(anomaly?.kind).toBe('omission');
     expect(anomaly?.explanation).toContain('the store marks it done (a completion record)');
+  });
+
+  it("a blackbox consumer's run that ends failing visibly leaves omission untested, saying its store's marks are not seen", async () => {
+    const none = plan([0, 1, 2].map((k) => ({ id: `e${k}`, version: 1, key: [k], attrs: {}, payload: `e${k}` })), [], { source: { pageSize: 2, resumes: [], contract: { kind: 'none' } } });
+    const run = await execute(none, blackbox);
+    expect(run.result.verdict.status).toBe('pass');
+    expect(run.result.results.omission).toEqual({ status: 'untested', reason: "the consumer never claimed caught-up, and what a blackbox consumer's own store marks done is not seen" });
   });
 });
