@@ -28,6 +28,11 @@ export class LeaseReplica {
     return this.newest;
   }
 
+  /** Who was granted the newest generation (took or renewed the lease last); null before the first grant. */
+  get holderOfNewest(): string | null {
+    return this.holder;
+  }
+
   /** Whether the last grant still holds at `step`. */
   private heldAt(step: number): boolean {
     return step <= this.grantedAt + this.ttlSteps - 1;

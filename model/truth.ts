@@ -366,6 +366,14 @@ export class Truth {
     return this.leaseReplica.generation;
   }
 
+  /**
+   * Whether the newest generation was granted to this incarnation, whether or not it heard
+   * the grant (a lease request that timed out took effect): then no worker holds a newer one.
+   */
+  holdsNewest(actor: Actor): boolean {
+    return this.leaseReplica.holderOfNewest === actorKey(actor);
+  }
+
   generationOf(actor: Actor): number {
     return this.generations.get(actorKey(actor)) ?? 0;
   }

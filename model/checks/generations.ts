@@ -10,7 +10,8 @@ type Slot = Truth['slot'];
  * Competing workers (R6): a watermark write takes effect only from the newest lease
  * generation, unless a compare-and-set against the very watermark it overwrote guarded it.
  * The generation a worker holds is the one it heard granted; the newest is the one ground
- * truth replayed, whether or not its holder ever heard.
+ * truth replayed, whether or not its holder ever heard. A write from the incarnation the
+ * newest generation was granted to is never stale: nobody holds a newer one.
  */
 export class GenerationChecker implements Checker {
   readonly kinds: readonly AnomalyKind[] = ['stale-generation-commit'];
@@ -29,7 +30,9 @@ export class GenerationChecker implements Checker {
       if (step.kind === 'observed' && value === null) continue;
       if (truth.generation >= 2) this.contested++;
       const held = truth.generationOf(step.actor);
-      if (held < truth.generation && !guarded()) {
+      // A writer the newest generation was granted to overwrites nothing newer, even when its
+      // request timed out and it still believes it holds an older one.
+      if (held < truth.generation && !truth.holdsNewest(step.actor) && !guarded()) {
         this.anomalies.push(
           anomaly('stale-generation-commit', `step ${step.seq} committed a watermark from ${actorKey(step.actor)}, generation ${held}, after generation ${truth.generation} was granted`, [], [step.seq]),
         );

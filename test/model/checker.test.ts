@@ -1039,6 +1039,32 @@ describe('stale-generation-commit', () => {
     passes(t);
   });
 
+  it('R6 stale near miss: the newest generation granted to the committer itself, which did not hear it (a lease that timed out), leaves nobody newer to overwrite', () => {
+    // w1 holds generation 1; w2 takes generation 2 once w1's lease has run out; w1 takes it
+    // back as generation 3, but its request times out, so w1 still believes it holds 1 and
+    // writes blind. The newest generation is its own: no worker could have written since.
+    const t = timeline({ initial: [a, b], leaseTtlSteps: 2 });
+    t.start('w1');
+    t.lease(1);
+    t.fetch([a, b]);
+    t.start('w2');
+    t.lease(2);
+    t.fetch([a, b]);
+    t.as('w1');
+    t.lease(3, { outcome: { kind: 'indefinite', code: 'timeout' } });
+    t.handle(a);
+    t.handle(b);
+    t.budget();
+    t.as('w2');
+    t.budget();
+    t.drain();
+    t.start('w1');
+    t.lease(4);
+    t.fetch([a, b]);
+    t.caughtUp();
+    passes(t);
+  });
+
   // CHECKER BUG (model/checker.ts, visitCall): the newest generation is learned only from a
   // lease call's reply (`result?.kind === 'generation'`). A lease that took effect but ended
   // in crash-after has no reply in the history, yet the world granted the generation (its
