@@ -64,7 +64,7 @@ import type { RuleId } from './rules.js';
 export const ANOMALIES = {
   'token-as-watermark': {
     rules: ['R8'],
-    means: 'the committed watermark is not a position of the bound order, or a replay anchor tied to it holds a page token that passes over an event without a durable outcome',
+    means: 'the committed watermark is not a position of the bound order, or a replay anchor tied to it passes over an event without a durable outcome',
   },
   'stale-generation-commit': {
     rules: ['R6'],
