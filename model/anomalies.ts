@@ -33,7 +33,7 @@ import type { RuleId } from './rules.js';
  *   commits 43, then w1 resumes and commits 42, blind or with a compare-and-set on a label
  *   nobody wrote.
  *
- * token-as-watermark: the committed watermark is not a position of the bound order, or a replay anchor tied to it passes over an event without a durable outcome.
+ * token-as-watermark: the committed watermark is not a position of the bound order, or a restart resumed by a page token kept in durable state past an event without a durable outcome.
  *   Example: commit(watermark "q8Zx1c") where "q8Zx1c" is the opaque next-page token.
  *
  * binding-confusion: progress recorded under one binding let a consumer of another binding
@@ -64,7 +64,7 @@ import type { RuleId } from './rules.js';
 export const ANOMALIES = {
   'token-as-watermark': {
     rules: ['R8'],
-    means: 'the committed watermark is not a position of the bound order, or a replay anchor tied to it passes over an event without a durable outcome',
+    means: 'the committed watermark is not a position of the bound order, or a restart resumed by a page token kept in durable state past an event without a durable outcome',
   },
   'stale-generation-commit': {
     rules: ['R6'],

@@ -6,7 +6,7 @@ import { EffectChecker } from './checks/effects.js';
 import { GenerationChecker } from './checks/generations.js';
 import { LivenessChecker } from './checks/liveness.js';
 import { WatermarkChecker } from './checks/watermark.js';
-import type { History } from './history.js';
+import type { CallStep, History } from './history.js';
 import { parseHistory } from './parse-history.js';
 import { Truth, type WorldProblem } from './truth.js';
 
@@ -75,16 +75,20 @@ export function check(history: History): CheckResult {
     told[i] = list.length;
   };
   for (const step of history.steps) {
+    const call = step.kind === 'call' ? step.call : null;
+    // A request resuming by a kept page token is judged on what the token passes over before
+    // it is replayed (a scroll's token moves when it serves).
+    const kept = call !== null && call.kind === 'fetch' ? watermark.beforeFetch(step as CallStep, truth) : null;
     const facts = truth.advance(step);
     if (found.length > 0) found.length = 0;
     // Called one by one, in the order of `checkers`, not through the list: a call site that
     // meets six classes is megamorphic, and this one runs for every checker at every step.
     // A checker is told only the steps its visit reads (the watermark checker: all but calls
-    // that write no watermark and no replay anchor outside the drain; the effect checker: steps with effects; the
+    // that write no watermark outside the drain; the effect checker: steps with effects; the
     // completeness checker: all but calls other than claims), and what it reported is looked
     // for only when its list grew: nearly every step is a call that finds nothing.
-    const call = step.kind === 'call' ? step.call : null;
-    if (call === null || facts.watermarks.length > 0 || facts.anchors.length > 0 || step.phase === 'drain') watermark.visit(step, facts, truth);
+    if (call === null || facts.watermarks.length > 0 || step.phase === 'drain') watermark.visit(step, facts, truth);
+    if (call !== null && call.kind === 'fetch') watermark.afterFetch(step as CallStep, facts, kept, truth);
     if (watermark.anomalies.length !== told[0]) tell(0);
     generation.visit(step, facts, truth);
     if (generation.anomalies.length !== told[1]) tell(1);

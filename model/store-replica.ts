@@ -108,7 +108,7 @@ export class StoreReplica {
   }
 
   /** The watermark stored under this binding label: null for a label nobody wrote. */
-  valueUnder(binding: string): unknown {
+  private valueUnder(binding: string): unknown {
     return this.stored !== null && this.stored.binding === binding ? (this.stored.value ?? null) : null;
   }
 

@@ -60,11 +60,7 @@ export interface Facts {
   readonly foreign: { readonly value: unknown } | null;
   /** Event versions that got a durable outcome at this step: effects, outbox handoffs, poison parked. */
   readonly outcomes: readonly EventRef[];
-  /** Replay anchors a commit at this step stored. */
-  readonly anchors: readonly AnchorOp[];
 }
-
-export type AnchorOp = Extract<StoreOp, { readonly op: 'anchor' }>;
 
 export interface EffectFact {
   readonly ref: EventRef;
@@ -181,7 +177,7 @@ function expectation(e: Ending): string {
   }
 }
 
-const NONE: Facts = { applied: false, effects: [], watermarks: [], foreign: null, outcomes: [], anchors: [] };
+const NONE: Facts = { applied: false, effects: [], watermarks: [], foreign: null, outcomes: [] };
 /** A call that took effect and produced nothing the checkers read: shared, as most steps are. */
 const APPLIED: Facts = { ...NONE, applied: true };
 
@@ -340,20 +336,16 @@ export class Truth {
   }
 
   /**
-   * The first eligible event a resume by this page token would pass over that has no durable
-   * outcome, if any: what a replay anchor holding the token would skip. Undefined too when the
-   * token means nothing here, or the source is newest-first (see SourceReplica.tokenStart).
+   * The first eligible event a request resuming by this page token passes over that has no
+   * durable outcome, if any. Asked before the request is replayed (a scroll's token moves
+   * when it serves). Undefined too when the token means nothing here, or the source is
+   * newest-first (see SourceReplica.tokenStart).
    */
   skippedByToken(token: string): SourceEvent | undefined {
     const start = this.source.tokenStart(token);
     if (start === undefined) return undefined;
     const gap = this.firstWithoutOutcome();
     return gap !== undefined && this.frontier < start ? gap : undefined;
-  }
-
-  /** The watermark the store holds under a binding label, as its readers get it: null when none. */
-  watermarkUnder(binding: string): unknown {
-    return this.store.valueUnder(binding);
   }
 
   /** The store's watermark as replayed; `writer` is the fingerprint of the binding the writing worker read under. */
@@ -422,7 +414,7 @@ export class Truth {
       case 'observed': {
         if (this.header.consumer !== 'blackbox') this.problem(step.seq, "an observed step, but the consumer is whitebox: the world looks into a blackbox consumer's own store only");
         const effects = step.effects.map((e) => this.effect(e.event, e.payload, this.bound));
-        return { applied: true, effects, watermarks: step.watermark ? [step.watermark.value] : [], foreign: null, outcomes: effects.map((e) => e.ref), anchors: [] };
+        return { applied: true, effects, watermarks: step.watermark ? [step.watermark.value] : [], foreign: null, outcomes: effects.map((e) => e.ref) };
       }
       case 'call': {
         const bad = this.lives.call(step);
@@ -526,7 +518,7 @@ export class Truth {
         }
         const slot = this.store.watermark;
         if (slot === null || slot.writer === this.bound || slot.value === null) return APPLIED;
-        return { applied: true, effects: [], watermarks: [], foreign: { value: slot.value }, outcomes: [], anchors: [] };
+        return { applied: true, effects: [], watermarks: [], foreign: { value: slot.value }, outcomes: [] };
       }
       case 'completed': {
         this.done(step, planned, after, null);
@@ -551,7 +543,7 @@ export class Truth {
         }
         this.done(step, planned, after, null);
         const fact = this.effect(call.event, call.payload, this.bound, call.key);
-        return { applied: true, effects: [fact], watermarks: [], foreign: null, outcomes: [fact.ref], anchors: [] };
+        return { applied: true, effects: [fact], watermarks: [], foreign: null, outcomes: [fact.ref] };
       }
       case 'lease':
         return this.lease(step, planned, after);
@@ -672,7 +664,6 @@ export class Truth {
     let effects: EffectFact[] | null = null;
     let watermarks: unknown[] | null = null;
     let outcomes: EventRef[] | null = null;
-    let anchors: AnchorOp[] | null = null;
     for (const op of ops) {
       switch (op.op) {
         case 'effect':
@@ -698,16 +689,13 @@ export class Truth {
         case 'watermark':
           (watermarks ??= []).push(op.value);
           break;
-        case 'anchor':
-          (anchors ??= []).push(op);
-          break;
         default:
           // A completion record, an anchor, a delivered outbox entry or a guard: the store's alone.
           break;
       }
     }
-    if (effects === null && watermarks === null && outcomes === null && anchors === null) return APPLIED;
-    return { applied: true, effects: effects ?? [], watermarks: watermarks ?? [], foreign: null, outcomes: outcomes ?? [], anchors: anchors ?? [] };
+    if (effects === null && watermarks === null && outcomes === null) return APPLIED;
+    return { applied: true, effects: effects ?? [], watermarks: watermarks ?? [], foreign: null, outcomes: outcomes ?? [] };
   }
 
   /**

@@ -37,19 +37,20 @@ describe('the replay anchor never continues past its watermark', () => {
   });
 });
 
-describe('an anchor that keeps the next-page token as progress is caught where it is stored', () => {
+describe('a next-page token kept as progress in the replay anchor is caught where a restart resumes by it', () => {
   // Its runs all end failing visibly (the source promises nothing) and it commits no
   // watermark: only the anchor, stored as the page arrives and resumed from after a crash,
-  // shows that the page's events are skipped for good.
-  it('in a named scenario, with the anchor commit as the witness', async () => {
+  // shows that the events it passes over are skipped for good.
+  it('in a named scenario, with the resume by the kept token as the witness', async () => {
     const r = await cli('check', '--adapter', 'test/fixtures/anchor-as-progress.ts', '--scenario', 'late-insert-without-contract');
     expect(r.code, r.out).toBe(EXIT.fail);
-    expect(r.out).toMatch(/token-as-watermark: step \d+ stored the page token "[^"]+" as the replay anchor of the watermark null, but a resume by it passes over e41 at 41#e41, which had no durable outcome/);
-    expect(r.out).toMatch(/» +\d+ +w1#1 +commit \[anchor /);
+    // The source puts m0 behind the token kept in the anchor; the next life resumes by it.
+    expect(r.out).toMatch(/token-as-watermark: step \d+: w1#2 resumed by the page token "[^"]+", which it did not get from a page of its own \(it was kept in durable state, as a replay anchor\), and the token passes over m0 at 42#m0, which has no durable outcome/);
+    expect(r.out).toMatch(/» +\d+ +w1#2 +fetch token /);
   });
 
-  it("the reference consumer's anchors, each stored with the watermark it replays from, pass it", async () => {
-    const tokensOnly = plan([0, 1, 2, 3, 4].map((k): SourceEvent => ({ id: `e${k}`, version: 1, key: [k], attrs: {}, payload: `e${k}` })), [{ call: 'effect', nth: 3, kind: 'crash-after' }], {
+  it("the reference consumer's anchors, each stored with the watermark it replays from, pass it where the fixture's fail", async () => {
+    const tokensOnly = plan([0, 1, 2, 3, 4].map((k): SourceEvent => ({ id: `e${k}`, version: 1, key: [k], attrs: {}, payload: `e${k}` })), [{ call: 'effect', nth: 2, kind: 'crash-before' }], {
       source: { pageSize: 2, resumes: [], contract: { kind: 'insertion-stable' } },
     });
     const run = await execute(tokensOnly, referenceConsumer());

@@ -1,11 +1,15 @@
 import { anomaly, type Anomaly, type AnomalyKind } from '../anomalies.js';
 import { compareCuts, covers, formatCut, NOTHING, readCut, type Cut } from '../cut.js';
-import { formatRef, positionOf } from '../event.js';
-import type { History, Step } from '../history.js';
+import { formatRef, positionOf, refKey, type SourceEvent } from '../event.js';
+import type { CallStep, History, Step } from '../history.js';
 import { formatPosition } from '../order.js';
-import { sameJson } from '../store-replica.js';
-import type { AnchorOp, Facts, Truth } from '../truth.js';
+import { actorKey, type Facts, type Truth } from '../truth.js';
 import type { Checker } from './checker.js';
+
+/** A request resuming by a page token its incarnation did not get from its own pages, and what that token passes over. */
+interface Kept {
+  readonly skipped: SourceEvent | undefined;
+}
 
 interface Committed {
   readonly cut: Cut;
@@ -44,8 +48,12 @@ export class WatermarkChecker implements Checker {
   private repeated = 0;
   private hung = false;
   private drained = false;
-  /** Replay anchors stored tied to the watermark then in the store: each could be resumed from. */
-  private anchored = 0;
+  /** Page tokens each incarnation got from its own pages. */
+  private readonly pageTokens = new Map<string, Set<string>>();
+  /** Requests resumed by a page token an incarnation did not get from its own pages. */
+  private resumedFromKept = 0;
+  /** Events found passed over by such a request: each is told once. */
+  private readonly skipped = new Set<string>();
 
   visit(step: Step, facts: Facts, truth: Truth): void {
     if (step.kind === 'mutation') this.changed.set(step.event.id, step.seq);
@@ -94,31 +102,49 @@ export class WatermarkChecker implements Checker {
         );
       }
     }
-    for (const anchor of facts.anchors) this.anchor(step.seq, anchor, truth);
   }
 
   /**
-   * A replay anchor (R8): a page token stored next to the watermark it replays from. One tied
-   * to the watermark the store holds now is what a restart resumes from, so the token must not
-   * pass over an eligible event without a durable outcome that the watermark does not cover
-   * itself (that one is the watermark's own premature gap): a token stored before the events
-   * of the page it follows were handled is the next-page token kept as progress. Judged when
-   * stored, as a watermark is. An anchor tied to another watermark is one a reader that keeps
-   * R8 never resumes from.
+   * A request that resumes by a page token its incarnation did not get from a page in its own
+   * life (R8): the token came from durable state (a replay anchor, or wherever the consumer
+   * kept it), and a restart is what it is kept for. Resuming by it must not pass over an
+   * eligible event without a durable outcome, beyond what the stored watermark covers (that
+   * one is the watermark's own premature gap): such a token was kept as progress, and the
+   * event is skipped on every restart. Judged at the resume, where the loss happens, not where
+   * the token was stored: a consumer may keep an anchor it never resumes from. Asked before
+   * the request is replayed (a scroll's token moves when it serves); told once it was served.
    */
-  private anchor(seq: number, anchor: AnchorOp, truth: Truth): void {
-    if (anchor.token === null || !sameJson(truth.watermarkUnder(anchor.binding), anchor.watermark ?? null)) return;
-    this.anchored++;
-    const gap = truth.skippedByToken(anchor.token);
-    if (gap === undefined) return;
-    const tied = readCut(anchor.watermark ?? null, truth.binding.ordering.length);
-    if ('cut' in tied && covers(tied.cut, positionOf(gap))) return;
+  beforeFetch(step: CallStep, truth: Truth): Kept | null {
+    const { resume } = step.call.kind === 'fetch' ? step.call.request : { resume: null };
+    if (resume?.kind !== 'token' || this.pageTokens.get(actorKey(step.actor))?.has(resume.token) === true) return null;
+    return { skipped: truth.skippedByToken(resume.token) };
+  }
+
+  afterFetch(step: CallStep, facts: Facts, kept: Kept | null, truth: Truth): void {
+    const { result } = step;
+    // Tokens the incarnation heard from its own pages: resuming by them is its traversal going on.
+    if (step.outcome.kind === 'ok' && result?.kind === 'page' && result.page.next !== null) {
+      const who = actorKey(step.actor);
+      let tokens = this.pageTokens.get(who);
+      if (tokens === undefined) this.pageTokens.set(who, (tokens = new Set()));
+      tokens.add(result.page.next);
+    }
+    if (kept === null || step.call.kind !== 'fetch' || step.call.request.resume.kind !== 'token') return;
+    this.resumedFromKept++;
+    const { skipped } = kept;
+    if (skipped === undefined || !facts.applied) return;
+    const slot = truth.slot;
+    const held = slot !== null && slot.writer === truth.bound ? readCut(slot.value ?? null, truth.binding.ordering.length) : null;
+    if (held !== null && 'cut' in held && covers(held.cut, positionOf(skipped))) return;
+    const key = refKey(skipped);
+    if (this.skipped.has(key)) return;
+    this.skipped.add(key);
     this.anomalies.push(
       anomaly(
         'token-as-watermark',
-        `step ${seq} stored the page token ${JSON.stringify(anchor.token).slice(0, 40)} as the replay anchor of the watermark ${anchor.watermark === null || anchor.watermark === undefined ? 'null' : JSON.stringify(anchor.watermark).slice(0, 60)}, but a resume by it passes over ${formatRef(gap)} at ${formatPosition(positionOf(gap))}, which had no durable outcome: the next-page token was kept as progress`,
-        [{ id: gap.id, version: gap.version }],
-        [seq],
+        `step ${step.seq}: ${actorKey(step.actor)} resumed by the page token ${JSON.stringify(step.call.request.resume.token).slice(0, 40)}, which it did not get from a page of its own (it was kept in durable state, as a replay anchor), and the token passes over ${formatRef(skipped)} at ${formatPosition(positionOf(skipped))}, which has no durable outcome: a page token kept as progress skips it on every restart`,
+        [{ id: skipped.id, version: skipped.version }],
+        [step.seq],
       ),
     );
   }
@@ -148,7 +174,7 @@ export class WatermarkChecker implements Checker {
   }
 
   untested(kind: AnomalyKind): string | null {
-    if (kind === 'token-as-watermark' && this.written === 0 && this.anchored > 0) return null;
+    if (kind === 'token-as-watermark' && this.written === 0 && this.resumedFromKept > 0) return null;
     if (this.written === 0) return this.nulls === 0 ? 'no watermark was committed' : `every watermark committed (${this.nulls}) was null, which claims nothing done: none could pass an event or fall back`;
     if (kind === 'watermark-regression' && this.repeated === 0) return 'no second watermark was committed under one binding';
     return null;

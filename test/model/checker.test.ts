@@ -176,61 +176,82 @@ describe('omission', () => {
     t.fetch([a, b], { next: 'q8Zx1c' });
     t.handle(a);
     t.commit([effect(b), complete(b), watermark(at(b))], { outcome: 'error' });
-    const anchored = t.commit([anchor('q8Zx1c', at(a))]);
+    t.commit([anchor('q8Zx1c', at(a))]);
     t.budget();
     t.drain();
     t.start();
-    t.fetch([c], { resume: { kind: 'token', token: 'q8Zx1c' } });
+    const resumed = t.fetch([c], { resume: { kind: 'token', token: 'q8Zx1c' } });
     const claim = t.caughtUp();
-    // The cause leads: the anchor tied to the watermark at a holds a token that resumes after
-    // b, which has no durable outcome: the token kept as progress (R8).
+    // The cause leads: the new life resumes by a token it did not get from a page of its own
+    // (it kept it in the anchor), and the token passes over b, which has no durable outcome:
+    // the token kept as progress (R8).
     const [cause, ...omitted] = verdictOf(t).anomalies;
     expect(cause?.kind).toBe('token-as-watermark');
-    expect(cause?.steps).toEqual([anchored]);
+    expect(cause?.steps).toEqual([resumed]);
     expect(cause?.events).toEqual([{ id: 'b', version: 1 }]);
-    expect(cause?.explanation).toContain('passes over b at 2#b, which had no durable outcome');
+    expect(cause?.explanation).toContain('w1#2 resumed by the page token "q8Zx1c", which it did not get from a page of its own');
+    expect(cause?.explanation).toContain('passes over b at 2#b, which has no durable outcome');
     expect(omitted.map((x) => x.kind)).toEqual(['omission', 'omission']);
     expect(omitted.map((x) => x.events)).toEqual([[{ id: 'b', version: 1 }], [{ id: 'c', version: 1 }]]);
     expect(omitted.map((x) => x.steps)).toEqual([[claim], [claim]]);
     expect(omitted[0]?.explanation).toContain('2#b');
   });
 
-  it('R8: an anchor tied to a premature watermark is that watermark\'s failure, told once', () => {
-    // The token passes over b, but so does the watermark the anchor sits next to: the gap is
-    // the watermark's own (premature-watermark), not a token kept as progress besides.
+  it("R8: a kept token that passes over what the stored watermark covers is that watermark's failure, told once", () => {
+    // The watermark at b was committed before b's effect, with the token beside it; the next
+    // life resumes by the token, past b. The gap is the watermark's own (premature-watermark),
+    // not a token kept as progress besides.
     const t = timeline({ initial: [a, b, c] });
     t.start();
     t.fetch([a, b], { next: 'after-b' });
     const early = t.commit([effect(a), complete(a), watermark(at(b)), anchor('after-b', at(b))]);
-    t.handle(b);
+    t.budget();
+    t.drain();
+    t.start();
     t.fetch([c], { resume: { kind: 'token', token: 'after-b' } });
+    const later = t.handle(c);
+    const claim = t.caughtUp();
+    const found = verdictOf(t).anomalies;
+    expect(found.map((x) => [x.kind, x.steps]), JSON.stringify(found)).toEqual([
+      ['premature-watermark', [early]],
+      ['premature-watermark', [later]],
+      ['omission', [claim]],
+    ]);
+  });
+
+  it('R8 near miss: a traversal that fetches its next page before it handles the last passes: its own tokens are its traversal, not kept progress', () => {
+    const t = timeline({ initial: [a, b, c] });
+    t.start();
+    t.fetch([a, b], { next: 't1' });
+    t.fetch([c], { resume: { kind: 'token', token: 't1' } });
+    t.handle(a);
+    t.handle(b);
     t.handle(c);
     t.budget();
     t.drain();
     t.start();
     t.fetch([], { resume: { kind: 'after', position: at(c) } });
     t.caughtUp();
-    expect(onlyAnomaly(t, 'premature-watermark').steps).toEqual([early]);
+    passes(t);
   });
 
-  it('R8 near miss: an anchor whose token resumes at the first event without an outcome, or that is tied to a watermark no longer stored, passes', () => {
-    // Stored with the watermark at a once a is handled: the token resumes after a, at b.
+  it('R8 near miss: a kept token that resumes at the first event without an outcome passes, and so does one stored and never resumed from', () => {
     const t = timeline({ initial: [a, b, c, d] });
     t.start();
     t.fetch([a], { next: 'after-a' });
     t.commit([effect(a), complete(a), watermark(at(a)), anchor('after-a', at(a))]);
     t.fetch([b, c], { resume: { kind: 'token', token: 'after-a' }, next: 'after-c' });
-    // Tied to no watermark while the store holds one at a: a reader keeping R8 never resumes
-    // from it, though its token passes over b and c, which have no outcome yet.
-    t.commit([anchor('after-c', null)]);
+    // Kept before b and c are handled, but nobody resumes by it: no restart skips them.
+    t.commit([anchor('after-c', at(a))]);
+    t.handle(b, { outcome: 'crash-before' });
+    t.drain();
+    t.start();
+    // The new life resumes by the kept token after a: it passes over a, which has an effect.
+    t.fetch([b, c], { resume: { kind: 'token', token: 'after-a' }, next: 'after-c' });
     t.handle(b);
     t.handle(c);
     t.fetch([d], { resume: { kind: 'token', token: 'after-c' } });
     t.handle(d);
-    t.budget();
-    t.drain();
-    t.start();
-    t.fetch([], { resume: { kind: 'after', position: at(d) } });
     t.caughtUp();
     const result = check(t.build());
     expect(result.verdict, JSON.stringify(result.verdict)).toEqual({ status: 'pass', anomalies: [] });
@@ -1550,7 +1571,7 @@ describe('premature-watermark: a hole the contract does not prove', () => {
   it('R10 premature-watermark: within a replay window the consumer never read back, beside the liveness failure', () => {
     const { t, passed, landed } = holePassed({ kind: 'replay-window', window: 2 }, 'failed');
     const found = verdictOf(t).anomalies;
-    expect(found.map((x) => [x.kind, x.steps])).toEqual([
+    expect(found.map((x) => [x.kind, x.steps]), JSON.stringify(found)).toEqual([
       ['premature-watermark', [passed, landed]],
       ['liveness', [t.lastSeq]],
     ]);
