@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -122,6 +122,41 @@ describe('the regression file', () => {
     const other = await cli('check', '--adapter', 'examples/ledger-consumer.ts', '--scenario', 'repeated-page', '--regressions', file);
     expect(other.out).toContain(`regressions (${file}): ${kept.length} recorded failure(s) of other targets not replayed: examples/ledger-consumer-buggy.ts\n`);
     expect(other.code, other.out).toBe(EXIT.pass);
+  });
+
+  it('one file named through a linked directory or by its own path keeps and reads the same paths', () => {
+    // The link sits deeper than the file: paths kept relative to the link's directory would lead elsewhere from the file's own.
+    const real = mkdtempSync(join(scratch, 'real-'));
+    const deep = join(scratch, 'deep', 'er');
+    mkdirSync(deep, { recursive: true });
+    symlinkSync(real, join(deep, 'link'));
+    recordRegressions(join(deep, 'link', 'r.json'), [entry('examples/ledger-consumer.ts', 'one')]);
+    for (const named of [join(real, 'r.json'), join(deep, 'link', 'r.json')]) expect(readRegressions(named).entries.map((e) => e.adapter)).toEqual(['examples/ledger-consumer.ts']);
+    expect(recordRegressions(join(real, 'r.json'), [entry('examples/ledger-consumer.ts', 'one')])).toEqual([]);
+  });
+
+  it("a file an earlier tidemark wrote elsewhere (paths kept relative to where it ran) gets no duplicates, and prunes", () => {
+    // Deeper than the working directory, so that a path kept relative to the file reads as no file from here.
+    const dir = join(scratch, 'earlier', 'a', 'b');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'earlier.json');
+    writeFileSync(file, JSON.stringify({ version: 1, entries: [entry('examples/ledger-consumer.ts', 'one')] }));
+    expect(readRegressions(file).entries.map((e) => e.adapter)).toEqual(['examples/ledger-consumer.ts']);
+    expect(recordRegressions(file, [entry('examples/ledger-consumer.ts', 'one')])).toEqual([]);
+    expect(pruneRegressions(file, [entry('examples/ledger-consumer.ts', 'one')])).toEqual({ removed: 1, kept: 0 });
+  });
+
+  it('merge records nothing, and says why, when the shards named their adapter from another directory', async () => {
+    const dir = mkdtempSync(join(scratch, 'merge-'));
+    for (const i of [1, 2]) {
+      const shard = spawnSync(process.execPath, [resolve(BUILT_CLI), 'check', '--adapter', 'ledger-consumer-buggy.ts', '--seed', '3', '--runs', '20', '--shard', `${i}/2`, '--json', join(dir, `s${i}.json`), '--regressions', join(dir, `own-${i}.json`)], { cwd: 'examples', encoding: 'utf8', timeout: HANG_MS });
+      expect(shard.status, shard.stdout + shard.stderr).toBe(EXIT.fail);
+    }
+    const file = join(dir, 'merged.json');
+    const merged = await cli('merge', join(dir, 's1.json'), join(dir, 's2.json'), '--regressions', file);
+    expect(merged.code).toBe(EXIT.fail);
+    expect(merged.err).toContain('the adapter ledger-consumer-buggy.ts names no file from this directory');
+    expect(existsSync(file)).toBe(false);
   });
 
   it('a recorded failure that cannot be replayed here (a scenario this tidemark does not have, or one that no longer applies) is unknown, never a pass, and prune keeps it', async () => {

@@ -4,7 +4,7 @@ import type { Execution } from '../run/execute.js';
 import type { Io } from './io.js';
 import { junitSuiteOf, mergeCheck, mergedRegressions, mergeMutants, mergeReport, readShards, type MergedCheck } from './merge.js';
 import { guardReport, Outputs, prepareOutputs, withOutputs } from './outputs.js';
-import { recordRegressions } from '../run/regressions.js';
+import { recordRegressions, unrecordableHere } from '../run/regressions.js';
 import { renderFailure } from '../report/failure.js';
 import { renderJUnit } from '../report/junit.js';
 import { formatKillRow, formatReferenceRow, KILL_HEADER, matrixVerdict } from '../report/kill-table.js';
@@ -112,7 +112,13 @@ function mergedCheck(merged: MergedCheck, shards: string, f: Flags, io: Io): num
   const outputs = new Outputs(io.err);
   const file = f.string('regressions');
   let found: readonly unknown[] = [];
-  if (file !== undefined && outputs.attempt(`the regression file ${file}`, () => (found = recordRegressions(file, mergedRegressions(j)))) && found.length > 0) {
+  const record = (): void => {
+    const entries = mergedRegressions(j);
+    const refused = unrecordableHere(entries);
+    if (refused !== null) throw new Error(refused);
+    found = recordRegressions(file as string, entries);
+  };
+  if (file !== undefined && outputs.attempt(`the regression file ${file}`, record) && found.length > 0) {
     io.out(`recorded ${found.length} new failure(s) in ${file}; they are replayed first from now on`);
   }
   const json = f.string('json');

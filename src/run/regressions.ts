@@ -90,8 +90,27 @@ export function readRegressions(path: string): RegressionFile {
  */
 function inFile(adapter: string, path: string): string {
   if (!isModulePath(adapter)) return adapter;
-  const rel = relative(dirname(resolve(path)), resolve(adapter));
-  return rel === '' ? resolve(adapter) : rel.split(sep).join('/');
+  const module = physical(resolve(adapter));
+  const rel = relative(baseOf(path), module);
+  return rel === '' ? module : rel.split(sep).join('/');
+}
+
+/**
+ * The directory the file's paths are relative to: its own as the file system has it, links
+ * followed (of the file and of every directory above it), so that every name of one file,
+ * through a linked checkout too, reads its paths alike.
+ */
+function baseOf(path: string): string {
+  return physical(dirname(throughLinks(resolve(path))));
+}
+
+/** A path with its links followed, as far as it exists. */
+function physical(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return path;
+  }
 }
 
 /**
@@ -102,9 +121,19 @@ function inFile(adapter: string, path: string): string {
  */
 function here(adapter: string, path: string): string {
   if (!isModulePath(adapter) || isAbsolute(adapter)) return adapter;
-  const named = resolve(dirname(resolve(path)), adapter);
+  const named = resolve(baseOf(path), adapter);
   if (!existsSync(named) && existsSync(resolve(adapter))) return adapter;
   return relative(process.cwd(), named) || named;
+}
+
+/**
+ * Why these entries cannot be recorded from this directory, or null: an adapter path that
+ * names no file from here (merge run elsewhere than the shards it merges) would be kept
+ * relative to a guess, a path that never matches again.
+ */
+export function unrecordableHere(entries: readonly RegressionEntry[]): string | null {
+  const lost = entries.find((e) => !isBuiltIn(e) && isModulePath(e.adapter) && !existsSync(e.adapter));
+  return lost === undefined ? null : `the adapter ${lost.adapter} names no file from this directory: the regression file keeps adapter paths relative to itself, so record failures where their adapter's path leads (run merge in the directory the shards ran in)`;
 }
 
 function isModulePath(id: string): boolean {
@@ -262,21 +291,27 @@ export function isBuiltIn(entry: RegressionEntry): boolean {
  * out. Returns the entries added; the file is not created when there are none.
  */
 export function recordRegressions(path: string, found: readonly RegressionEntry[]): RegressionEntry[] {
-  const fresh = found.filter((e) => !isBuiltIn(e)).map((e) => ({ ...e, adapter: inFile(e.adapter, path) }));
+  const fresh = found.filter((e) => !isBuiltIn(e));
   if (fresh.length === 0) return [];
   const named = path;
   path = throughLinks(path);
-  const added = withLock(path, () => {
+  return withLock(path, () => {
     const now = readFile(path).entries;
+    // Compared as this directory names them: an entry an earlier tidemark kept relative to
+    // where it ran is the same failure, not a new one.
+    const known = now.map((e) => ({ ...e, adapter: here(e.adapter, named) }));
     const added: RegressionEntry[] = [];
+    const written: RegressionEntry[] = [];
     for (const entry of fresh) {
-      if (now.some((x) => sameEntry(x, entry)) || added.some((x) => sameEntry(x, entry))) continue;
-      added.push({ ...entry, id: shortId(entry), tidemark: TIDEMARK_VERSION, ...(entry.hash === undefined ? {} : { format: HISTORY_VERSION }) });
+      if (known.some((x) => sameEntry(x, entry)) || added.some((x) => sameEntry(x, entry))) continue;
+      const kept = { ...entry, adapter: inFile(entry.adapter, named) };
+      const stamped = { ...kept, id: shortId(kept), tidemark: TIDEMARK_VERSION, ...(entry.hash === undefined ? {} : { format: HISTORY_VERSION }) };
+      written.push(stamped);
+      added.push({ ...stamped, adapter: entry.adapter });
     }
-    if (added.length > 0) writeAtomically(path, render([...now, ...added]));
+    if (written.length > 0) writeAtomically(path, render([...now, ...written]));
     return added;
   });
-  return added.map((e) => ({ ...e, adapter: here(e.adapter, named) }));
 }
 
 /**
@@ -284,11 +319,11 @@ export function recordRegressions(path: string, found: readonly RegressionEntry[
  * meantime stay. Returns how many were removed and how many are left.
  */
 export function pruneRegressions(path: string, remove: readonly RegressionEntry[]): { removed: number; kept: number } {
-  remove = remove.map((e) => ({ ...e, adapter: inFile(e.adapter, path) }));
+  const named = path;
   path = throughLinks(path);
   return withLock(path, () => {
     const now = readFile(path).entries;
-    const kept = now.filter((e) => !remove.some((x) => sameEntry(x, e)));
+    const kept = now.filter((e) => !remove.some((x) => sameEntry(x, { ...e, adapter: here(e.adapter, named) })));
     if (kept.length !== now.length) writeAtomically(path, render(kept));
     return { removed: now.length - kept.length, kept: kept.length };
   });
