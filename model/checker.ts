@@ -76,8 +76,8 @@ export function check(history: History): CheckResult {
   };
   for (const step of history.steps) {
     const call = step.kind === 'call' ? step.call : null;
-    // A request resuming by a kept page token is judged on what the token passes over before
-    // it is replayed (a scroll's token moves when it serves).
+    // What a request resuming by a kept page token passes over is noted before it is replayed
+    // (a scroll's token moves when it serves), and judged at the end.
     const kept = call !== null && call.kind === 'fetch' ? watermark.beforeFetch(step as CallStep, truth) : null;
     const facts = truth.advance(step);
     if (found.length > 0) found.length = 0;
@@ -88,7 +88,7 @@ export function check(history: History): CheckResult {
     // completeness checker: all but calls other than claims), and what it reported is looked
     // for only when its list grew: nearly every step is a call that finds nothing.
     if (call === null || facts.watermarks.length > 0 || step.phase === 'drain') watermark.visit(step, facts, truth);
-    if (call !== null && call.kind === 'fetch') watermark.afterFetch(step as CallStep, facts, kept, truth);
+    if (call !== null && (call.kind === 'fetch' || call.kind === 'load')) watermark.afterCall(step as CallStep, facts, kept);
     if (watermark.anomalies.length !== told[0]) tell(0);
     generation.visit(step, facts, truth);
     if (generation.anomalies.length !== told[1]) tell(1);

@@ -177,6 +177,9 @@ function expectation(e: Ending): string {
   }
 }
 
+/** How many events a resume by a kept token is noted to pass over without an outcome: the first of them are what a failure names. */
+const PASSED_OVER_KEPT = 256;
+
 const NONE: Facts = { applied: false, effects: [], watermarks: [], foreign: null, outcomes: [] };
 /** A call that took effect and produced nothing the checkers read: shared, as most steps are. */
 const APPLIED: Facts = { ...NONE, applied: true };
@@ -336,16 +339,26 @@ export class Truth {
   }
 
   /**
-   * The first eligible event a request resuming by this page token passes over that has no
-   * durable outcome, if any. Asked before the request is replayed (a scroll's token moves
-   * when it serves). Undefined too when the token means nothing here, or the source is
+   * The eligible events a request resuming by this page token passes over that have no
+   * durable outcome (the first few hundred), asked before the request is replayed (a scroll's
+   * token moves when it serves). None when the token means nothing here, or the source is
    * newest-first (see SourceReplica.tokenStart).
    */
-  skippedByToken(token: string): SourceEvent | undefined {
+  passedOverByToken(token: string): SourceEvent[] {
     const start = this.source.tokenStart(token);
-    if (start === undefined) return undefined;
-    const gap = this.firstWithoutOutcome();
-    return gap !== undefined && this.frontier < start ? gap : undefined;
+    if (start === undefined || this.firstWithoutOutcome() === undefined) return [];
+    const stream = this.source.eligible();
+    const passed: SourceEvent[] = [];
+    for (let i = this.frontier; i < start && passed.length < PASSED_OVER_KEPT; i++) {
+      const e = stream[i] as SourceEvent;
+      if (this.known(e)?.outcome !== true) passed.push(e);
+    }
+    return passed;
+  }
+
+  /** Whether an event version has a durable outcome: an effect, an outbox handoff, or a poison version parked. */
+  hasOutcome(ref: EventRef): boolean {
+    return this.known(ref)?.outcome === true;
   }
 
   /** The store's watermark as replayed; `writer` is the fingerprint of the binding the writing worker read under. */

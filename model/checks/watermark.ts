@@ -1,14 +1,21 @@
 import { anomaly, type Anomaly, type AnomalyKind } from '../anomalies.js';
 import { compareCuts, covers, formatCut, NOTHING, readCut, type Cut } from '../cut.js';
+import { isEligible } from '../binding.js';
 import { formatRef, positionOf, refKey, type SourceEvent } from '../event.js';
 import type { CallStep, History, Step } from '../history.js';
 import { formatPosition } from '../order.js';
 import { actorKey, type Facts, type Truth } from '../truth.js';
 import type { Checker } from './checker.js';
 
-/** A request resuming by a page token its incarnation did not get from its own pages, and what that token passes over. */
+/** A request resuming by a kept page token: the events it passes over that had no durable outcome then. */
 interface Kept {
-  readonly skipped: SourceEvent | undefined;
+  readonly passed: readonly SourceEvent[];
+}
+
+interface Resumed extends Kept {
+  readonly seq: number;
+  readonly actor: string;
+  readonly token: string;
 }
 
 interface Committed {
@@ -48,12 +55,12 @@ export class WatermarkChecker implements Checker {
   private repeated = 0;
   private hung = false;
   private drained = false;
-  /** Page tokens each incarnation got from its own pages. */
+  /** Page tokens each incarnation got from its own pages since it last loaded durable state. */
   private readonly pageTokens = new Map<string, Set<string>>();
   /** Requests resumed by a page token an incarnation did not get from its own pages. */
   private resumedFromKept = 0;
-  /** Events found passed over by such a request: each is told once. */
-  private readonly skipped = new Set<string>();
+  /** Those requests that passed over events without an outcome, judged at the end. */
+  private readonly resumes: Resumed[] = [];
 
   visit(step: Step, facts: Facts, truth: Truth): void {
     if (step.kind === 'mutation') this.changed.set(step.event.id, step.seq);
@@ -105,48 +112,41 @@ export class WatermarkChecker implements Checker {
   }
 
   /**
-   * A request that resumes by a page token its incarnation did not get from a page in its own
-   * life (R8): the token came from durable state (a replay anchor, or wherever the consumer
-   * kept it), and a restart is what it is kept for. Resuming by it must not pass over an
-   * eligible event without a durable outcome, beyond what the stored watermark covers (that
-   * one is the watermark's own premature gap): such a token was kept as progress, and the
-   * event is skipped on every restart. Judged at the resume, where the loss happens, not where
-   * the token was stored: a consumer may keep an anchor it never resumes from. Asked before
-   * the request is replayed (a scroll's token moves when it serves); told once it was served.
+   * A request that resumes by a page token its incarnation did not get from a page since it
+   * last loaded durable state (R8): the token was kept (a replay anchor, or wherever the
+   * consumer keeps it), and resuming by it is a restart. What it passes over without a
+   * durable outcome, beyond what the stored watermark covers (that is the watermark's own
+   * premature gap), is noted here, before the request is replayed (a scroll's token moves when
+   * it serves), and judged once the run is over: an event that never got an outcome was
+   * skipped for good by a token kept as progress. One that got it later was held somewhere
+   * durable the harness does not see (a blackbox consumer's own inbox, say): no loss.
    */
   beforeFetch(step: CallStep, truth: Truth): Kept | null {
     const { resume } = step.call.kind === 'fetch' ? step.call.request : { resume: null };
     if (resume?.kind !== 'token' || this.pageTokens.get(actorKey(step.actor))?.has(resume.token) === true) return null;
-    return { skipped: truth.skippedByToken(resume.token) };
+    const slot = truth.slot;
+    const held = slot !== null && slot.writer === truth.bound ? readCut(slot.value ?? null, truth.binding.ordering.length) : null;
+    const cut = held !== null && 'cut' in held ? held.cut : null;
+    return { passed: truth.passedOverByToken(resume.token).filter((e) => cut === null || !covers(cut, positionOf(e))) };
   }
 
-  afterFetch(step: CallStep, facts: Facts, kept: Kept | null, truth: Truth): void {
-    const { result } = step;
-    // Tokens the incarnation heard from its own pages: resuming by them is its traversal going on.
+  /** A fetch or a load replayed: the tokens an incarnation heard from its pages since its last load, and the kept tokens it resumed by. */
+  afterCall(step: CallStep, facts: Facts, kept: Kept | null): void {
+    const { call, result } = step;
+    if (call.kind === 'load') {
+      // Durable state read again: what the incarnation resumes by from here is what it kept, whatever it heard before.
+      this.pageTokens.delete(actorKey(step.actor));
+      return;
+    }
     if (step.outcome.kind === 'ok' && result?.kind === 'page' && result.page.next !== null) {
       const who = actorKey(step.actor);
       let tokens = this.pageTokens.get(who);
       if (tokens === undefined) this.pageTokens.set(who, (tokens = new Set()));
       tokens.add(result.page.next);
     }
-    if (kept === null || step.call.kind !== 'fetch' || step.call.request.resume.kind !== 'token') return;
+    if (kept === null || call.kind !== 'fetch' || call.request.resume.kind !== 'token') return;
     this.resumedFromKept++;
-    const { skipped } = kept;
-    if (skipped === undefined || !facts.applied) return;
-    const slot = truth.slot;
-    const held = slot !== null && slot.writer === truth.bound ? readCut(slot.value ?? null, truth.binding.ordering.length) : null;
-    if (held !== null && 'cut' in held && covers(held.cut, positionOf(skipped))) return;
-    const key = refKey(skipped);
-    if (this.skipped.has(key)) return;
-    this.skipped.add(key);
-    this.anomalies.push(
-      anomaly(
-        'token-as-watermark',
-        `step ${step.seq}: ${actorKey(step.actor)} resumed by the page token ${JSON.stringify(step.call.request.resume.token).slice(0, 40)}, which it did not get from a page of its own (it was kept in durable state, as a replay anchor), and the token passes over ${formatRef(skipped)} at ${formatPosition(positionOf(skipped))}, which has no durable outcome: a page token kept as progress skips it on every restart`,
-        [{ id: skipped.id, version: skipped.version }],
-        [step.seq],
-      ),
-    );
+    if (kept.passed.length > 0 && facts.applied) this.resumes.push({ seq: step.seq, actor: actorKey(step.actor), token: call.request.resume.token, ...kept });
   }
 
   /**
@@ -157,6 +157,7 @@ export class WatermarkChecker implements Checker {
    */
   finish(truth: Truth, history: History): void {
     if (this.hung || !this.drained) return;
+    this.keptTokens(truth);
     const held = this.latest.get(truth.bound);
     if (held === undefined || this.premature.has(held.seq)) return;
     const gap = truth.firstWithoutOutcome();
@@ -171,6 +172,27 @@ export class WatermarkChecker implements Checker {
         change !== undefined && change > held.seq ? [held.seq, change] : [held.seq],
       ),
     );
+  }
+
+  /** Events a kept token passed over that never got a durable outcome, the run over: skipped for good. */
+  private keptTokens(truth: Truth): void {
+    const told = new Set<string>();
+    for (const r of this.resumes) {
+      const lost = r.passed.find((e) => {
+        const now = truth.event(e.id);
+        return now !== undefined && now.version === e.version && isEligible(truth.binding, now) && !truth.hasOutcome(e) && !told.has(refKey(e));
+      });
+      if (lost === undefined) continue;
+      told.add(refKey(lost));
+      this.anomalies.push(
+        anomaly(
+          'token-as-watermark',
+          `step ${r.seq}: ${r.actor} resumed by the page token ${JSON.stringify(r.token).slice(0, 40)}, which it had kept (it did not get it from a page since it last loaded durable state), and the token passed over ${formatRef(lost)} at ${formatPosition(positionOf(lost))}, which never got a durable outcome: a page token kept as progress skipped it`,
+          [{ id: lost.id, version: lost.version }],
+          [r.seq],
+        ),
+      );
+    }
   }
 
   untested(kind: AnomalyKind): string | null {

@@ -189,8 +189,8 @@ describe('omission', () => {
     expect(cause?.kind).toBe('token-as-watermark');
     expect(cause?.steps).toEqual([resumed]);
     expect(cause?.events).toEqual([{ id: 'b', version: 1 }]);
-    expect(cause?.explanation).toContain('w1#2 resumed by the page token "q8Zx1c", which it did not get from a page of its own');
-    expect(cause?.explanation).toContain('passes over b at 2#b, which has no durable outcome');
+    expect(cause?.explanation).toContain('w1#2 resumed by the page token "q8Zx1c", which it had kept (it did not get it from a page since it last loaded durable state)');
+    expect(cause?.explanation).toContain('passed over b at 2#b, which never got a durable outcome');
     expect(omitted.map((x) => x.kind)).toEqual(['omission', 'omission']);
     expect(omitted.map((x) => x.events)).toEqual([[{ id: 'b', version: 1 }], [{ id: 'c', version: 1 }]]);
     expect(omitted.map((x) => x.steps)).toEqual([[claim], [claim]]);
@@ -217,6 +217,70 @@ describe('omission', () => {
       ['premature-watermark', [later]],
       ['omission', [claim]],
     ]);
+  });
+
+  it('R8 token-as-watermark: a kept token read back in the same life, after a load, passes over what it never handles', () => {
+    // The token came from this life's own page, but was stored and loaded back: a restart
+    // within the life, by a token kept as progress.
+    const t = timeline({ initial: [a, b, c] });
+    t.start();
+    t.fetch([a, b], { next: 'after-b' });
+    t.commit([anchor('after-b', null)]);
+    t.handle(a);
+    t.emit(b, { outcome: 'error' });
+    t.loadState({ watermark: { binding: t.bound, value: at(a) }, anchor: { binding: t.bound, token: 'after-b', watermark: null }, outbox: [] });
+    const resumed = t.fetch([c], { resume: { kind: 'token', token: 'after-b' } });
+    t.handle(c);
+    t.budget();
+    t.drain();
+    t.start();
+    t.fetch([], { resume: { kind: 'after', position: at(c) } });
+    t.caughtUp();
+    const [cause] = verdictOf(t).anomalies;
+    expect(cause?.kind).toBe('token-as-watermark');
+    expect(cause?.steps).toEqual([resumed]);
+    expect(cause?.events).toEqual([{ id: 'b', version: 1 }]);
+  });
+
+  it('R8 near miss: a kept token that passes over an event the consumer holds elsewhere and handles later passes (a durable inbox the harness does not see)', () => {
+    const t = timeline({ initial: [a, b, c] });
+    t.start();
+    t.fetch([a, b], { next: 'after-b' });
+    t.commit([anchor('after-b', null)]);
+    t.handle(a, { outcome: 'crash-before' });
+    t.drain();
+    t.start();
+    // Prefetches by the kept token, then works off a and b, which it holds, before c.
+    t.fetch([c], { resume: { kind: 'token', token: 'after-b' } });
+    t.handle(a);
+    t.handle(b);
+    t.handle(c);
+    t.caughtUp();
+    const result = check(t.build());
+    expect(result.verdict, JSON.stringify(result.verdict)).toEqual({ status: 'pass', anomalies: [] });
+    expect(result.results['token-as-watermark'].status).toBe('pass');
+  });
+
+  it('R8 near miss: an event a kept token passed over that then left the stream (its membership flipped out) needs no outcome', () => {
+    const byOrders = { scope: 'orders', filter: { kind: 'equals', attr: 'kind', value: 'order' }, ordering: ['seq'], upTo: null } as const;
+    const order = { kind: 'order' };
+    const [a1, b1, c1] = [ev('a', 1, { attrs: order }), ev('b', 2, { attrs: order }), ev('c', 3, { attrs: order })];
+    const t = timeline({ initial: [a1, b1, c1], binding: byOrders, contract: { kind: 'none' } });
+    t.start();
+    t.fetch([a1, b1], { next: 'after-b' });
+    t.commit([anchor('after-b', null)]);
+    t.handle(a1, { outcome: 'crash-before' });
+    t.start();
+    t.fetch([c1], { resume: { kind: 'token', token: 'after-b' } });
+    t.flip(ev('b', 2, { version: 2, attrs: { kind: 'refund' } }));
+    t.handle(a1);
+    t.handle(c1);
+    t.budget();
+    t.drain();
+    t.start();
+    t.failed('the source promises no stability');
+    const result = check(t.build());
+    expect(result.results['token-as-watermark'], JSON.stringify(result.verdict)).toEqual({ status: 'pass' });
   });
 
   it('R8 near miss: a traversal that fetches its next page before it handles the last passes: its own tokens are its traversal, not kept progress', () => {
