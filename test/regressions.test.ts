@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -135,15 +135,35 @@ describe('the regression file', () => {
     expect(recordRegressions(join(real, 'r.json'), [entry('examples/ledger-consumer.ts', 'one')])).toEqual([]);
   });
 
-  it("a file an earlier tidemark wrote elsewhere (paths kept relative to where it ran) gets no duplicates, and prunes", () => {
-    // Deeper than the working directory, so that a path kept relative to the file reads as no file from here.
+  it("a file an earlier tidemark wrote (paths relative to where it ran) is read so, whatever lies beside it, gets no duplicates, prunes, and is rewritten relative to itself", () => {
+    // Deeper than the working directory, with a decoy beside it under the same relative path:
+    // a path read relative to the file would name the decoy.
     const dir = join(scratch, 'earlier', 'a', 'b');
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(join(dir, 'examples'), { recursive: true });
+    writeFileSync(join(dir, 'examples', 'ledger-consumer.ts'), 'export default {};\n');
     const file = join(dir, 'earlier.json');
     writeFileSync(file, JSON.stringify({ version: 1, entries: [entry('examples/ledger-consumer.ts', 'one')] }));
     expect(readRegressions(file).entries.map((e) => e.adapter)).toEqual(['examples/ledger-consumer.ts']);
     expect(recordRegressions(file, [entry('examples/ledger-consumer.ts', 'one')])).toEqual([]);
-    expect(pruneRegressions(file, [entry('examples/ledger-consumer.ts', 'one')])).toEqual({ removed: 1, kept: 0 });
+    recordRegressions(file, [entry('examples/ledger-consumer.ts', 'two')]);
+    const raw = JSON.parse(readFileSync(file, 'utf8')) as { paths: string; entries: RegressionEntry[] };
+    expect(raw.paths).toBe('relative to this file');
+    expect(raw.entries.map((e) => e.adapter)).toEqual(['one', 'two'].map(() => relative(realpathSync(dir), resolve('examples/ledger-consumer.ts'))));
+    expect(readRegressions(file).entries.map((e) => e.adapter)).toEqual(['examples/ledger-consumer.ts', 'examples/ledger-consumer.ts']);
+    expect(pruneRegressions(file, [entry('examples/ledger-consumer.ts', 'one')])).toEqual({ removed: 1, kept: 1 });
+  });
+
+  it('a relative link to the file, named through a linked directory, is followed as the kernel follows it', () => {
+    const target = join(scratch, 'shared', 'x');
+    mkdirSync(target, { recursive: true });
+    const checkout = join(scratch, 'checkout');
+    mkdirSync(join(checkout, 'sub'), { recursive: true });
+    symlinkSync('../../shared/x/r.json', join(checkout, 'sub', 'link.json'));
+    const deep = join(scratch, 'deeper', 'a', 'b');
+    mkdirSync(deep, { recursive: true });
+    symlinkSync(checkout, join(deep, 'co'));
+    recordRegressions(join(deep, 'co', 'sub', 'link.json'), [entry('examples/ledger-consumer.ts', 'one')]);
+    expect(readRegressions(join(target, 'r.json')).entries.map((e) => e.adapter)).toEqual(['examples/ledger-consumer.ts']);
   });
 
   it('merge records nothing, and says why, when the shards named their adapter from another directory', async () => {

@@ -77,7 +77,7 @@ export class RegressionFileError extends Error {
  */
 export function readRegressions(path: string): RegressionFile {
   const file = readFile(path);
-  return { version: file.version, entries: file.entries.map((e) => ({ ...e, adapter: here(e.adapter, path) })) };
+  return { version: VERSION, entries: file.entries.map((e) => ({ ...e, adapter: here(e.adapter, path, file.relative) })) };
 }
 
 /**
@@ -115,15 +115,28 @@ function physical(path: string): string {
 
 /**
  * An adapter path kept in the regression file at `path`, as this working directory names it.
- * A file written by an earlier tidemark kept paths as typed, relative to where the check ran
- * (nearly always the file's own directory, its default place): a path that names no file from
- * the file's directory but one from here is read from here, as it was then.
+ * A file written by an earlier tidemark (it does not say `paths`) kept paths as typed,
+ * relative to where its check ran, which is nearly always the file's own directory, its
+ * default place: they are read from here, as then, and rewritten relative to the file the
+ * first time this tidemark writes the file. Nothing is guessed from which files exist.
  */
-function here(adapter: string, path: string): string {
-  if (!isModulePath(adapter) || isAbsolute(adapter)) return adapter;
+function here(adapter: string, path: string, relativeToFile: boolean): string {
+  if (!isModulePath(adapter) || isAbsolute(adapter) || !relativeToFile) return adapter;
   const named = resolve(baseOf(path), adapter);
-  if (!existsSync(named) && existsSync(resolve(adapter))) return adapter;
   return relative(process.cwd(), named) || named;
+}
+
+/** What a regression file holds: its entries as kept, and whether their paths are relative to the file (`paths`), or, written by an earlier tidemark, to where it ran. */
+interface Stored {
+  readonly entries: readonly RegressionEntry[];
+  readonly relative: boolean;
+}
+
+const PATHS = 'relative to this file';
+
+/** A stored entry as the file keeps it once this tidemark writes it: its path relative to the file. */
+function kept(e: RegressionEntry, path: string, relativeToFile: boolean): RegressionEntry {
+  return relativeToFile ? e : { ...e, adapter: inFile(e.adapter, path) };
 }
 
 /**
@@ -140,9 +153,9 @@ function isModulePath(id: string): boolean {
   return !/^(builtin|command|singer|airbyte):/.test(id);
 }
 
-/** The file's entries as it keeps them (adapter paths relative to its directory). */
-function readFile(path: string): RegressionFile {
-  if (!existsSync(path)) return { version: VERSION, entries: [] };
+/** The file's entries as it keeps them. */
+function readFile(path: string): Stored {
+  if (!existsSync(path)) return { entries: [], relative: true };
   // Reading a FIFO waits for a writer, and /dev/zero never ends.
   if (!statSync(path).isFile()) throw new RegressionFileError(`${path} is not a regular file: the regression file is JSON that tidemark reads and rewrites`);
   let data: unknown;
@@ -151,13 +164,14 @@ function readFile(path: string): RegressionFile {
   } catch (error) {
     throw new RegressionFileError(`${path} is not valid JSON: ${(error as Error).message}`);
   }
-  const file = data as Partial<RegressionFile>;
+  const file = data as Partial<RegressionFile> & { paths?: unknown };
   if (file.version !== VERSION) throw new RegressionFileError(`${path} has version ${JSON.stringify(file.version)}; this tidemark reads version ${VERSION}`);
   if (!Array.isArray(file.entries)) throw new RegressionFileError(`${path} has no entries array`);
   file.entries.forEach((e, i) => {
     if (!isRegressionEntry(e)) throw new RegressionFileError(`${path}: entries[${i}] ${ENTRY_SHAPE}`);
   });
-  return file as RegressionFile;
+  if (file.paths !== undefined && file.paths !== PATHS) throw new RegressionFileError(`${path} has paths ${JSON.stringify(file.paths)}; this tidemark writes ${JSON.stringify(PATHS)}, or reads a file without it as an earlier tidemark wrote it`);
+  return { entries: file.entries as RegressionEntry[], relative: file.paths === PATHS };
 }
 
 export const ENTRY_SHAPE = "must be { adapter, kind: 'world', seed, path } or { adapter, kind: 'scenario', scenario }, with optional string fields anomaly, tidemark, hash, run and digest, an integer format, and options of string values";
@@ -270,7 +284,8 @@ function throughLinks(path: string): string {
     } catch {
       return path;
     }
-    path = resolve(dirname(path), link);
+    // As the kernel follows it: from the link's own directory, wherever the name came through.
+    path = resolve(physical(dirname(path)), link);
   }
   throw new RegressionFileError(`${path}: too many levels of symbolic links`);
 }
@@ -296,16 +311,17 @@ export function recordRegressions(path: string, found: readonly RegressionEntry[
   const named = path;
   path = throughLinks(path);
   return withLock(path, () => {
-    const now = readFile(path).entries;
+    const stored = readFile(path);
+    const now = stored.entries.map((e) => kept(e, named, stored.relative));
     // Compared as this directory names them: an entry an earlier tidemark kept relative to
     // where it ran is the same failure, not a new one.
-    const known = now.map((e) => ({ ...e, adapter: here(e.adapter, named) }));
+    const known = stored.entries.map((e) => ({ ...e, adapter: here(e.adapter, named, stored.relative) }));
     const added: RegressionEntry[] = [];
     const written: RegressionEntry[] = [];
     for (const entry of fresh) {
       if (known.some((x) => sameEntry(x, entry)) || added.some((x) => sameEntry(x, entry))) continue;
-      const kept = { ...entry, adapter: inFile(entry.adapter, named) };
-      const stamped = { ...kept, id: shortId(kept), tidemark: TIDEMARK_VERSION, ...(entry.hash === undefined ? {} : { format: HISTORY_VERSION }) };
+      const inThisFile = { ...entry, adapter: inFile(entry.adapter, named) };
+      const stamped = { ...inThisFile, id: shortId(inThisFile), tidemark: TIDEMARK_VERSION, ...(entry.hash === undefined ? {} : { format: HISTORY_VERSION }) };
       written.push(stamped);
       added.push({ ...stamped, adapter: entry.adapter });
     }
@@ -322,10 +338,10 @@ export function pruneRegressions(path: string, remove: readonly RegressionEntry[
   const named = path;
   path = throughLinks(path);
   return withLock(path, () => {
-    const now = readFile(path).entries;
-    const kept = now.filter((e) => !remove.some((x) => sameEntry(x, { ...e, adapter: here(e.adapter, named) })));
-    if (kept.length !== now.length) writeAtomically(path, render(kept));
-    return { removed: now.length - kept.length, kept: kept.length };
+    const stored = readFile(path);
+    const left = stored.entries.filter((e) => !remove.some((x) => sameEntry(x, { ...e, adapter: here(e.adapter, named, stored.relative) })));
+    if (left.length !== stored.entries.length) writeAtomically(path, render(left.map((e) => kept(e, named, stored.relative))));
+    return { removed: stored.entries.length - left.length, kept: left.length };
   });
 }
 
@@ -346,7 +362,7 @@ export function sameEntry(a: RegressionEntry, b: RegressionEntry): boolean {
 }
 
 function render(entries: readonly RegressionEntry[]): string {
-  return `${JSON.stringify({ version: VERSION, about: 'Failures found by tidemark check, replayed first on every run. Prune fixed ones with: tidemark regressions --prune', entries }, null, 2)}\n`;
+  return `${JSON.stringify({ version: VERSION, about: 'Failures found by tidemark check, replayed first on every run. Prune fixed ones with: tidemark regressions --prune', paths: PATHS, entries }, null, 2)}\n`;
 }
 
 /**
