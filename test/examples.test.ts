@@ -1,6 +1,6 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ALL_SCENARIOS } from '../scenarios/named.js';
 import { EXIT } from '../src/cli.js';
@@ -143,7 +143,9 @@ describe('a bug in the example is caught, replayed, recorded and reported', () =
 
     // The fix: the same world replayed against the correct adapter passes, so it is pruned.
     const fixed = { ...readJson(regressions) };
-    fixed.entries = before.map((e, i) => (i === 0 ? { ...e, adapter: 'examples/ledger-consumer.ts' } : e));
+    // Edited as the file keeps paths: relative to the file itself.
+    const correct = relative(realpathSync(dirname(regressions)), resolve('examples/ledger-consumer.ts'));
+    fixed.entries = before.map((e, i) => (i === 0 ? { ...e, adapter: correct } : e));
     writeFileSync(regressions, JSON.stringify(fixed, null, 2));
     const pruned = await cli('regressions', '--file', regressions, '--prune', '--adapter', 'examples/ledger-consumer.ts');
     expect(pruned.code).toBe(EXIT.pass);
