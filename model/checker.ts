@@ -88,7 +88,7 @@ export function check(history: History): CheckResult {
     // completeness checker: all but calls other than claims), and what it reported is looked
     // for only when its list grew: nearly every step is a call that finds nothing.
     if (call === null || facts.watermarks.length > 0 || step.phase === 'drain') watermark.visit(step, facts, truth);
-    if (call !== null && (call.kind === 'fetch' || call.kind === 'load')) watermark.afterCall(step as CallStep, facts, kept);
+    if (call !== null && call.kind === 'fetch') watermark.afterFetch(step as CallStep, facts, kept);
     if (watermark.anomalies.length !== told[0]) tell(0);
     generation.visit(step, facts, truth);
     if (generation.anomalies.length !== told[1]) tell(1);

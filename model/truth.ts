@@ -177,8 +177,8 @@ function expectation(e: Ending): string {
   }
 }
 
-/** How many events a resume by a kept token is noted to pass over without an outcome: the first of them are what a failure names. */
-const PASSED_OVER_KEPT = 256;
+/** How far back from where a kept token resumes its request is noted to pass over events: a page or many, never the whole stream. */
+const PASSED_OVER_KEPT = 1024;
 
 const NONE: Facts = { applied: false, effects: [], watermarks: [], foreign: null, outcomes: [] };
 /** A call that took effect and produced nothing the checkers read: shared, as most steps are. */
@@ -340,7 +340,7 @@ export class Truth {
 
   /**
    * The eligible events a request resuming by this page token passes over that have no
-   * durable outcome (the first few hundred), asked before the request is replayed (a scroll's
+   * durable outcome (of the last thousand before where it resumes), asked before the request is replayed (a scroll's
    * token moves when it serves). None when the token means nothing here, or the source is
    * newest-first (see SourceReplica.tokenStart).
    */
@@ -349,11 +349,20 @@ export class Truth {
     if (start === undefined || this.firstWithoutOutcome() === undefined) return [];
     const stream = this.source.eligible();
     const passed: SourceEvent[] = [];
-    for (let i = this.frontier; i < start && passed.length < PASSED_OVER_KEPT; i++) {
+    // The events just behind where the token resumes, and no further back: a world's every
+    // restart would otherwise walk the stream from a frontier held back (by a poison event,
+    // say), and the replay would grow with the square of the stream.
+    for (let i = Math.max(this.frontier, start - PASSED_OVER_KEPT); i < start; i++) {
       const e = stream[i] as SourceEvent;
       if (this.known(e)?.outcome !== true) passed.push(e);
     }
     return passed;
+  }
+
+  /** The first eligible poison event, in the stable order, with no durable outcome (never parked). */
+  firstPoisonWithoutOutcome(): SourceEvent | undefined {
+    if (this.poison.size === 0) return undefined;
+    return this.source.eligible().find((e) => this.poison.has(e.id) && this.known(e)?.outcome !== true);
   }
 
   /** Whether an event version has a durable outcome: an effect, an outbox handoff, or a poison version parked. */

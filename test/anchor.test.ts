@@ -45,7 +45,7 @@ describe('a next-page token kept as progress in the replay anchor is caught wher
     const r = await cli('check', '--adapter', 'test/fixtures/anchor-as-progress.ts', '--scenario', 'late-insert-without-contract');
     expect(r.code, r.out).toBe(EXIT.fail);
     // The source puts m0 behind the token kept in the anchor; the next life resumes by it.
-    expect(r.out).toMatch(/token-as-watermark: step \d+: w1#2 resumed by the page token "[^"]+", which it had kept \(it did not get it from a page since it last loaded durable state\), and the token passed over m0 at 42#m0, which never got a durable outcome/);
+    expect(r.out).toMatch(/token-as-watermark: step \d+: w1#2 resumed by the page token "[^"]+", which it had kept \(it did not get it from a page of its own\), and the token passed over m0 at 42#m0, which never got a durable outcome/);
     expect(r.out).toMatch(/» +\d+ +w1#2 +fetch token /);
   });
 

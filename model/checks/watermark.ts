@@ -3,7 +3,7 @@ import { compareCuts, covers, formatCut, NOTHING, readCut, type Cut } from '../c
 import { isEligible } from '../binding.js';
 import { formatRef, positionOf, refKey, type SourceEvent } from '../event.js';
 import type { CallStep, History, Step } from '../history.js';
-import { formatPosition } from '../order.js';
+import { comparePositions, formatPosition } from '../order.js';
 import { actorKey, type Facts, type Truth } from '../truth.js';
 import type { Checker } from './checker.js';
 
@@ -55,7 +55,7 @@ export class WatermarkChecker implements Checker {
   private repeated = 0;
   private hung = false;
   private drained = false;
-  /** Page tokens each incarnation got from its own pages since it last loaded durable state. */
+  /** Page tokens each incarnation got from its own pages. */
   private readonly pageTokens = new Map<string, Set<string>>();
   /** Requests resumed by a page token an incarnation did not get from its own pages. */
   private resumedFromKept = 0;
@@ -112,14 +112,17 @@ export class WatermarkChecker implements Checker {
   }
 
   /**
-   * A request that resumes by a page token its incarnation did not get from a page since it
-   * last loaded durable state (R8): the token was kept (a replay anchor, or wherever the
-   * consumer keeps it), and resuming by it is a restart. What it passes over without a
-   * durable outcome, beyond what the stored watermark covers (that is the watermark's own
-   * premature gap), is noted here, before the request is replayed (a scroll's token moves when
-   * it serves), and judged once the run is over: an event that never got an outcome was
-   * skipped for good by a token kept as progress. One that got it later was held somewhere
-   * durable the harness does not see (a blackbox consumer's own inbox, say): no loss.
+   * A request that resumes by a page token its incarnation did not get from a page of its own
+   * (R8): the token was kept (a replay anchor, or wherever the consumer keeps it), and
+   * resuming by it is a restart. What it passes over without a durable outcome, beyond what
+   * the stored watermark covers (that is the watermark's own premature gap), is noted here,
+   * before the request is replayed (a scroll's token moves when it serves), and judged once
+   * the run is over: an event that never got an outcome was skipped for good by a token kept
+   * as progress. One that got it later was held somewhere durable the harness does not see (a
+   * blackbox consumer's own inbox, say): no loss. A token an incarnation got from its own
+   * page is its traversal going on, even after it reads durable state again (to refresh what
+   * its compare-and-set expects, say); one it stored and reads back in the same life is not
+   * told apart from that, and a loss through it is told by the checks of what it skipped.
    */
   beforeFetch(step: CallStep, truth: Truth): Kept | null {
     const { resume } = step.call.kind === 'fetch' ? step.call.request : { resume: null };
@@ -130,14 +133,9 @@ export class WatermarkChecker implements Checker {
     return { passed: truth.passedOverByToken(resume.token).filter((e) => cut === null || !covers(cut, positionOf(e))) };
   }
 
-  /** A fetch or a load replayed: the tokens an incarnation heard from its pages since its last load, and the kept tokens it resumed by. */
-  afterCall(step: CallStep, facts: Facts, kept: Kept | null): void {
+  /** A fetch replayed: the tokens an incarnation heard from its own pages, and the kept tokens it resumed by. */
+  afterFetch(step: CallStep, facts: Facts, kept: Kept | null): void {
     const { call, result } = step;
-    if (call.kind === 'load') {
-      // Durable state read again: what the incarnation resumes by from here is what it kept, whatever it heard before.
-      this.pageTokens.delete(actorKey(step.actor));
-      return;
-    }
     if (step.outcome.kind === 'ok' && result?.kind === 'page' && result.page.next !== null) {
       const who = actorKey(step.actor);
       let tokens = this.pageTokens.get(who);
@@ -174,20 +172,27 @@ export class WatermarkChecker implements Checker {
     );
   }
 
-  /** Events a kept token passed over that never got a durable outcome, the run over: skipped for good. */
+  /**
+   * Events a kept token passed over that never got a durable outcome, the run over: skipped
+   * for good. Not those at or after the first poison event left without one: a consumer that
+   * stops for an operator there (refusals: fail-visibly) leaves what follows unhandled on
+   * purpose, wherever it holds it.
+   */
   private keptTokens(truth: Truth): void {
+    if (this.resumes.length === 0) return;
     const told = new Set<string>();
+    const stop = truth.firstPoisonWithoutOutcome();
     for (const r of this.resumes) {
       const lost = r.passed.find((e) => {
         const now = truth.event(e.id);
-        return now !== undefined && now.version === e.version && isEligible(truth.binding, now) && !truth.hasOutcome(e) && !told.has(refKey(e));
+        return now !== undefined && now.version === e.version && isEligible(truth.binding, now) && !truth.hasOutcome(e) && (stop === undefined || comparePositions(now, stop) < 0) && !told.has(refKey(e));
       });
       if (lost === undefined) continue;
       told.add(refKey(lost));
       this.anomalies.push(
         anomaly(
           'token-as-watermark',
-          `step ${r.seq}: ${r.actor} resumed by the page token ${JSON.stringify(r.token).slice(0, 40)}, which it had kept (it did not get it from a page since it last loaded durable state), and the token passed over ${formatRef(lost)} at ${formatPosition(positionOf(lost))}, which never got a durable outcome: a page token kept as progress skipped it`,
+          `step ${r.seq}: ${r.actor} resumed by the page token ${JSON.stringify(r.token).slice(0, 40)}, which it had kept (it did not get it from a page of its own), and the token passed over ${formatRef(lost)} at ${formatPosition(positionOf(lost))}, which never got a durable outcome: a page token kept as progress skipped it`,
           [{ id: lost.id, version: lost.version }],
           [r.seq],
         ),

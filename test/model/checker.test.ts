@@ -189,7 +189,7 @@ describe('omission', () => {
     expect(cause?.kind).toBe('token-as-watermark');
     expect(cause?.steps).toEqual([resumed]);
     expect(cause?.events).toEqual([{ id: 'b', version: 1 }]);
-    expect(cause?.explanation).toContain('w1#2 resumed by the page token "q8Zx1c", which it had kept (it did not get it from a page since it last loaded durable state)');
+    expect(cause?.explanation).toContain('w1#2 resumed by the page token "q8Zx1c", which it had kept (it did not get it from a page of its own)');
     expect(cause?.explanation).toContain('passed over b at 2#b, which never got a durable outcome');
     expect(omitted.map((x) => x.kind)).toEqual(['omission', 'omission']);
     expect(omitted.map((x) => x.events)).toEqual([[{ id: 'b', version: 1 }], [{ id: 'c', version: 1 }]]);
@@ -219,27 +219,24 @@ describe('omission', () => {
     ]);
   });
 
-  it('R8 token-as-watermark: a kept token read back in the same life, after a load, passes over what it never handles', () => {
-    // The token came from this life's own page, but was stored and loaded back: a restart
-    // within the life, by a token kept as progress.
-    const t = timeline({ initial: [a, b, c] });
+  it('R8 near miss: a kept token that passes over a poison event the consumer stops at, holding it in a store of its own, passes', () => {
+    const t = timeline({ initial: [a, b, c], poison: ['b'] });
     t.start();
     t.fetch([a, b], { next: 'after-b' });
-    t.commit([anchor('after-b', null)]);
     t.handle(a);
-    t.emit(b, { outcome: 'error' });
-    t.loadState({ watermark: { binding: t.bound, value: at(a) }, anchor: { binding: t.bound, token: 'after-b', watermark: null }, outbox: [] });
-    const resumed = t.fetch([c], { resume: { kind: 'token', token: 'after-b' } });
-    t.handle(c);
-    t.budget();
+    t.emit(b, { outcome: { kind: 'error', code: 'rejected' } });
+    t.failed('poison event b: stopping for an operator');
     t.drain();
     t.start();
-    t.fetch([], { resume: { kind: 'after', position: at(c) } });
-    t.caughtUp();
-    const [cause] = verdictOf(t).anomalies;
-    expect(cause?.kind).toBe('token-as-watermark');
-    expect(cause?.steps).toEqual([resumed]);
-    expect(cause?.events).toEqual([{ id: 'b', version: 1 }]);
+    // Another life resumes by the token kept beside the held event, and stops at it again.
+    t.fetch([c], { resume: { kind: 'token', token: 'after-b' } });
+    t.emit(b, { outcome: { kind: 'error', code: 'rejected' } });
+    t.failed('poison event b: stopping for an operator');
+    // It declares that it stops for an operator at a refused effect (its profile's refusals).
+    const built = t.build();
+    const result = check({ ...built, header: { ...built.header, refusals: 'fail-visibly' } });
+    expect(result.verdict, JSON.stringify(result.verdict)).toEqual({ status: 'pass', anomalies: [] });
+    expect(result.results['token-as-watermark'].status).toBe('pass');
   });
 
   it('R8 near miss: a kept token that passes over an event the consumer holds elsewhere and handles later passes (a durable inbox the harness does not see)', () => {
