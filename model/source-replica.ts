@@ -163,7 +163,6 @@ export class SourceReplica<H extends Holding = Holding> {
     return this.held.records.get(id)?.current;
   }
 
-  /** The index of the first eligible event whose position satisfies `past`, which holds for a suffix of the stream (binary search). */
   /**
    * Where a resume by this token would start in the eligible stream now: the index of the
    * first event it serves (every eligible event before it is passed over). Undefined when the
@@ -176,6 +175,7 @@ export class SourceReplica<H extends Holding = Holding> {
     return typeof start === 'number' ? start : undefined;
   }
 
+  /** The index of the first eligible event whose position satisfies `past`, which holds for a suffix of the stream (binary search). */
   firstIndex(past: (p: Position) => boolean): number {
     const stream = this.stream;
     let lo = 0;

@@ -340,9 +340,9 @@ export class Truth {
 
   /**
    * The eligible events a request resuming by this page token passes over that have no
-   * durable outcome (of the last thousand before where it resumes), asked before the request is replayed (a scroll's
-   * token moves when it serves). None when the token means nothing here, or the source is
-   * newest-first (see SourceReplica.tokenStart).
+   * durable outcome (of the thousand just before where it resumes), asked before the request
+   * is replayed (a scroll's token moves when it serves). None when the token means nothing
+   * here, or the source is newest-first (see SourceReplica.tokenStart).
    */
   passedOverByToken(token: string): SourceEvent[] {
     const start = this.source.tokenStart(token);

@@ -30,6 +30,9 @@ interface Committed {
  * model/cut.ts), so an event's position, a position between events and a cursor value alone
  * are all watermarks, ordered as points of one total order.
  *
+ * A page token kept in durable state and resumed by is judged too (R8): what it passed over
+ * that never got a durable outcome was skipped by a token kept as progress (beforeFetch).
+ *
  * Premature is judged twice. When a watermark is committed, against the eligible stream of
  * that moment. And at the end of the run, against the final stream: a watermark that passed a
  * hole, a position where the source later put an eligible event (an insert, a move or a flip
