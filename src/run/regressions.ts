@@ -77,21 +77,22 @@ export class RegressionFileError extends Error {
  */
 export function readRegressions(path: string): RegressionFile {
   const file = readFile(path);
-  return { version: VERSION, entries: file.entries.map((e) => ({ ...e, adapter: here(e.adapter, path, file.relative) })) };
+  const base = baseOf(path);
+  return { version: VERSION, entries: file.entries.map((e) => ({ ...e, adapter: here(e.adapter, base, file.relative) })) };
 }
 
 /**
- * An adapter path as the regression file at `path` keeps it: relative to the file's
- * directory, `/`-separated. A failure recorded by `cd examples && tidemark check --adapter
+ * An adapter path as a regression file keeps it: relative to the file's directory, `base`
+ * (see baseOf), `/`-separated. A failure recorded by `cd examples && tidemark check --adapter
  * x.ts --regressions ../tidemark-regressions.json` is then `examples/x.ts`, and a check run
  * from the repository's root with `--adapter examples/x.ts` replays it (kept as typed, it
  * named x.ts at the root, and was skipped there: the check passed). A built-in consumer, a
  * command or a connector is kept as its text, which is what runs.
  */
-function inFile(adapter: string, path: string): string {
+function inFile(adapter: string, base: string): string {
   if (!isModulePath(adapter)) return adapter;
   const module = physical(resolve(adapter));
-  const rel = relative(baseOf(path), module);
+  const rel = relative(base, module);
   return rel === '' ? module : rel.split(sep).join('/');
 }
 
@@ -114,15 +115,16 @@ function physical(path: string): string {
 }
 
 /**
- * An adapter path kept in the regression file at `path`, as this working directory names it.
- * A file written by an earlier tidemark (it does not say `paths`) kept paths as typed,
- * relative to where its check ran, which is nearly always the file's own directory, its
- * default place: they are read from here, as then, and rewritten relative to the file the
- * first time this tidemark writes the file. Nothing is guessed from which files exist.
+ * An adapter path kept in a regression file whose directory is `base`, as this working
+ * directory names it. A file written by an earlier tidemark (it does not say `paths`) kept
+ * paths as typed, relative to where its check ran, which is nearly always the file's own
+ * directory, its default place: they are read from here, as then, and rewritten relative to
+ * the file the first time this tidemark writes the file. Nothing is guessed from which files
+ * exist.
  */
-function here(adapter: string, path: string, relativeToFile: boolean): string {
+function here(adapter: string, base: string, relativeToFile: boolean): string {
   if (!isModulePath(adapter) || isAbsolute(adapter) || !relativeToFile) return adapter;
-  const named = resolve(baseOf(path), adapter);
+  const named = resolve(base, adapter);
   return relative(process.cwd(), named) || named;
 }
 
@@ -135,8 +137,8 @@ interface Stored {
 const PATHS = 'relative to this file';
 
 /** A stored entry as the file keeps it once this tidemark writes it: its path relative to the file. */
-function kept(e: RegressionEntry, path: string, relativeToFile: boolean): RegressionEntry {
-  return relativeToFile ? e : { ...e, adapter: inFile(e.adapter, path) };
+function kept(e: RegressionEntry, base: string, relativeToFile: boolean): RegressionEntry {
+  return relativeToFile ? e : { ...e, adapter: inFile(e.adapter, base) };
 }
 
 /**
@@ -187,9 +189,13 @@ export function comparableHash(entry: RegressionEntry): string | undefined {
  * entry names (target, options and world), the same on every machine.
  */
 export function shortId(entry: RegressionEntry): string {
+  return createHash('sha256').update(JSON.stringify(namedBy(entry))).digest('hex').slice(0, 8);
+}
+
+/** What an entry names (target, options and world), never its result: what its id and a list's digest are of. */
+function namedBy(entry: RegressionEntry): object {
   const world = entry.kind === 'world' ? { seed: entry.seed, path: entry.path, ...(entry.events === undefined ? {} : { events: entry.events }) } : { scenario: entry.scenario };
-  const named = JSON.stringify({ adapter: entry.adapter, options: entry.options ?? {}, kind: entry.kind, ...world });
-  return createHash('sha256').update(named).digest('hex').slice(0, 8);
+  return { adapter: entry.adapter, options: entry.options ?? {}, kind: entry.kind, ...world };
 }
 
 /**
@@ -199,8 +205,7 @@ export function shortId(entry: RegressionEntry): string {
  * and a failing entry could be left to no shard.
  */
 export function entriesDigest(entries: readonly RegressionEntry[]): string {
-  const named = entries.map((e) => ({ adapter: e.adapter, options: e.options ?? {}, kind: e.kind, ...(e.kind === 'world' ? { seed: e.seed, path: e.path, ...(e.events === undefined ? {} : { events: e.events }) } : { scenario: e.scenario }) }));
-  return createHash('sha256').update(JSON.stringify(named)).digest('hex');
+  return createHash('sha256').update(JSON.stringify(entries.map(namedBy))).digest('hex');
 }
 
 /** The entries an ID given to `replay` names: a prefix of at least 4 hex digits of their short id. */
@@ -262,7 +267,8 @@ export function isRegressionEntry(value: unknown): value is RegressionEntry {
  * atomically and under the lock. Prefer recordRegressions and pruneRegressions, which merge.
  */
 export function writeRegressions(path: string, file: RegressionFile): void {
-  const entries = file.entries.map((e) => ({ ...e, adapter: inFile(e.adapter, path) }));
+  const base = baseOf(path);
+  const entries = file.entries.map((e) => ({ ...e, adapter: inFile(e.adapter, base) }));
   path = throughLinks(path);
   withLock(path, () => writeAtomically(path, render(entries)));
 }
@@ -308,19 +314,19 @@ export function isBuiltIn(entry: RegressionEntry): boolean {
 export function recordRegressions(path: string, found: readonly RegressionEntry[]): RegressionEntry[] {
   const fresh = found.filter((e) => !isBuiltIn(e));
   if (fresh.length === 0) return [];
-  const named = path;
+  const base = baseOf(path);
   path = throughLinks(path);
   return withLock(path, () => {
     const stored = readFile(path);
-    const now = stored.entries.map((e) => kept(e, named, stored.relative));
+    const now = stored.entries.map((e) => kept(e, base, stored.relative));
     // Compared as this directory names them: an entry an earlier tidemark kept relative to
     // where it ran is the same failure, not a new one.
-    const known = stored.entries.map((e) => ({ ...e, adapter: here(e.adapter, named, stored.relative) }));
+    const known = stored.entries.map((e) => ({ ...e, adapter: here(e.adapter, base, stored.relative) }));
     const added: RegressionEntry[] = [];
     const written: RegressionEntry[] = [];
     for (const entry of fresh) {
       if (known.some((x) => sameEntry(x, entry)) || added.some((x) => sameEntry(x, entry))) continue;
-      const inThisFile = { ...entry, adapter: inFile(entry.adapter, named) };
+      const inThisFile = { ...entry, adapter: inFile(entry.adapter, base) };
       const stamped = { ...inThisFile, id: shortId(inThisFile), tidemark: TIDEMARK_VERSION, ...(entry.hash === undefined ? {} : { format: HISTORY_VERSION }) };
       written.push(stamped);
       added.push({ ...stamped, adapter: entry.adapter });
@@ -335,12 +341,15 @@ export function recordRegressions(path: string, found: readonly RegressionEntry[
  * meantime stay. Returns how many were removed and how many are left.
  */
 export function pruneRegressions(path: string, remove: readonly RegressionEntry[]): { removed: number; kept: number } {
-  const named = path;
+  const base = baseOf(path);
   path = throughLinks(path);
   return withLock(path, () => {
     const stored = readFile(path);
-    const left = stored.entries.filter((e) => !remove.some((x) => sameEntry(x, { ...e, adapter: here(e.adapter, named, stored.relative) })));
-    if (left.length !== stored.entries.length) writeAtomically(path, render(left.map((e) => kept(e, named, stored.relative))));
+    const left = stored.entries.filter((e) => {
+      const seen = { ...e, adapter: here(e.adapter, base, stored.relative) };
+      return !remove.some((x) => sameEntry(x, seen));
+    });
+    if (left.length !== stored.entries.length) writeAtomically(path, render(left.map((e) => kept(e, base, stored.relative))));
     return { removed: stored.entries.length - left.length, kept: left.length };
   });
 }
