@@ -391,7 +391,8 @@ async function check(f: Flags, io: Io, peers?: ShardPeers): Promise<number> {
   // silence: an entry of this very consumer keyed another way would otherwise vanish.
   const others = stored.entries.filter((e) => !isBuiltIn(e) && !ofTarget(e, t.id, t.options));
   if (others.length > 0 && (shard === undefined || shard.index === 1)) {
-    const named = [...new Set(others.map((e) => `${e.adapter}${e.options === undefined || Object.keys(e.options).length === 0 ? '' : ` (${Object.entries(e.options).map(([k, v]) => `${k}=${v}`).join(' ')})`}`))];
+    // Named by the flags that select each, as its replay command names it: what a user types to check it.
+    const named = [...new Set(others.map((e) => connectorFlag(e.adapter, e.options) ?? targetFlag(e.adapter, e.options)))];
     io.out(`regressions (${file}): ${others.length} recorded failure(s) of other targets not replayed: ${named.slice(0, 3).join(', ')}${named.length > 3 ? `, and ${named.length - 3} more` : ''}`);
   }
   if (replayed.length > 0) {

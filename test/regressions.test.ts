@@ -120,7 +120,7 @@ describe('the regression file', () => {
     expect(pruned.out).not.toContain('of other targets');
     // Another target's check replays none of them, and says so, naming whose they are.
     const other = await cli('check', '--adapter', 'examples/ledger-consumer.ts', '--scenario', 'repeated-page', '--regressions', file);
-    expect(other.out).toContain(`regressions (${file}): ${kept.length} recorded failure(s) of other targets not replayed: examples/ledger-consumer-buggy.ts\n`);
+    expect(other.out).toContain(`regressions (${file}): ${kept.length} recorded failure(s) of other targets not replayed: --adapter examples/ledger-consumer-buggy.ts\n`);
     expect(other.code, other.out).toBe(EXIT.pass);
   });
 
