@@ -6,7 +6,9 @@ import { findScenario } from '../scenarios/named.js';
 import { AdapterLoadError, loadAdapter } from '../src/adapter/load.js';
 import { EXIT } from '../src/cli.js';
 import { cli } from './support.js';
-import type { Consumer } from '../src/adapter/consumer.js';
+import type { BlackboxConsumer, Consumer } from '../src/adapter/consumer.js';
+import { refOf, type EventRef } from '../model/event.js';
+import type { Position } from '../model/order.js';
 import { referenceConsumer } from '../src/selftest/reference.js';
 import { execute } from '../src/run/execute.js';
 
@@ -114,6 +116,46 @@ describe('a misbehaving adapter gets a verdict, never a hang or a harness crash'
     };
     const { result } = await execute(base, slow);
     expect(result.verdict.status).toBe('pass');
+  });
+
+  it.each([
+    ['setImmediate', () => new Promise<void>((resolve) => setImmediate(resolve))],
+    ['a 1 ms timer', () => new Promise<void>((resolve) => setTimeout(resolve, 1))],
+  ])('a blackbox consumer whose database write waits on %s is seen writing before its next call, credited to it', async (_, write) => {
+    // One worker, no fault: it books each page's events after an asynchronous write, as a
+    // consumer on a real database does, then claims. Were its store looked at only one turn
+    // after its last call, the claim would be judged against a store still empty.
+    type Db = { watermark: Position | null; effects: { event: EventRef; payload: string }[] };
+    const booking: BlackboxConsumer<Db> = {
+      name: 'async-db',
+      kind: 'blackbox',
+      capabilities: { delivery: 'at-least-once' },
+      open: () => ({ watermark: null, effects: [] }),
+      inspect: (db) => ({ watermark: db.watermark, effects: [...db.effects] }),
+      run: async (world, db) => {
+        let resume: Parameters<typeof world.fetch>[0]['resume'] = { kind: 'start' };
+        for (;;) {
+          const page = await world.fetch({ resume, limit: world.source.pageSize });
+          for (const e of page.events) {
+            await write();
+            db.effects.push({ event: refOf(e), payload: e.payload });
+            db.watermark = { key: [...e.key], id: e.id };
+          }
+          if (page.next === null) return world.caughtUp();
+          resume = { kind: 'token', token: page.next };
+        }
+      },
+    };
+    const { history, result } = await execute({ ...base, faults: [] }, booking);
+    expect(result.verdict.status, JSON.stringify(result.verdict)).toBe('pass');
+    // Its first incarnation claims at the end of the adversity phase; the drain's books everything again.
+    const claim = history.steps.findIndex((s) => s.kind === 'call' && s.call.kind === 'claim');
+    const observed = history.steps.flatMap((s) => (s.kind === 'observed' && s.seq < claim ? [s] : []));
+    // Every write of the first incarnation is seen before its claim, credited to it.
+    expect(observed.map((s) => `${s.actor.worker}#${s.actor.incarnation}`)).toEqual(['w1#1']);
+    expect(observed.flatMap((s) => s.effects).length).toBe(base.events.length);
+    // However long the writes took, the world looked at the same moments: the same history.
+    expect(JSON.stringify((await execute({ ...base, faults: [] }, booking)).history)).toBe(JSON.stringify(history));
   });
 
   it('a hanging adapter gives verdict unknown (exit 2) with a replay command', async () => {

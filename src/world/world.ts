@@ -215,6 +215,8 @@ export class World {
     // Whose call ran last: a blackbox consumer's durable writes after that call, and before
     // its next one, are that incarnation's. Only it ran since, so they are looked at here.
     let writer: Life | null = null;
+    // Turns the writer has been waited for since its call ran.
+    let writing = 0;
     for (;;) {
       await turn();
       if (this.unrunnable) throw this.unrunnable;
@@ -266,8 +268,20 @@ export class World {
       // blackbox consumer has writes to look at: for any other, the await of an observation
       // that does nothing was a step's worth of promises, and nothing can run in between,
       // since nothing has been queued since the turn.
-      if (writer && this.box) await this.observe(writer);
+      if (writer && this.box) {
+        // Its writes are all in once it has gone as far as it can: made its next call, or
+        // ended. A consumer on a real database awaits its writes, which take more than a
+        // turn: it is given the idle grace to get there before its store is looked at and
+        // anything is picked, so that what it wrote before its next call is seen before that
+        // call runs, whole, credited to it, and at the same step however long the write took.
+        if (writer.alive && this.pending.sizeOf(writer.actor.worker) === 0 && ++writing < 3 + GRACE_WAITS) {
+          if (writing >= 3) await new Promise((resolve) => setTimeout(resolve, GRACE_WAIT_MS));
+          continue;
+        }
+        await this.observe(writer);
+      }
       writer = null;
+      writing = 0;
       if (this.anySettled()) continue;
       if (this.pending.size === 0) {
         // One turn drains every promise chain, which is all a deterministic consumer needs.
