@@ -20,6 +20,8 @@ export class Lives {
    */
   private readonly alive = new Map<string, number>();
   private phase: Phase = 'adversity';
+  /** The claim that ended this phase, once made: after it the phase has no step (the world stops every incarnation at once). */
+  private claimedAt: number | null = null;
 
   constructor(private readonly workers: number) {}
 
@@ -29,13 +31,31 @@ export class Lives {
     if (phase === 'adversity') return 'a step of the adversity phase after the drain began';
     this.phase = phase;
     this.alive.clear();
+    this.claimedAt = null;
     return null;
+  }
+
+  /**
+   * A claim ends its phase: the world runs the claim, stops every incarnation and ends the
+   * phase, recording nothing more in it. A step of the phase after it is the world
+   * contradicting itself (the claim was judged against a phase that went on).
+   */
+  claimed(seq: number): void {
+    this.claimedAt = seq;
+    this.alive.clear();
+  }
+
+  /** What is wrong with any step of the phase once its claim was made, or null. */
+  private afterClaim(what: string): string | null {
+    return this.claimedAt === null ? null : `${what} after the claim at step ${this.claimedAt}, which ended the ${this.phase} phase`;
   }
 
   /** A life step; returns what is wrong with it, or null. */
   life(step: LifeStep): string | null {
     const { worker, incarnation } = step.actor;
     const who = key(step.actor);
+    const late = this.afterClaim(`${who} ${step.event.kind === 'start' ? 'was started' : `ended (${step.event.kind})`}`);
+    if (late !== null) return late;
     if (step.event.kind === 'start') {
       if (!this.runs(worker)) return `${who} was started, but the ${this.phase} phase runs ${this.phase === 'drain' ? 'w1 alone' : `workers w1 to w${this.workers}`}`;
       const next = (this.newest.get(worker) ?? 0) + 1;
@@ -52,6 +72,7 @@ export class Lives {
 
   /** A call step; returns what is wrong with it, or null. */
   call(step: CallStep): string | null {
+    if (this.claimedAt !== null) return this.afterClaim(`${key(step.actor)} made a call (${step.call.kind})`);
     if (this.alive.get(step.actor.worker) !== step.actor.incarnation) return `${key(step.actor)} made a call (${step.call.kind}), but it was not alive: the world never started it, or it had ended`;
     return null;
   }

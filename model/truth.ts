@@ -571,6 +571,7 @@ export class Truth {
         return this.lease(step, planned, after);
       case 'claim':
         this.done(step, planned, after, null);
+        this.lives.claimed(step.seq);
         return APPLIED;
       case 'malformed':
         this.done(step, planned, after, 'bad-request');

@@ -268,6 +268,32 @@ describe('pages: no label and no missing field turns the check off', () => {
   });
 });
 
+describe('a claim ends its phase', () => {
+  /** The history with `step` put right after the step at `after`, the steps after it renumbered. */
+  function insertAfter(h: History, after: number, step: Step): History {
+    const steps = [...h.steps.slice(0, after + 1), { ...step, seq: after + 1 }, ...h.steps.slice(after + 1).map((s) => ({ ...s, seq: s.seq + 1 }))];
+    return { ...h, steps };
+  }
+
+  it('a call or a start in the phase after its claim is the world contradicting itself: the claim was judged against a phase that went on', () => {
+    const t = timeline({ initial: [a, b] });
+    t.start();
+    t.fetch([a, b]);
+    const emitted = t.emit(a);
+    const claim = t.caughtUp();
+    t.drain();
+    t.start('w1');
+    t.emit(b);
+    t.caughtUp();
+    const h = t.build();
+    expect(problems(h)).toEqual([]);
+    const emit = h.steps[emitted] as Step;
+    expect(problems(insertAfter(h, claim, emit))).toEqual([`w1#1 made a call (emit) after the claim at step ${claim}, which ended the adversity phase`]);
+    const start = h.steps[0] as Step;
+    expect(problems(insertAfter(h, claim, { ...start, actor: { worker: 'w1', incarnation: 2 } } as Step))).toEqual([`w1#2 was started after the claim at step ${claim}, which ended the adversity phase`]);
+  });
+});
+
 describe('the store: every guard decided again', () => {
   it('a fenced commit from an old generation cannot have applied', () => {
     const t = timeline({ initial: [a] });
