@@ -130,13 +130,26 @@ function eventArb(size: WorldSize): fc.Arbitrary<EventDraw> {
 }
 
 /**
- * Ids are numbered in draw order and padded, so that removing events keeps the order of the
- * rest: with e2 and e10, removing e0 would rename them e1 and e9 and swap them in an
- * ordering whose last field is the id.
+ * How a world names its events, as real APIs do: ids compare in code-unit order (R1), which
+ * is not the order a locale's collation or a natural sort gives, and a consumer that breaks
+ * ties its own way advances past events of its tie. So a world draws one of three styles:
+ *
+ * - 0, numbered in draw order and padded (`e07`): every comparison agrees, and a failure
+ *   reads easily; shrinking goes here.
+ * - 1, unpadded (`e7`): `e10` comes before `e9`, where a natural sort puts it after.
+ * - 2, padded, with a capital for the later half of the stream (`e03`, `E07`): every capital
+ *   comes before every small letter, where a locale's collation puts `e03` first, so the two
+ *   orders part wherever an event of each half tie.
+ *
+ * Padded ids keep the order of the rest when shrinking removes an event (with e2 and e10,
+ * removing e0 would rename them e1 and e9 and swap them); the other styles may not, which
+ * costs the shrinker some steps, never a wrong verdict.
  */
-function idsOf(draws: readonly EventDraw[], size: WorldSize): string[] {
+function idsOf(draws: readonly EventDraw[], size: WorldSize, style: number): string[] {
   const digits = String(Math.max(0, size.maxEvents - 1)).length;
-  return draws.map((_, i) => `e${String(i).padStart(digits, '0')}`);
+  if (style === 1) return draws.map((_, i) => `e${i}`);
+  if (style === 0) return draws.map((_, i) => `e${String(i).padStart(digits, '0')}`);
+  return draws.map((_, i) => `${2 * i < draws.length ? 'e' : 'E'}${String(i).padStart(digits, '0')}`);
 }
 
 function streamOf(draws: readonly EventDraw[], ids: readonly string[], keyLength: number): SourceEvent[] {
@@ -416,6 +429,8 @@ export function worldDrawArb(options: PlanOptions = {}) {
     // or at a call after its nth effect (see Fault.since), anywhere in a large stream.
     paced: fc.array(fc.record({ at: fc.nat(1), nth: fc.nat(3), since: fc.nat(Math.max(0, size.maxEvents - 1)), call: fc.constantFrom(...PACED_CALLS), kind: fc.nat(1), ticket }), { maxLength: 2 }),
     focus: focusArb(size),
+    // Drawn after everything a world of the same seed drew before ids had styles.
+    idStyle: fc.nat(2),
   });
 }
 
@@ -473,7 +488,7 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
   const cells = cellsFor({ ...(options.profile ? { profile: options.profile } : {}), contracts: allowed });
   const worlds = new ShrinkTwice(worldDrawArb(options)).map((w): Plan => {
     const { swarm } = w;
-    const ids = idsOf(w.events, size);
+    const ids = idsOf(w.events, size, w.idStyle);
     const profile = options.profile ?? {};
     const events = streamOf(w.events, ids, profile.keyArity ?? w.keyLength);
     const { contract, snapshot } = contractFor(w.binding.upTo, liveContract(w.live), allowed);

@@ -134,6 +134,9 @@ export const MINIMAL_WORLDS: Readonly<Record<string, Plan>> = {
   // A newest-first source, one event a page: the first page is e2, and the mutant saves it as
   // its bookmark before reading e1 below it.
   'checkpoints-mid-newest-first-read': plan([ev(1), ev(2)], [], { source: { ...onePerPage(), order: 'newest-first' } }),
+  // e1 and E1 tied at ts 1 on one page: the stable order puts E1 first (capitals come first in
+  // code units), a locale's collation e1. E1's effect fails; the mutant's prefix, e1, passes it.
+  'sorts-ids-by-locale': plan([ev(1), { ...ev(1), id: 'E1', payload: 'E1:order' }], [{ call: 'emit', nth: 1, kind: 'error' }]),
   // A scroll of one event a page: its second request (the scroll's token) is served e2 but
   // times out, and the retry gets what follows e2: nothing, the end.
   'retries-served-scroll-request': plan([ev(1), ev(2)], [{ call: 'fetch', nth: 1, kind: 'timeout' }], { source: { ...onePerPage(), resumes: ['key-gte'], tokens: 'scroll' } }),

@@ -426,6 +426,19 @@ class RetriesEmptyIteratorBatch extends Incarnation {
   }
 }
 
+/**
+ * Breaks ties the way a database collation or a UI's sort does, comparing ids with the
+ * locale's collation (`localeCompare`), not in code-unit order: `e00` before `E01`, where the
+ * stable order puts every capital first. Its gap-free prefix is a prefix of its own order, so
+ * its watermark passes a tied event still unhandled when the one it sorted first was handled.
+ */
+class SortsIdsByLocale extends Incarnation {
+  protected override normalize(page: Page): SourceEvent[] {
+    const byLocale = (a: SourceEvent, b: SourceEvent): number => compareKeys(a.key, b.key) || a.id.localeCompare(b.id);
+    return super.normalize(page).sort(byLocale);
+  }
+}
+
 const EXACTLY_ONCE: Options = { delivery: 'exactly-once' };
 
 export const MUTANTS: readonly Mutant[] = [
@@ -457,6 +470,7 @@ export const MUTANTS: readonly Mutant[] = [
   mutant('work-survives-lease-retake', { rule: 'R3', expect: 'watermark-regression', minimal: { events: 2, faults: 0 }, life: WorkSurvivesLeaseRetake, description: 'renews the lease just before a commit and fences with what comes back, so work begun under a lost lease is committed after taking it back' }),
   mutant('retries-served-scroll-request', { rule: 'R8', expect: ['omission', 'premature-watermark'], minimal: { events: 2, faults: 1 }, life: RetriesServedScrollRequest, profile: PROFILES.scrollApi, description: 'retries a scroll request that timed out after it was served, and reads on from the page after the lost one' }),
   mutant('retries-empty-iterator-batch', { rule: 'R9', expect: 'liveness', minimal: { events: 2, faults: 1 }, life: RetriesEmptyIteratorBatch, profile: { ...PROFILES.shardIterator, resumes: [] }, description: "sends an iterator request again after an empty batch instead of following the batch's own token, and gets the same empty batch forever" }),
+  mutant('sorts-ids-by-locale', { rule: 'R1', expect: ['omission', 'premature-watermark'], minimal: { events: 2, faults: 1 }, life: SortsIdsByLocale, description: 'breaks ties by comparing ids with a locale collation instead of code-unit order, so its watermark passes a tied event it sorted later' }),
   mutant('checkpoints-mid-newest-first-read', { rule: 'R6', expect: ['premature-watermark', 'omission'], minimal: { events: 2, faults: 0 }, life: CheckpointsMidNewestFirstRead, profile: { order: 'newest-first' }, description: 'reads a newest-first API down to its bookmark but saves the newest position read after every page, past the older events not read yet' }),
 ];
 
