@@ -10,7 +10,7 @@ import { doing, testing, watched } from './cli/activity.js';
 import { loadAdapter, AdapterLoadError } from './adapter/load.js';
 import { commandHelp, EXIT, findCommand, globalHelp, MAX_RUNS, parseFlags, UsageError, type Flags } from './cli/spec.js';
 import { processConsumer, processStats, type ProcessOptions } from './adapter/process/bridge.js';
-import { describeFinalReplays, replayUnderRealKills } from './run/final-replay.js';
+import { describeFinalReplays, replayUnderRealKills, type FinalReplay } from './run/final-replay.js';
 import { ConsumerUnrunnableError } from './adapter/errors.js';
 import { owns, scenarioPlan, scenarioStatus, SEARCHES, whyNot, type Shard, type ShardPeers } from './run/conformance.js';
 import { checkJson } from './run/check-json.js';
@@ -464,6 +464,7 @@ async function check(f: Flags, io: Io, peers?: ShardPeers): Promise<number> {
       ...(shard ? { shard, ...(peers === undefined ? {} : { peers }) } : {}),
       ...(f.switch('verbose') ? { census: true } : {}),
       regressions: stored.entries,
+      ...(t.process && popts.kills !== undefined ? { kills: popts.kills } : {}),
       onRegression,
       onScenario: (s) => onScenario({ ...s, status: scenarioStatus(s) }),
       progress: (worlds, shrinking) => {
@@ -500,13 +501,21 @@ async function check(f: Flags, io: Io, peers?: ShardPeers): Promise<number> {
   if (result?.census) for (const line of renderCensus(result.census)) io.out(line);
   for (const c of suite.checks) if (c.status === 'untested') io.out(`check ${c.anomaly}: untested, ${c.reason}`);
   const sessionWorlds = jobsRun ? jobsRun.sessionWorlds : (t.process?.sessionWorlds() ?? 0);
-  const status = await finalReplays(suite, t, io, sessionWorlds);
+  const { status, replays } = await finalReplays(suite, t, io, sessionWorlds);
 
   // Every output is attempted, and the verdict printed, whichever of them fails.
   const outputs = new Outputs(io.err);
   // Merged into the file as it is now, under its lock: other checks may have written since.
   let found: readonly RegressionEntry[] = [];
-  const entries = newRegressions(suite).map((e) => ({ ...e, run: run.id, ...(digest === null ? {} : { digest }), ...(Object.keys(t.options).length === 0 ? {} : { options: t.options }) }));
+  // A process target's entry says how its hash was recorded, and, from a check with session
+  // crashes, what real kills gave where that differs: a replay kills for real, and is held to it.
+  const killed = (e: RegressionEntry): { kills?: 'sampled' | 'real'; realHash?: string } => {
+    if (!t.process) return {};
+    if (sessionWorlds === 0) return { kills: 'real' };
+    const real = replays.find((r) => r.sampled.hash === e.hash)?.real.hash;
+    return { kills: 'sampled', ...(real === undefined || real === e.hash ? {} : { realHash: real }) };
+  };
+  const entries = newRegressions(suite).map((e) => ({ ...e, ...killed(e), run: run.id, ...(digest === null ? {} : { digest }), ...(Object.keys(t.options).length === 0 ? {} : { options: t.options }) }));
   if (outputs.attempt(`the regression file ${file}`, () => (found = recordRegressions(file, entries))) && found.length > 0) {
     // A replay by ID never runs a command or a module outside this directory (see
     // recordedFailure): for those the replay commands printed above are the way back.
@@ -541,23 +550,24 @@ async function check(f: Flags, io: Io, peers?: ShardPeers): Promise<number> {
  * (src/run/final-replay.ts). Returns the verdict: a failure that only session crashes produced
  * is no verdict on the consumer (unknown).
  */
-async function finalReplays(result: CheckedSuite, t: Target, io: Io, sessionWorlds: number): Promise<SuiteResult['status']> {
-  if (!t.process || sessionWorlds === 0) return result.status;
+async function finalReplays(result: CheckedSuite, t: Target, io: Io, sessionWorlds: number): Promise<{ readonly status: SuiteResult['status']; readonly replays: readonly FinalReplay[] }> {
+  const status = result.status;
+  if (!t.process || sessionWorlds === 0) return { status, replays: [] };
   const failures = [
     ...result.regressions.flatMap((r) => (r.status !== 'pass' && r.execution ? [{ what: r.entry.kind === 'scenario' ? `regression scenario ${r.entry.scenario}` : `regression world seed ${r.entry.seed} path ${r.entry.path}`, execution: r.execution }] : [])),
     ...result.scenarios.flatMap((s) => (s.execution && !['pass', 'untested'].includes(s.status) ? [{ what: `scenario ${s.scenario.name}`, execution: s.execution }] : [])),
     ...(result.property?.counterexample ? [{ what: 'the minimal generated world', execution: result.property.counterexample }] : []),
   ];
-  if (failures.length === 0) return result.status;
+  if (failures.length === 0) return { status, replays: [] };
   doing('replaying the failures with real kills');
   const replays = await replayUnderRealKills(failures, await t.process.realKills());
   const { lines, unconfirmed } = describeFinalReplays(replays);
   for (const line of lines) io.out(line);
   if (result.status === 'fail' && unconfirmed === replays.length) {
     io.out('no failure happens under real kills: the failures came from session crashes, so the consumer cannot be judged this way');
-    return 'unknown';
+    return { status: 'unknown', replays };
   }
-  return result.status;
+  return { status, replays };
 }
 
 function firstFailure(result: CheckedSuite, t: Target): { execution: Execution; replay: string } | null {
@@ -646,7 +656,8 @@ async function replay(f: Flags, io: Io): Promise<number> {
     e.hash !== undefined &&
     (world === null ? e.kind === 'scenario' && e.scenario === scenarioName : e.kind === 'world' && e.seed === world.seed && samePath(e.path, world.path) && worldSize(e.events) === world.events),
   );
-  const hash = entry === undefined ? undefined : comparableHash(entry);
+  // A process target's replay kills for real: it is held to the history real kills gave.
+  const hash = entry === undefined ? undefined : comparableHash(entry, t.process ? 'real' : undefined);
   const recorded = hash === undefined ? undefined : { hash, digest: entry?.digest, current: t.digest ?? targetDigest(t.id) };
   clearOutputs(f);
   let execution: Execution;

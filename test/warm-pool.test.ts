@@ -142,6 +142,26 @@ describe('the warm pool and session crashes', () => {
     expect(r.code).toBe(EXIT.unknown);
   });
 
+  it('a failure found with session crashes is recorded with the history real kills gave, and its replay, which kills for real, is held to that: never called non-deterministic for differing from the sessions one', async () => {
+    const command = `node ${FIXTURES}/session-path.mjs`;
+    const regressions = join(scratch, 'path.json');
+    const r = await cli('check', '--command', command, '--runs', '3', '--seed', '2', '--regressions', regressions);
+    expect(r.code, r.out).toBe(EXIT.fail);
+    type Entry = { kind: string; scenario?: string; kills?: string; hash: string; realHash?: string };
+    const entries = (JSON.parse(readFileSync(regressions, 'utf8')) as { entries: Entry[] }).entries;
+    expect(entries.every((e) => e.kills === 'sampled')).toBe(true);
+    const differs = entries.find((e) => e.kind === 'scenario' && e.realHash !== undefined);
+    expect(differs, r.out).toBeDefined();
+    const entry = differs as Entry;
+    expect(entry.realHash).not.toBe(entry.hash);
+    expect(r.out).toContain(`warning: scenario ${entry.scenario} under real kills: fail, History sha256 ${entry.realHash}`);
+    // The replay command the check printed for it, as a user runs it.
+    const replay = await cli('replay', '--command', command, '--scenario', entry.scenario as string, '--regressions', regressions);
+    expect(replay.code, replay.out).toBe(EXIT.fail);
+    expect(replay.out).not.toContain('not deterministic');
+    expect(replay.out).toContain(`History sha256 ${entry.realHash}`);
+  });
+
   it('--kills takes real or sampled, with --command only', async () => {
     const bad = await cli('check', '--command', 'node examples/node/consumer.mjs', '--kills', 'sometimes', '--runs', '1');
     expect(bad.code).toBe(EXIT.usage);

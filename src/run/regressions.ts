@@ -43,6 +43,19 @@ interface Common {
    * the world their seed and path name is replayed and judged, but never held to that hash.
    */
   readonly format?: number;
+  /**
+   * How a process target's incarnations were killed when `hash` was recorded: `sampled`, a
+   * check that crashed most of them in sessions; `real`, every one its own process, killed
+   * with SIGKILL, as `tidemark replay` always does. Absent for other targets, and in entries
+   * recorded before it was noted.
+   */
+  readonly kills?: 'sampled' | 'real';
+  /**
+   * With `kills: sampled`, the hash of the same world's history under real kills (the
+   * check's final replay), when it differs: a consumer keeping state a session crash does not
+   * drop takes another path then, and a replay, which kills for real, is held to this one.
+   */
+  readonly realHash?: string;
   /** The run that found it (src/run/run-identity.ts). */
   readonly run?: string;
   /**
@@ -176,11 +189,20 @@ function readFile(path: string): Stored {
   return { entries: file.entries as RegressionEntry[], relative: file.paths === PATHS };
 }
 
-export const ENTRY_SHAPE = "must be { adapter, kind: 'world', seed, path } or { adapter, kind: 'scenario', scenario }, with optional string fields anomaly, tidemark, hash, run and digest, an integer format, and options of string values";
+export const ENTRY_SHAPE = "must be { adapter, kind: 'world', seed, path } or { adapter, kind: 'scenario', scenario }, with optional string fields anomaly, tidemark, hash, realHash, run and digest, kills 'sampled' or 'real', an integer format, and options of string values";
 
-/** The recorded history's hash, when it is of the history format this tidemark records: only then can a replay be held to it. */
-export function comparableHash(entry: RegressionEntry): string | undefined {
-  return entry.format === HISTORY_VERSION ? entry.hash : undefined;
+/**
+ * The recorded history's hash that a replay killing the way `kills` says must give, when it
+ * is of the history format this tidemark records: only then can a replay be held to it. A
+ * process target's replay under real kills is held to the history real kills gave (the
+ * check's final replay, when session crashes gave another); one with session crashes, to a
+ * history recorded with them. Neither is held to a history recorded the other way, which a
+ * consumer keeping state a session crash does not drop may not give.
+ */
+export function comparableHash(entry: RegressionEntry, kills?: 'sampled' | 'real'): string | undefined {
+  if (entry.format !== HISTORY_VERSION) return undefined;
+  if (kills === 'real') return entry.realHash ?? entry.hash;
+  return kills === 'sampled' && entry.kills === 'real' ? undefined : entry.hash;
 }
 
 /**
@@ -242,7 +264,7 @@ function sameOptions(a: Readonly<Record<string, string>>, b: Readonly<Record<str
 /** Every field of either kind of entry. */
 type EntryField = RegressionEntry extends infer E ? (E extends unknown ? keyof E : never) : never;
 /** Written as a record of the type's fields, so that a field added to the type and not here does not compile. */
-const FIELDS: Readonly<Record<EntryField, true>> = { adapter: true, kind: true, seed: true, path: true, events: true, scenario: true, anomaly: true, tidemark: true, hash: true, format: true, run: true, digest: true, options: true, id: true };
+const FIELDS: Readonly<Record<EntryField, true>> = { adapter: true, kind: true, seed: true, path: true, events: true, scenario: true, anomaly: true, tidemark: true, hash: true, format: true, kills: true, realHash: true, run: true, digest: true, options: true, id: true };
 /** Every field an entry may carry, as this tidemark writes them: a field not among these is not tidemark's. */
 export const ENTRY_FIELDS: readonly string[] = Object.keys(FIELDS);
 
@@ -254,7 +276,8 @@ export function isRegressionEntry(value: unknown): value is RegressionEntry {
     typeof e === 'object' &&
     e !== null &&
     typeof e.adapter === 'string' &&
-    ['anomaly', 'tidemark', 'hash', 'run', 'digest', 'id'].every(optional) &&
+    ['anomaly', 'tidemark', 'hash', 'realHash', 'run', 'digest', 'id'].every(optional) &&
+    (e.kills === undefined || e.kills === 'sampled' || e.kills === 'real') &&
     (e.format === undefined || Number.isSafeInteger(e.format)) &&
     (e.options === undefined || (typeof e.options === 'object' && e.options !== null && !Array.isArray(e.options) && Object.values(e.options).every((v) => typeof v === 'string'))) &&
     ((e.kind === 'world' && Number.isSafeInteger(e.seed) && typeof e.path === 'string' && /^\d+(:\d+)*$/.test(e.path) && Number(e.path.split(':')[0]) < MAX_RUNS && (e.events === undefined || (Number.isSafeInteger(e.events) && (e.events as number) >= 1))) ||

@@ -62,6 +62,8 @@ export interface SuiteOptions {
   readonly events?: number;
   /** How many times each regression is replayed (default REPLAY_TIMES). */
   readonly replayTimes?: number;
+  /** How a process target's incarnations are killed in this run: which recorded hash a regression is held to (see comparableHash). */
+  readonly kills?: 'sampled' | 'real';
   readonly progress?: (worlds: number, shrinking: boolean) => void;
   /** Told each replayed regression as it finishes, so a CLI can stream it. */
   readonly onRegression?: (outcome: RegressionOutcome) => void;
@@ -113,7 +115,7 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     }
     // Each entry is replayed twice and compared: a consumer that is not deterministic is
     // unknown, never a pass that `--prune` would delete.
-    const hash = comparableHash(entry);
+    const hash = comparableHash(entry, options.kills);
     const recorded = hash === undefined ? undefined : { hash, digest: entry.digest, current: options.digest ?? null };
     const address = scenario ? { plan: scenarioPlan(consumer, scenario) } : entry.kind === 'world' ? { seed: entry.seed, path: entry.path, events: entry.events } : null;
     if (address === null) throw new Error(`no world to replay for a regression entry: ${JSON.stringify(entry).slice(0, 200)}`);
