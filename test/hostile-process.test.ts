@@ -158,6 +158,17 @@ describe('hostile consumer processes', () => {
     expect(await pidsGone(pidsIn(pids))).toEqual([]);
   });
 
+  it('a consumer that commits no operation and exits, every time, is a crash loop: a commit that keeps nothing is no progress', async () => {
+    const pids = pidFile();
+    const consumer = await processConsumer(`node ${HOSTILE}/empty-commit-then-exit.mjs ${pids}`);
+    const error = await execute(findScenario('failed-event-holds-watermark')!.plan, consumer).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CrashLoopError);
+    expect((error as Error).message).toContain('The last one: exited with code 0 after commit (id 1)');
+    // The probe and the loop's incarnations (one more at most, as above), not one per step of the budget.
+    expect(pidsIn(pids).length).toBeLessThanOrEqual(1 + CRASH_LOOP_LIMIT + 1);
+    expect(await pidsGone(pidsIn(pids))).toEqual([]);
+  });
+
   it('through the CLI, the lease-then-exit loop is a usage error (exit 3) naming the loop, not a run that never ends', async () => {
     const r = await cli('check', '--command', `python3 ${HOSTILE}/lease-then-exit.py ${pidFile()}`, '--scenario', 'failed-event-holds-watermark');
     expect(r.code).toBe(EXIT.usage);

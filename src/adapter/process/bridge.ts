@@ -36,8 +36,9 @@ export { REAL_KILL_EVERY, type Kills } from './pool.js';
  * costs five interpreter start-ups, not the thousands a world's step budget would allow.
  * Whenever it dies counts: before its first world call ("cannot open the config file") or
  * after some ("took its lease, then cannot open the database"). Durable is what the world
- * kept: a commit or an emit that took effect, or, for a blackbox consumer, an inspection
- * that finds its store changed; any of them starts the count again. An incarnation the
+ * kept: an emit, or a commit of some operation, that took effect, or, for a blackbox
+ * consumer, an inspection that finds its store changed; any of them starts the count again
+ * (a commit of no operation keeps nothing, and does not). An incarnation the
  * harness ends (a crash the plan chose, the end of a phase, a claim) never counts: only
  * deaths the consumer caused do. One it ends while the incarnation is working (it has made
  * a world call) starts the count again too: a consumer that has caught up has nothing left
@@ -87,7 +88,7 @@ export class CrashLoopError extends ConsumerUnrunnableError {
     readonly last: string,
   ) {
     super(
-      `the consumer process \`${command}\` is crash-looping: ${CRASH_LOOP_LIMIT} incarnations in a row ended on their own without making anything durable (no commit or emit took effect, nothing new in its store), so no world can make progress. The last one: ${last}`,
+      `the consumer process \`${command}\` is crash-looping: ${CRASH_LOOP_LIMIT} incarnations in a row ended on their own without making anything durable (no emit, and no commit of any operation, took effect; nothing new in its store), so no world can make progress. The last one: ${last}`,
     );
   }
 }
@@ -486,7 +487,8 @@ class Incarnation {
       call = Promise.reject(error);
     }
     // What the world kept: a commit or an emit that took effect (a timeout took effect too).
-    const keeps = method === 'commit' || method === 'emit';
+    // A commit of no operation keeps nothing: one per incarnation must not pass for progress.
+    const keeps = method === 'emit' || (method === 'commit' && !(Array.isArray(args[0]) && args[0].length === 0));
     const kept = (): void => {
       if (!keeps) return;
       this.durable = true;
