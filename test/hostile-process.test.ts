@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -167,6 +167,26 @@ describe('hostile consumer processes', () => {
     // The probe and the loop's incarnations (one more at most, as above), not one per step of the budget.
     expect(pidsIn(pids).length).toBeLessThanOrEqual(1 + CRASH_LOOP_LIMIT + 1);
     expect(await pidsGone(pidsIn(pids))).toEqual([]);
+  });
+
+  it('a consumer that kills the checking process before it first told its supervisor of any process does not outlive the run', async () => {
+    const pids = pidFile();
+    const r = spawnSync(process.execPath, [BUILT_CLI, 'check', '--command', `node ${HOSTILE}/kills-checker.mjs ${pids}`, '--scenario', 'stale-token', '--regressions', join(scratch, 'kills-checker.json')], {
+      encoding: 'utf8',
+      timeout: HANG_MS,
+      killSignal: 'SIGKILL',
+    });
+    // Looked at first: a failure below must not leave its processes running for the rest of the suite.
+    const left = await pidsGone(pidsIn(pids));
+    for (const pid of left) process.kill(pid, 'SIGKILL');
+    expect(r.status, r.stdout + r.stderr).toBe(EXIT.unknown);
+    expect(r.stderr).toContain('was killed by SIGKILL');
+    // The probe for its hello and the first incarnation, which killed the checking process
+    // (and the spare, when the harness had started it by then). Before the supervisor knew the
+    // run's mark from the start, one of them was left running in most runs: the checking
+    // process tells of its processes every 200 ms, and had not told of these yet.
+    expect(pidsIn(pids).length).toBeGreaterThanOrEqual(2);
+    expect(left).toEqual([]);
   });
 
   it('through the CLI, the lease-then-exit loop is a usage error (exit 3) naming the loop, not a run that never ends', async () => {

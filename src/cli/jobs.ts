@@ -107,8 +107,12 @@ interface Job {
   counters: Counters;
   groups: readonly number[];
   stores: readonly string[];
-  /** The mark its processes carry (src/adapter/process/marks.ts), once it said it. */
-  mark?: string;
+  /**
+   * The prefix of the marks its processes carry (src/adapter/process/marks.ts): its own mark
+   * and a slash, under which its run nests. Known from its start, not from what it tells: a
+   * job that dies before it first reports leaves none of its processes running.
+   */
+  readonly mark: string;
   lastProgress: number;
   progressKey: string;
   closed: boolean;
@@ -217,9 +221,10 @@ export async function runJobs(o: { readonly jobs: number; readonly argv: readonl
           // job carries a mark of this run, which its own run, and so every process it starts,
           // nests under (src/adapter/process/marks.ts), and makes its stores in this run's
           // directory (src/adapter/process/scratch.ts).
-          const env = { ...process.env, [SUPERVISED]: '1', [MARK_VARIABLE]: newMark(), [JOB_DIR_VARIABLE]: dir };
+          const mark = newMark();
+          const env = { ...process.env, [SUPERVISED]: '1', [MARK_VARIABLE]: mark, [JOB_DIR_VARIABLE]: dir };
           const child = fork(path, argv, { execArgv: [...execArgv], env, stdio: ['ignore', 'pipe', 'pipe', 'ipc', 'pipe'] });
-          const job: Job = { index, child, json, key: randomBytes(32).toString('hex'), peerKey: randomBytes(32).toString('hex'), keyed: false, stage: null, counters: { calls: 0, hooks: 0, lastCall: null, inHook: null }, groups: [], stores: [], lastProgress: Date.now(), progressKey: '', closed: false, failedAt: null, code: null, signal: null, out: [], err: [] };
+          const job: Job = { index, child, json, key: randomBytes(32).toString('hex'), peerKey: randomBytes(32).toString('hex'), keyed: false, mark: `${mark}/`, stage: null, counters: { calls: 0, hooks: 0, lastCall: null, inHook: null }, groups: [], stores: [], lastProgress: Date.now(), progressKey: '', closed: false, failedAt: null, code: null, signal: null, out: [], err: [] };
           jobs.push(job);
           follow(job, board, peers);
           child.on('error', (error) => fail(EXIT.error, [`tidemark: harness error: job ${index} of ${o.jobs} could not start: ${error.message}`]));
@@ -297,7 +302,6 @@ function follow(job: Job, board: JobsBoard, peers: JobPeers): void {
       for (const dir of job.stores) stores.delete(dir);
       job.stores = message.stores;
       for (const dir of job.stores) stores.add(dir);
-      if (typeof message.mark === 'string') job.mark = message.mark;
     } else if (message.t === 'failed') {
       if (Number.isSafeInteger(message.at) && message.at >= 0) peers.failed(job, message.at);
     } else if (message.t === 'done') setTimeout(() => child.kill('SIGKILL'), EXIT_GRACE_MS).unref();

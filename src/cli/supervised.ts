@@ -34,7 +34,7 @@ export type Verdict = 'pass' | 'fail' | 'unknown' | 'error';
 export type ToSupervisor =
   | { readonly t: 'hello' }
   | { readonly t: 'stage'; readonly key: string; readonly stage: Stage }
-  | { readonly t: 'resources'; readonly key: string; readonly groups: readonly number[]; readonly stores: readonly string[]; readonly mark?: string }
+  | { readonly t: 'resources'; readonly key: string; readonly groups: readonly number[]; readonly stores: readonly string[] }
   | { readonly t: 'done'; readonly key: string; readonly code: number; readonly verdict: Verdict | null }
   /** A job of `check --jobs` found its first failing world at index `at` (src/cli/jobs.ts). */
   | { readonly t: 'failed'; readonly key: string; readonly at: number };
@@ -143,9 +143,9 @@ function supervised(command: (io: Io, peers: ShardPeers | undefined) => Promise<
   onStage((stage) => send({ t: 'stage', stage }));
   let reported = '';
   const tick = setInterval(() => {
-    const { groups, stores, mark } = liveResources();
+    const { groups, stores } = liveResources();
     const now = JSON.stringify([groups, stores]);
-    if (now !== reported) send({ t: 'resources', groups, stores, mark });
+    if (now !== reported) send({ t: 'resources', groups, stores });
     reported = now;
   }, TICK_MS);
   tick.unref();

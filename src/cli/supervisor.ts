@@ -6,6 +6,7 @@ import { PROCESS_LIMIT_MS } from './spec.js';
 import { describeActivity, readCounters, type Counters, type Stage } from './activity.js';
 import { EXIT } from './spec.js';
 import { cleanUp, REPORT_FD, SUPERVISED, type ToChild, type ToSupervisor, type Verdict } from './supervised.js';
+import { MARK_VARIABLE, newMark, runMark } from '../adapter/process/marks.js';
 
 /**
  * The `tidemark` command runs `check`, `replay` and `regressions` (everything that runs a
@@ -89,14 +90,17 @@ export function supervise(entry: string, argv: readonly string[]): void {
   const key = randomBytes(32).toString('hex');
   let keyGiven = false;
   let forged = 0;
+  // The checking process runs under a mark of this process's run, so every process it starts
+  // carries a mark beginning with this run's (src/adapter/process/marks.ts): when it dies, they
+  // are found by that prefix, whether or not it had told of them yet.
   const child = fork(entry, [...argv], {
     execArgv: process.execArgv,
-    env: { ...process.env, [SUPERVISED]: '1' },
+    env: { ...process.env, [SUPERVISED]: '1', [MARK_VARIABLE]: newMark() },
     stdio: ['inherit', 'inherit', 'inherit', 'ipc', 'pipe'],
   });
   let stage: Stage | null = null;
   let counters: Counters = { calls: 0, hooks: 0, lastCall: null, inHook: null };
-  let resources: { groups: readonly number[]; stores: readonly string[]; mark?: string } = { groups: [], stores: [] };
+  let resources: { groups: readonly number[]; stores: readonly string[] } = { groups: [], stores: [] };
   let verdict: { readonly code: number; readonly problem?: string } | null = null;
   /** Set when the supervisor decides the outcome itself: the watchdog fired, or a signal came. */
   let ending: { readonly code: number; readonly message: string; readonly verdictLine: boolean } | null = null;
@@ -123,7 +127,7 @@ export function supervise(entry: string, argv: readonly string[]): void {
     }
     // The watchdog is armed by the first stage: starting Node and loading tidemark is not the adapter's time.
     if (message.t === 'stage') stage = message.stage;
-    else if (message.t === 'resources') resources = { groups: message.groups, stores: message.stores, ...(typeof message.mark === 'string' ? { mark: message.mark } : {}) };
+    else if (message.t === 'resources') resources = { groups: message.groups, stores: message.stores };
     else if (message.t === 'done') {
       verdict = exitCode(argv[0] ?? '', message.code, message.verdict);
       setTimeout(() => child.kill('SIGKILL'), EXIT_GRACE_MS).unref();
@@ -173,8 +177,10 @@ export function supervise(entry: string, argv: readonly string[]): void {
   });
   child.on('exit', (code, signal) => {
     clearInterval(watchdog);
-    // Whatever the child managed or not: no consumer process of the run outlives it.
-    cleanUp(resources.groups, resources.stores, resources.mark);
+    // Whatever the child managed or not: no consumer process of the run outlives it. The
+    // groups and stores are what it last told (every 200 ms); the mark reaches every process
+    // it started, those it died too soon to tell of included.
+    cleanUp(resources.groups, resources.stores, runMark());
     const finish = (exitCode: number): void => {
       process.stdout.write('', () => process.stderr.write('', () => process.exit(exitCode)));
     };

@@ -49,14 +49,15 @@ export function runMark(): string {
 const ROUNDS = 5;
 
 /**
- * SIGKILLs every process carrying this mark (an exact mark, or a prefix ending in `.`, which
- * matches every mark that begins with it), and looks again, until a look finds none or
+ * SIGKILLs every process carrying this mark (an exact mark, or a prefix ending in `.` or
+ * `/`, which matches every mark that begins with it: a run's, or every run nested under a
+ * mark), and looks again, until a look finds none or
  * the rounds are spent. Never this process. Returns how many were signalled.
  */
 export function killMarked(mark: string): number {
   if (process.platform !== 'linux') return 0;
   const needle = Buffer.from(`${MARK_VARIABLE}=${mark}`);
-  const whole = !mark.endsWith('.');
+  const whole = !mark.endsWith('.') && !mark.endsWith('/');
   let killed = 0;
   for (let round = 0; round < ROUNDS; round++) {
     const found = marked(needle, whole);
