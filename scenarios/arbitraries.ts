@@ -152,6 +152,44 @@ function idsOf(draws: readonly EventDraw[], size: WorldSize, style: number): str
   return draws.map((_, i) => `${2 * i < draws.length ? 'e' : 'E'}${String(i).padStart(digits, '0')}`);
 }
 
+/**
+ * How a world writes its first ordering field, as real APIs do. A consumer must take any
+ * finite number (R1), and one that rounds its bookmark, truncates it to a whole number or
+ * keeps it unsigned passes events it never handled:
+ *
+ * - 0, whole numbers from 0 (`42`); shrinking goes here.
+ * - 1, quarters (`10.25`, `10.5`): a timestamp with a fraction of a second, where a rounded
+ *   or truncated bookmark lands past, or short of, events of the same second.
+ * - 2, whole numbers from below zero (`-18`).
+ *
+ * A profile whose keys are `whole` numbers from 0 (a connector's cursor) gets style 0 only.
+ *
+ * The world counts in whole units of the field whatever its grid: a change lands one unit
+ * past the head, or `back` units behind it; a replay window spans `window` units. Quarters
+ * are exact in binary, so the world and ground truth compute the same keys.
+ */
+function keyScale(style: number, size: WorldSize, profile: SourceProfile): ((k: number) => number) | null {
+  if (profile.keyValues === 'whole') return null;
+  if (style === 1) return (k) => k / 4;
+  if (style === 2) {
+    const below = Math.floor(size.maxKey / 2);
+    return (k) => k - below;
+  }
+  return null;
+}
+
+/** The plan with its first ordering field written in a key style (see keyScale): its events', and the bounds of its bindings. */
+function scaled(plan: Plan, scale: ((k: number) => number) | null): Plan {
+  if (scale === null) return plan;
+  const bound = (b: Binding): Binding => (b.upTo === null ? b : { ...b, upTo: scale(b.upTo) });
+  return {
+    ...plan,
+    events: plan.events.map((e) => ({ ...e, key: e.key.map((k, i) => (i === 0 ? scale(k) : k)) })),
+    binding: bound(plan.binding),
+    rebind: plan.rebind === null ? null : { ...plan.rebind, binding: bound(plan.rebind.binding) },
+  };
+}
+
 function streamOf(draws: readonly EventDraw[], ids: readonly string[], keyLength: number): SourceEvent[] {
   return draws.map((d, i): SourceEvent => {
     const id = ids[i] as string;
@@ -431,6 +469,7 @@ export function worldDrawArb(options: PlanOptions = {}) {
     focus: focusArb(size),
     // Drawn after everything a world of the same seed drew before ids had styles.
     idStyle: fc.nat(2),
+    keyStyle: fc.nat(2),
   });
 }
 
@@ -548,7 +587,7 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
     };
     const cell = focusCell(w.focus.cell, cells);
     const eligible = events.filter((e) => isEligible(binding, e)).map((e) => e.id);
-    return cell === undefined ? plan : aim(plan, cell, w.focus, { eligible, contracts: allowed });
+    return scaled(cell === undefined ? plan : aim(plan, cell, w.focus, { eligible, contracts: allowed }), keyScale(w.keyStyle, size, profile));
   });
   // Each shrinking step of a large world runs the whole world again: bounded, a failure in
   // a 5,000-event world shrinks in under a minute to one far smaller, if not the smallest.

@@ -21,6 +21,12 @@ export interface SourceProfile {
   /** How many ordering fields a key has: 1 (a timestamp, a sequence number) or 2. */
   readonly keyArity?: 1 | 2;
   /**
+   * What the first ordering field holds: `any` finite number (the default: worlds write it
+   * as whole numbers, as quarters, or from below zero), or `whole` numbers from 0 only (a
+   * sequence number, or a timestamp in whole units, as a connector's cursor is).
+   */
+  readonly keyValues?: 'any' | 'whole';
+  /**
    * Whether records change after they were written (a change is a new version of the
    * record), or the source only ever gains new records. `false`: worlds only insert.
    */
@@ -195,7 +201,7 @@ export function quirkAllowed(profile: SourceProfile | undefined, kind: string): 
   return quirks === undefined || !isPageQuirk(kind as PageQuirk) || quirks.includes(kind as PageQuirk);
 }
 
-const PROFILE_KEYS = ['resumes', 'keyArity', 'mutable', 'refusals', 'contracts', 'quirks', 'order', 'tokens'];
+const PROFILE_KEYS = ['resumes', 'keyArity', 'keyValues', 'mutable', 'refusals', 'contracts', 'quirks', 'order', 'tokens'];
 const RESUME_STYLES = ['token', 'after', 'key-gt', 'key-gte', 'offset'];
 const CONTRACT_KINDS = ['snapshot', 'insertion-stable', 'replay-window', 'none'];
 
@@ -209,6 +215,7 @@ export function profileProblem(value: unknown): string | null {
     return `resumes must list some of ${RESUME_STYLES.filter((r) => r !== 'token').join(', ')} ([] for tokens only)`;
   }
   if (p.keyArity !== undefined && p.keyArity !== 1 && p.keyArity !== 2) return 'keyArity must be 1 or 2';
+  if (p.keyValues !== undefined && p.keyValues !== 'any' && p.keyValues !== 'whole') return "keyValues must be 'any' or 'whole'";
   if (p.mutable !== undefined && typeof p.mutable !== 'boolean') return 'mutable must be true or false';
   if (p.refusals !== undefined && !['dead-letter', 'fail-visibly', 'never'].includes(p.refusals as string)) return "refusals must be 'dead-letter', 'fail-visibly' or 'never'";
   if (p.contracts !== undefined && !(Array.isArray(p.contracts) && p.contracts.length > 0 && p.contracts.every((k) => CONTRACT_KINDS.includes(k as string)))) {

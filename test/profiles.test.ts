@@ -107,6 +107,23 @@ describe('a profile in the worlds a check generates', () => {
   });
 });
 
+describe('what the first ordering field holds', () => {
+  const firsts = (plans: readonly Plan[]): number[] => plans.flatMap((p) => p.events.map((e) => e.key[0] as number));
+
+  it('any finite number by default: whole numbers, quarters and numbers below zero all come', () => {
+    const keys = firsts(fc.sample(planArb(), { numRuns: 300, seed: SEED }));
+    expect(keys.some((k) => !Number.isInteger(k))).toBe(true);
+    expect(keys.some((k) => k < 0)).toBe(true);
+    expect(keys.some((k) => Number.isInteger(k) && k > 0)).toBe(true);
+  });
+
+  it("whole numbers from 0 only for a profile whose keys are 'whole' (a connector's cursor)", () => {
+    const keys = firsts(fc.sample(planArb({ profile: { keyValues: 'whole' } }), { numRuns: 300, seed: SEED }));
+    expect(keys.length).toBeGreaterThan(0);
+    expect(keys.every((k) => Number.isInteger(k) && k >= 0)).toBe(true);
+  });
+});
+
 describe('why a named scenario is excluded', () => {
   const tokens: Plan = plan([ev(1)], []);
   it.each<[string, SourceProfile, Plan, string | null]>([
@@ -145,6 +162,7 @@ describe('a declared profile is checked when the adapter loads', () => {
     [{ resume: ['after'] }, 'capabilities.profile has no field "resume"'],
     [{ resumes: ['token'] }, 'capabilities.profile resumes must list some of after, key-gt, key-gte, offset'],
     [{ keyArity: 3 }, 'capabilities.profile keyArity must be 1 or 2'],
+    [{ keyValues: 'integers' }, "capabilities.profile keyValues must be 'any' or 'whole'"],
     [{ mutable: 'yes' }, 'capabilities.profile mutable must be true or false'],
     [{ refusals: 'retry' }, "capabilities.profile refusals must be 'dead-letter', 'fail-visibly' or 'never'"],
     [{ contracts: [] }, 'capabilities.profile contracts must list some of snapshot, insertion-stable, replay-window, none'],

@@ -233,7 +233,8 @@ export function apiResumes(api: ApiDescription): ResumeStyle[] {
  * contracts and mutability. A destination never refuses a record, so no poison events.
  */
 export function apiProfile(api: ApiDescription): SourceProfile {
-  return { resumes: apiResumes(api), keyArity: 1, mutable: api.source.mutable, refusals: 'never', contracts: [...api.source.contracts] };
+  // Keys are cursor values of whole units (cursor.secondsPerKey each, from the API's epoch).
+  return { resumes: apiResumes(api), keyArity: 1, keyValues: 'whole', mutable: api.source.mutable, refusals: 'never', contracts: [...api.source.contracts] };
 }
 
 /** Sets the value at a dotted path, making the objects on the way. */
