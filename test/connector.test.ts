@@ -118,7 +118,7 @@ describe('the API description', () => {
     expect(singerApi.cursor.secondsPerKey).toBe(1);
     expect(singerApi.errors).toEqual({ unavailable: 503, rateLimited: 429, expiredToken: 410, badRequest: 400 });
     expect(singerApi.source).toEqual({ contracts: ['snapshot', 'insertion-stable'], mutable: true });
-    expect(apiProfile(singerApi)).toEqual({ resumes: ['key-gte'], keyArity: 1, mutable: true, refusals: 'never', contracts: ['snapshot', 'insertion-stable'] });
+    expect(apiProfile(singerApi)).toEqual({ resumes: ['key-gte'], keyArity: 1, keyValues: 'whole', mutable: true, refusals: 'never', contracts: ['snapshot', 'insertion-stable'] });
     expect(apiProfile({ ...singerApi, cursor: { ...singerApi.cursor, inclusive: false } }).resumes).toEqual(['key-gt']);
   });
 
@@ -401,6 +401,11 @@ describe('the protocols as a platform reads them', () => {
     expect(readMessage('singer', '{"type":"RECORD","record":{"stream":"events","data":{},"emitted_at":1}}')).toMatchObject({ kind: 'foreign', why: expect.stringContaining('an Airbyte RECORD message') });
     expect(readMessage('singer', '{"type":"hello","protocol":1}')).toMatchObject({ kind: 'foreign', why: expect.stringContaining('a tidemark protocol message') });
     expect(readMessage('singer', '[1]')).toMatchObject({ kind: 'foreign' });
+    // Both protocols have RECORD: one of neither's shape is malformed, not another protocol's.
+    for (const line of ['{"type":"RECORD","stream":"events","record":null}', '{"type":"RECORD","record":{"x":1}}']) {
+      expect(readMessage('singer', line)).toMatchObject({ kind: 'malformed', why: expect.stringContaining('a Singer RECORD has a string stream and an object record') });
+    }
+    expect(readMessage('airbyte', '{"type":"RECORD","record":{"stream":"events","data":null}}')).toMatchObject({ kind: 'malformed', why: expect.stringContaining('an Airbyte RECORD has a record with a string stream and an object data') });
   });
 
   it('a Singer STATE without a value is a STATE of a shape Singer does not define, not a message Singer does not have', () => {

@@ -334,6 +334,8 @@ class Attempt {
         return this.keep(text);
       case 'foreign':
         throw new ConnectorUnjudgedError(`the connector speaks another protocol: its stdout holds ${message.why}`);
+      case 'malformed':
+        throw new ConnectorUnjudgedError(`the connector's stdout holds ${message.why}, which no platform reads`);
       case 'record': {
         this.shared.spoke = true;
         this.lastInput = 'a RECORD';

@@ -28,7 +28,9 @@ export type Message =
   /** Kept for the failure text: schemas, logs, traces, lines that are not JSON. */
   | { readonly kind: 'kept'; readonly text: string }
   /** The line shows the connector speaks another protocol. */
-  | { readonly kind: 'foreign'; readonly why: string };
+  | { readonly kind: 'foreign'; readonly why: string }
+  /** A RECORD of this protocol whose fields are not the protocol's: no platform could read it. */
+  | { readonly kind: 'malformed'; readonly why: string };
 
 const SINGER_KEPT = ['SCHEMA', 'ACTIVATE_VERSION', 'BATCH'];
 const AIRBYTE_KEPT = ['LOG', 'TRACE', 'SPEC', 'CATALOG', 'CONNECTION_STATUS', 'CONTROL'];
@@ -63,6 +65,11 @@ export function readMessage(kind: ConnectorKind, line: string): Message {
     }
   }
   if (type === 'hello' || type === 'call') return { kind: 'foreign', why: `a tidemark protocol message (check it with --command): ${line.slice(0, 200)}` };
+  // Both protocols have RECORD: one that is neither's is this one's, of the wrong shape.
+  if (type === 'RECORD') {
+    const shape = kind === 'singer' ? 'a Singer RECORD has a string stream and an object record' : 'an Airbyte RECORD has a record with a string stream and an object data';
+    return { kind: 'malformed', why: `a RECORD of the wrong shape (${shape}): ${line.slice(0, 200)}` };
+  }
   return { kind: 'foreign', why: `a message of type ${JSON.stringify(type)}, which ${kind === 'singer' ? 'Singer' : 'the Airbyte protocol'} does not have: ${line.slice(0, 200)}` };
 }
 
