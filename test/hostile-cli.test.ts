@@ -201,7 +201,7 @@ describe.concurrent('the exit code is the printed verdict`s, told over a channel
       expect(left).toEqual([]);
       heard = existsSync(told) ? readFileSync(told, 'utf8') : '';
     }
-    expect(heard).toMatch(/"at":(11|24)/);
+    expect(heard).toMatch(/"at":(13|24)/);
   });
 
   it("an adapter that rewrites the checking process's own last message cannot turn a failure into exit 0", async () => {

@@ -42,14 +42,14 @@ const decided = (xml: string): string => xml.replace(/ (time|timestamp)="[^"]*"/
 
 describe('--shard I/N and tidemark merge', () => {
   it('a failing check: shards 1/2 and 2/2 merged equal the unsharded run, JUnit included', async () => {
-    // Seed 4 first fails at world 12 (index 11): shard 2's world. Shard 1 skipped it and
+    // Seed 4 first fails at world 14 (index 13): shard 2's world. Shard 1 skipped it and
     // failed later, elsewhere; merge must keep shard 2's failure and its shrinking.
     const r = await shardedAndWhole('fail', 'check', ['--consumer', 'max-position-fetched', '--runs', '300', '--seed', '4']);
     expect(r.whole.code).toBe(EXIT.fail);
     expect(r.merged.code).toBe(EXIT.fail);
-    expect(r.whole.json.worlds.runs).toBe(12);
+    expect(r.whole.json.worlds.runs).toBe(14);
     expect(r.shards[1].worlds).toEqual(r.whole.json.worlds);
-    expect(r.shards[0].worlds.runs).toBeGreaterThan(12);
+    expect(r.shards[0].worlds.runs).toBeGreaterThan(14);
     expect(r.merged.json).toEqual(r.whole.json);
     expect(r.merged.out).toContain('found by shard 2');
     expect(r.merged.out).toContain(`Replay: ${r.whole.json.worlds.replay}`);
@@ -211,7 +211,7 @@ describe('--shard I/N and tidemark merge', () => {
   });
 
   it("a shard stopped for another's failure merges only if a shard did fail there or before: nothing unrun is passed", async () => {
-    // Seed 4 first fails at world index 11, in shard 2 (see the first test). A shard of
+    // Seed 4 first fails at world index 13, in shard 2 (see the first test). A shard of
     // `check --jobs` told of it stops there and says so (stoppedBy); the merge holds it to that.
     const withStop = (name: string, from: string, at: number): string => {
       const json = readJson(file(from));
@@ -220,11 +220,11 @@ describe('--shard I/N and tidemark merge', () => {
       return file(name);
     };
     const whole = readJson(file('fail-whole.json'));
-    const held = await cli('merge', withStop('stop-at-11-1.json', 'fail-1.json', 11), file('fail-2.json'), '--json', file('stop-merged.json'));
+    const held = await cli('merge', withStop('stop-at-13-1.json', 'fail-1.json', 13), file('fail-2.json'), '--json', file('stop-merged.json'));
     expect(held.code, held.err).toBe(EXIT.fail);
     expect(readJson(file('stop-merged.json'))).toEqual(whole);
     const cases: [string, string[], string][] = [
-      ['below the first failure', [withStop('stop-at-5-1.json', 'fail-1.json', 5), file('fail-2.json')], 'stopped at world 5 for another shard\'s failure there, but the first failure is at world 11'],
+      ['below the first failure', [withStop('stop-at-5-1.json', 'fail-1.json', 5), file('fail-2.json')], 'stopped at world 5 for another shard\'s failure there, but the first failure is at world 13'],
       ['its own failure', [file('fail-1.json'), withStop('stop-own-2.json', 'fail-2.json', 3)], "stopped at world 3 for another shard's failure there, but the first failure is its own"],
       ['no failure', [withStop('stop-pass-1.json', 'pass-1.json', 0), file('pass-2.json'), file('pass-3.json')], "stopped at world 0 for another shard's failure there, but no shard failed"],
       ['not a count', [withStop('stop-bad-1.json', 'fail-1.json', -1), file('fail-2.json')], 'shard.stoppedBy must be an integer >= 0, got -1'],
