@@ -110,13 +110,13 @@ describe('hostile consumer processes', () => {
     // (Its stderr line may not have been read yet when the error is raised: it is not asserted.)
     expect(threw.length).toBeGreaterThan(2);
     for (const message of threw) {
-      expect(message).toContain('protocol error: call load (id 2) while lease (id 1) has no reply yet; protocol 1 has one call in flight: wait for each reply before the next call');
+      expect(message).toContain('protocol error: call load (call 2) while lease (call 1) has no reply yet; protocol 1 has one call in flight: wait for each reply before the next call');
     }
     expect(run.result.verdict.status).toBe('fail');
     // A whole scenario: once five in a row have died so, the run stops, naming the protocol error.
     const error = await execute(findScenario('failed-event-holds-watermark')!.plan, await processConsumer(`node ${HOSTILE}/two-in-flight.mjs`, { stallMs: 5_000 })).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CrashLoopError);
-    expect((error as Error).message).toContain('The last one: protocol error: call load (id 2) while lease (id 1) has no reply yet');
+    expect((error as Error).message).toContain('The last one: protocol error: call load (call 2) while lease (call 1) has no reply yet');
   });
 
   it('the Node client refuses a second call while one is in flight, in the consumer\'s own stack', async () => {
@@ -142,7 +142,7 @@ describe('hostile consumer processes', () => {
     const consumer = await processConsumer(`${interpreter} ${HOSTILE}/${file} ${pids}`);
     const error = await execute(findScenario('failed-event-holds-watermark')!.plan, consumer).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CrashLoopError);
-    expect((error as Error).message).toContain('The last one: the consumer process exited with code 1 after lease (id 1)');
+    expect((error as Error).message).toContain('The last one: the consumer process exited with code 1 after lease (call 1)');
     expect((error as Error).message).toContain(why);
     // The probe and the incarnations of the loop; before, a scenario started it thousands of
     // times. The loop's own incarnations, and one more at most: when the world ends its phase
@@ -163,7 +163,7 @@ describe('hostile consumer processes', () => {
     const consumer = await processConsumer(`node ${HOSTILE}/empty-commit-then-exit.mjs ${pids}`);
     const error = await execute(findScenario('failed-event-holds-watermark')!.plan, consumer).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CrashLoopError);
-    expect((error as Error).message).toContain('The last one: exited with code 0 after commit (id 1)');
+    expect((error as Error).message).toContain('The last one: exited with code 0 after commit (call 1)');
     // The probe and the loop's incarnations (one more at most, as above), not one per step of the budget.
     expect(pidsIn(pids).length).toBeLessThanOrEqual(1 + CRASH_LOOP_LIMIT + 1);
     expect(await pidsGone(pidsIn(pids))).toEqual([]);

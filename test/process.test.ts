@@ -154,10 +154,10 @@ describe.concurrent('misbehaving processes get a clear verdict or error, never a
     expect(run.result.verdict.status).toBe('fail');
     expect(run.result.verdict.anomalies[0]?.kind).toBe('liveness');
     const text = renderFailure({ consumer: 'exits-midrun', execution: run, replay: '-' });
-    expect(text).toContain('threw: Error: the consumer process exited with code 3 after lease (id 1); stderr tail: exits-midrun: out of disk space, giving up');
+    expect(text).toContain('threw: Error: the consumer process exited with code 3 after lease (call 1); stderr tail: exits-midrun: out of disk space, giving up');
     // It never makes anything durable: given the steps, it dies five times in a row, and the run stops.
     await expect(execute(findScenario('failed-event-holds-watermark')!.plan, await processConsumer(`python3 ${file}`))).rejects.toThrow(
-      /crash-looping: .*The last one: the consumer process exited with code 3 after lease \(id 1\); stderr tail: exits-midrun: out of disk space, giving up/,
+      /crash-looping: .*The last one: the consumer process exited with code 3 after lease \(call 1\); stderr tail: exits-midrun: out of disk space, giving up/,
     );
     expect(await gone(file)).toEqual([]);
   });
@@ -227,7 +227,7 @@ describe.concurrent('misbehaving processes get a clear verdict or error, never a
     const verdict = run.result.verdict;
     expect(verdict.status).toBe('unknown');
     if (verdict.status !== 'unknown') return;
-    expect(verdict.reason).toContain('w1#1 sent no call for 3 s; last call lease (id 1); stderr tail: blackbox-stalls: deadlocked on the ledger lock');
+    expect(verdict.reason).toContain('w1#1 sent no call for 3 s; last call lease (call 1); stderr tail: blackbox-stalls: deadlocked on the ledger lock');
     expect(await gone(file)).toEqual([]);
   });
 

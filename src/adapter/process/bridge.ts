@@ -322,6 +322,8 @@ class Incarnation {
   private ended = false;
   private lastCall = 'none yet';
   private called = false;
+  /** World calls this incarnation has made. */
+  private calls = 0;
   /** A commit or an emit of this incarnation took effect (see CRASH_LOOP_LIMIT). */
   private durable = false;
   /** Inspections answered, so a second answer to one is told apart from one never asked. */
@@ -470,9 +472,12 @@ class Incarnation {
     if (this.inFlight !== null) {
       // Run, it would leave the process holding the world while it waits for a reply the
       // world will not pick for it: a stall that says nothing of the cause.
-      return this.fail(new Error(`protocol error: call ${method} (id ${id}) while ${this.inFlight} has no reply yet; protocol 1 has one call in flight: wait for each reply before the next call${proc.tail()}`));
+      return this.fail(new Error(`protocol error: call ${method} (call ${this.calls + 1}) while ${this.inFlight} has no reply yet; protocol 1 has one call in flight: wait for each reply before the next call${proc.tail()}`));
     }
-    this.lastCall = `${method} (id ${id})`;
+    // Named by its place among this incarnation's calls, never by the id the process gave it:
+    // a session process may go on counting from an earlier incarnation, or world, and what
+    // the history records must not depend on which process served it before.
+    this.lastCall = `${method} (call ${++this.calls})`;
     this.inFlight = this.lastCall;
     if (!this.called) {
       this.called = true;
