@@ -464,7 +464,8 @@ async function check(f: Flags, io: Io, peers?: ShardPeers): Promise<number> {
       ...(shard ? { shard, ...(peers === undefined ? {} : { peers }) } : {}),
       ...(f.switch('verbose') ? { census: true } : {}),
       regressions: stored.entries,
-      ...(t.process && popts.kills !== undefined ? { kills: popts.kills } : {}),
+      // A process target's regressions are replayed with real kills, as replay replays them.
+      ...(t.process ? { realKills: popts.kills === 'real' ? async () => t.consumer : t.process.realKills } : {}),
       onRegression,
       onScenario: (s) => onScenario({ ...s, status: scenarioStatus(s) }),
       progress: (worlds, shrinking) => {
@@ -509,10 +510,11 @@ async function check(f: Flags, io: Io, peers?: ShardPeers): Promise<number> {
   let found: readonly RegressionEntry[] = [];
   // A process target's entry says how its hash was recorded, and, from a check with session
   // crashes, what real kills gave where that differs: a replay kills for real, and is held to it.
+  const realHashes = new Map(replays.map((r) => [r.sampled.hash, r.real.hash]));
   const killed = (e: RegressionEntry): { kills?: 'sampled' | 'real'; realHash?: string } => {
     if (!t.process) return {};
     if (sessionWorlds === 0) return { kills: 'real' };
-    const real = replays.find((r) => r.sampled.hash === e.hash)?.real.hash;
+    const real = e.hash === undefined ? undefined : realHashes.get(e.hash);
     return { kills: 'sampled', ...(real === undefined || real === e.hash ? {} : { realHash: real }) };
   };
   const entries = newRegressions(suite).map((e) => ({ ...e, ...killed(e), run: run.id, ...(digest === null ? {} : { digest }), ...(Object.keys(t.options).length === 0 ? {} : { options: t.options }) }));
@@ -526,7 +528,7 @@ async function check(f: Flags, io: Io, peers?: ShardPeers): Promise<number> {
   const json = f.string('json');
   if (json !== undefined) {
     const shardJson = shard ? { shard: { ...shard, tidemark: TIDEMARK_VERSION, ...(limitS === undefined ? {} : { timeLimit: limitS }), ...(sessionWorlds > 0 ? { sessionWorlds } : {}) } } : {};
-    const written = jobsRun ? jobsRun.json : checkJson(result as SuiteResult, { run, searches, replay: (kind, what) => replayOf(t, kind, what), ...shardJson });
+    const written = jobsRun ? jobsRun.json : checkJson(result as SuiteResult, { run, searches, replay: (kind, what) => replayOf(t, kind, what), realHashes, ...shardJson });
     outputs.write('--json', json, () => `${JSON.stringify(written, null, 2)}\n`);
   }
   const junit = f.string('junit');
@@ -657,7 +659,7 @@ async function replay(f: Flags, io: Io): Promise<number> {
     (world === null ? e.kind === 'scenario' && e.scenario === scenarioName : e.kind === 'world' && e.seed === world.seed && samePath(e.path, world.path) && worldSize(e.events) === world.events),
   );
   // A process target's replay kills for real: it is held to the history real kills gave.
-  const hash = entry === undefined ? undefined : comparableHash(entry, t.process ? 'real' : undefined);
+  const hash = entry === undefined ? undefined : comparableHash(entry, t.process !== undefined);
   const recorded = hash === undefined ? undefined : { hash, digest: entry?.digest, current: t.digest ?? targetDigest(t.id) };
   clearOutputs(f);
   let execution: Execution;
@@ -744,7 +746,8 @@ async function regressions(f: Flags, io: Io): Promise<number> {
       continue;
     }
     doing(`replaying the regression ${what}`);
-    const result = await runSuite(t.consumer, { adapter: t.id, options: t.options, digest, seed: 0, runs: 1, scenario: ALL_SCENARIOS[0]!.name, regressions: [entry] });
+    // A process target here kills for real (only check samples), as replay does.
+    const result = await runSuite(t.consumer, { adapter: t.id, options: t.options, digest, seed: 0, runs: 1, scenario: ALL_SCENARIOS[0]!.name, regressions: [entry], ...(t.process ? { realKills: async () => t.consumer } : {}) });
     const r = result.regressions[0];
     const still = r?.status !== 'pass';
     const why = r?.execution?.result.verdict.status === 'unknown' ? `: ${r.execution.result.verdict.reason}` : r?.note !== undefined ? `: ${r.note}` : '';

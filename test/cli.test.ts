@@ -166,6 +166,17 @@ describe('tidemark CLI', () => {
     const r = await cli('regressions', '--file', bad);
     expect(r.code).toBe(EXIT.usage);
     expect(r.err).toContain('entries[0] must be');
+    // A history's hash is a sha256 in hex; one of real kills besides it only where the recorded one had session crashes.
+    const sha = 'a'.repeat(64);
+    const entry = { adapter: 'command:node x.mjs', kind: 'scenario', scenario: 'stale-token' };
+    for (const fields of [{ hash: 'zzz' }, { hash: '' }, { kills: 'sampled', hash: sha, realHash: 'zzz' }, { kills: 'real', hash: sha, realHash: 'b'.repeat(64) }, { hash: sha, realHash: 'b'.repeat(64) }, { kills: 'sometimes' }]) {
+      writeFileSync(bad, JSON.stringify({ version: 1, entries: [{ ...entry, ...fields }] }));
+      const edited = await cli('regressions', '--file', bad);
+      expect(edited.code, JSON.stringify(fields)).toBe(EXIT.usage);
+      expect(edited.err).toContain("realHash (a sha256 in hex, with kills 'sampled')");
+    }
+    writeFileSync(bad, JSON.stringify({ version: 1, entries: [{ ...entry, kills: 'sampled', hash: sha, realHash: 'b'.repeat(64) }] }));
+    expect((await cli('regressions', '--file', bad)).code).toBe(EXIT.pass);
   });
 
   it('lists the regression file', async () => {

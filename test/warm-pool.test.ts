@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -160,6 +160,27 @@ describe('the warm pool and session crashes', () => {
     expect(replay.code, replay.out).toBe(EXIT.fail);
     expect(replay.out).not.toContain('not deterministic');
     expect(replay.out).toContain(`History sha256 ${entry.realHash}`);
+    // A check with session crashes replays its recorded failures as replay does, each run of
+    // each with real kills: one failing, not three runs that differ (the first world of a
+    // process is killed for real, the next in sessions).
+    const one = join(scratch, 'path-one.json');
+    writeFileSync(one, JSON.stringify({ ...JSON.parse(readFileSync(regressions, 'utf8')), entries: [entry] }));
+    const again = await cli('check', '--command', command, '--scenario', entry.scenario as string, '--regressions', one);
+    expect(again.out).not.toContain('not deterministic');
+    expect(again.out).toMatch(/regressions \(.*\): 1 replayed first, 1 still failing\n/);
+
+    // Shards merged into the regression file record how they killed, and what real kills gave.
+    const shards = [1, 2].map((i) => join(scratch, `path-shard-${i}.json`));
+    for (const [i, json] of shards.entries()) await cli('check', '--command', command, '--runs', '1', '--seed', '2', '--shard', `${i + 1}/2`, '--json', json, '--regressions', join(scratch, `path-shard-${i + 1}-regressions.json`));
+    const merged = join(scratch, 'path-merged.json');
+    expect((await cli('merge', ...shards, '--regressions', merged)).code).toBe(EXIT.fail);
+    const mergedEntries = (JSON.parse(readFileSync(merged, 'utf8')) as { entries: Entry[] }).entries;
+    expect(mergedEntries.every((e) => e.kills === 'sampled')).toBe(true);
+    const mergedDiffers = mergedEntries.find((e) => e.kind === 'scenario' && e.realHash !== undefined) as Entry;
+    expect(mergedDiffers).toBeDefined();
+    const fromMerged = await cli('replay', '--command', command, '--scenario', mergedDiffers.scenario as string, '--regressions', merged);
+    expect(fromMerged.code, fromMerged.out).toBe(EXIT.fail);
+    expect(fromMerged.out).toContain(`History sha256 ${mergedDiffers.realHash}`);
   });
 
   it('--kills takes real or sampled, with --command only', async () => {

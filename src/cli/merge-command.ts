@@ -113,7 +113,7 @@ function mergedCheck(merged: MergedCheck, shards: string, f: Flags, io: Io): num
   const file = f.string('regressions');
   let found: readonly unknown[] = [];
   const record = (): void => {
-    const entries = mergedRegressions(j);
+    const entries = mergedRegressions(j, merged.sessionWorlds);
     const refused = unrecordableHere(entries);
     if (refused !== null) throw new Error(refused);
     found = recordRegressions(file as string, entries);

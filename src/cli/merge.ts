@@ -155,6 +155,8 @@ export interface MergedCheck {
   /** The shard that found the reported counterexample of the generated worlds (from 1); null when none failed. */
   readonly foundBy: number | null;
   readonly calls: number;
+  /** Worlds of a process target whose crashes were session crashes, over all shards: 0 when every incarnation was killed for real. */
+  readonly sessionWorlds: number;
   readonly ms: { readonly regressions: readonly number[]; readonly scenarios: readonly number[]; readonly worlds: number };
 }
 
@@ -235,6 +237,7 @@ export function mergeCheck(shards: readonly Read<CheckJson & { shard: CheckShard
     json: { run: unsharded(first.run), consumer: first.consumer, adapter: first.adapter, seed: first.seed, runs: first.runs, searches: first.searches, verdict, ...(reason === undefined ? {} : { reason }), regressions, scenarios, worlds, checks },
     foundBy: winner?.index ?? null,
     calls: shards.reduce((sum, s) => sum + s.json.shard.calls, 0),
+    sessionWorlds: shards.reduce((sum, s) => sum + (s.json.shard.sessionWorlds ?? 0), 0),
     ms: {
       regressions: interleave(shards, first.shard.regressionsInFile, (s) => (s as Read<CheckJson & { shard: CheckShardJson }>).json.shard.ms.regressions, 'regression timings'),
       scenarios: interleave(shards, ALL_SCENARIOS.length, (s) => (s as Read<CheckJson & { shard: CheckShardJson }>).json.shard.ms.scenarios, 'scenario timings'),
@@ -322,16 +325,24 @@ export function junitSuiteOf(merged: MergedCheck): JUnitSuite {
 }
 
 /** The failures of a merged check that belong in the regression file, as `check` records them. */
-export function mergedRegressions(j: CheckJson): RegressionEntry[] {
+export function mergedRegressions(j: CheckJson, sessionWorlds: number): RegressionEntry[] {
   const options = targetOptions(j.run.identity);
   // The run and the target's code as check records them: a replay of unchanged code must give the recorded history.
   const of = { run: j.run.id, ...(j.run.identity.digest === null ? {} : { digest: j.run.identity.digest }), ...(Object.keys(options).length === 0 ? {} : { options }) };
+  // A process target's entries say how the shards killed, and what real kills gave, as check records them.
+  const killed = (f: FailureJson): { kills?: 'sampled' | 'real'; realHash?: string } => {
+    if (!j.adapter.startsWith('command:')) return {};
+    if (sessionWorlds === 0) return { kills: 'real' };
+    return { kills: 'sampled', ...(f.realHash === undefined ? {} : { realHash: f.realHash }) };
+  };
   const out: RegressionEntry[] = [];
   for (const s of j.scenarios) {
-    if (s.failure) out.push({ adapter: j.adapter, ...of, kind: 'scenario', scenario: s.name, anomaly: s.failure.anomalies[0]?.kind ?? s.status, hash: s.failure.hash });
+    if (s.failure) out.push({ adapter: j.adapter, ...of, kind: 'scenario', scenario: s.name, anomaly: s.failure.anomalies[0]?.kind ?? s.status, hash: s.failure.hash, ...killed(s.failure) });
   }
   const w = j.worlds;
-  if (w?.failure && w.path !== null) out.push({ adapter: j.adapter, ...of, kind: 'world', seed: w.seed, path: w.path, ...(w.events === undefined ? {} : { events: w.events }), anomaly: w.failure.anomalies[0]?.kind ?? w.status, hash: w.failure.hash });
+  if (w?.failure && w.path !== null) {
+    out.push({ adapter: j.adapter, ...of, kind: 'world', seed: w.seed, path: w.path, ...(w.events === undefined ? {} : { events: w.events }), anomaly: w.failure.anomalies[0]?.kind ?? w.status, hash: w.failure.hash, ...killed(w.failure) });
+  }
   return out;
 }
 

@@ -31,7 +31,7 @@ const WORLDS_KEYS = new Set(['status', 'events', 'runs', 'seed', 'path', 'shrink
 // An entry's own fields (a list kept beside the entry's type, so that a field added there is
 // not refused here: `format` and `events` once were), and what its replay adds.
 const REGRESSION_KEYS = new Set([...ENTRY_FIELDS, 'status', 'note', 'failure']);
-const FAILURE_KEYS = new Set(['anomalies', 'plan', 'history', 'hash']);
+const FAILURE_KEYS = new Set(['anomalies', 'plan', 'history', 'hash', 'realHash']);
 
 /** The run a shard's file says it belongs to, checked to be well formed and unedited. */
 export function runOfShard(file: string, json: unknown): RunJson {
@@ -189,6 +189,9 @@ class Where {
     }
     if (status === 'pass') this.fail(`${path}.status`, 'is pass, but the result carries a failing history');
     this.keys(`${path}.failure`, failure, FAILURE_KEYS);
+    if (failure.realHash !== undefined && !(typeof failure.realHash === 'string' && /^[0-9a-f]{64}$/.test(failure.realHash) && failure.realHash !== failure.hash)) {
+      this.fail(`${path}.failure.realHash`, 'must be the sha256 (in hex) of the history real kills gave, other than hash');
+    }
     try {
       validatePlan(failure.plan);
     } catch (error) {

@@ -44,6 +44,12 @@ export interface FailureJson {
   readonly plan: Plan;
   readonly history: History;
   readonly hash: string;
+  /**
+   * The sha256 of the history the check's final replay under real kills gave, where it
+   * differs from `hash` (a process target checked with session crashes): what a replay,
+   * which kills for real, is held to once the failure is recorded.
+   */
+  readonly realHash?: string;
 }
 
 export type RegressionJson = RegressionEntry & { readonly status: SuiteStatus; readonly note?: string; readonly failure?: FailureJson };
@@ -107,9 +113,17 @@ export interface CheckShardJson extends Shard {
 /** The suite for machines; histories only for failures. */
 export function checkJson(
   result: SuiteResult,
-  options: { readonly run: RunJson; readonly searches: number; readonly replay: (kind: 'scenario' | 'world', what: string) => string; readonly shard?: Omit<CheckShardJson, 'command' | 'regressionsInFile' | 'regressionsDigest' | 'skipped' | 'stoppedBy' | 'calls' | 'ms' | 'evidence'> },
+  options: {
+    readonly run: RunJson;
+    readonly searches: number;
+    readonly replay: (kind: 'scenario' | 'world', what: string) => string;
+    readonly shard?: Omit<CheckShardJson, 'command' | 'regressionsInFile' | 'regressionsDigest' | 'skipped' | 'stoppedBy' | 'calls' | 'ms' | 'evidence'>;
+    /** By a failure's hash, the hash of its history under real kills, where the final replay gave another. */
+    readonly realHashes?: ReadonlyMap<string, string>;
+  },
 ): CheckJson {
   const { replay } = options;
+  const failure = (e: Execution | null | undefined): { failure?: FailureJson } => failureOf(e, options.realHashes);
   const p = result.property;
   return {
     run: options.run,
@@ -159,9 +173,10 @@ export function checkJson(
   };
 }
 
-function failure(e: Execution | null | undefined): { failure?: FailureJson } {
+function failureOf(e: Execution | null | undefined, realHashes: ReadonlyMap<string, string> | undefined): { failure?: FailureJson } {
   if (!e || e.result.verdict.status === 'pass') return {};
-  return { failure: { anomalies: e.result.verdict.anomalies, plan: e.plan, history: e.history, hash: e.hash } };
+  const real = realHashes?.get(e.hash);
+  return { failure: { anomalies: e.result.verdict.anomalies, plan: e.plan, history: e.history, hash: e.hash, ...(real === undefined || real === e.hash ? {} : { realHash: real }) } };
 }
 
 /**

@@ -46,7 +46,7 @@ interface Common {
   /**
    * How a process target's incarnations were killed when `hash` was recorded: `sampled`, a
    * check that crashed most of them in sessions; `real`, every one its own process, killed
-   * with SIGKILL, as `tidemark replay` always does. Absent for other targets, and in entries
+   * with SIGKILL, as its replays always do. Absent for other targets, and in entries
    * recorded before it was noted.
    */
   readonly kills?: 'sampled' | 'real';
@@ -189,20 +189,22 @@ function readFile(path: string): Stored {
   return { entries: file.entries as RegressionEntry[], relative: file.paths === PATHS };
 }
 
-export const ENTRY_SHAPE = "must be { adapter, kind: 'world', seed, path } or { adapter, kind: 'scenario', scenario }, with optional string fields anomaly, tidemark, hash, realHash, run and digest, kills 'sampled' or 'real', an integer format, and options of string values";
+export const ENTRY_SHAPE =
+  "must be { adapter, kind: 'world', seed, path } or { adapter, kind: 'scenario', scenario }, with optional string fields anomaly, tidemark, run and digest, hash (a sha256 in hex), kills 'sampled' or 'real', realHash (a sha256 in hex, with kills 'sampled'), an integer format, and options of string values";
+
+/** A history's sha256, as an entry keeps it: 64 hex digits. */
+const SHA256 = /^[0-9a-f]{64}$/;
 
 /**
- * The recorded history's hash that a replay killing the way `kills` says must give, when it
- * is of the history format this tidemark records: only then can a replay be held to it. A
- * process target's replay under real kills is held to the history real kills gave (the
- * check's final replay, when session crashes gave another); one with session crashes, to a
- * history recorded with them. Neither is held to a history recorded the other way, which a
- * consumer keeping state a session crash does not drop may not give.
+ * The recorded history's hash a replay must give, when it is of the history format this
+ * tidemark records: only then can a replay be held to it. A process target's failures are
+ * replayed with real kills (by `replay`, and by `check` and `--prune`, whichever way the check
+ * that found them killed): held to the history real kills gave, the check's final replay's
+ * where session crashes gave another.
  */
-export function comparableHash(entry: RegressionEntry, kills?: 'sampled' | 'real'): string | undefined {
+export function comparableHash(entry: RegressionEntry, realKills = false): string | undefined {
   if (entry.format !== HISTORY_VERSION) return undefined;
-  if (kills === 'real') return entry.realHash ?? entry.hash;
-  return kills === 'sampled' && entry.kills === 'real' ? undefined : entry.hash;
+  return realKills ? (entry.realHash ?? entry.hash) : entry.hash;
 }
 
 /**
@@ -277,7 +279,10 @@ export function isRegressionEntry(value: unknown): value is RegressionEntry {
     e !== null &&
     typeof e.adapter === 'string' &&
     ['anomaly', 'tidemark', 'hash', 'realHash', 'run', 'digest', 'id'].every(optional) &&
+    (e.hash === undefined || SHA256.test(e.hash as string)) &&
     (e.kills === undefined || e.kills === 'sampled' || e.kills === 'real') &&
+    // A history of real kills besides the recorded one only where that one had session crashes.
+    (e.realHash === undefined || (SHA256.test(e.realHash as string) && e.kills === 'sampled')) &&
     (e.format === undefined || Number.isSafeInteger(e.format)) &&
     (e.options === undefined || (typeof e.options === 'object' && e.options !== null && !Array.isArray(e.options) && Object.values(e.options).every((v) => typeof v === 'string'))) &&
     ((e.kind === 'world' && Number.isSafeInteger(e.seed) && typeof e.path === 'string' && /^\d+(:\d+)*$/.test(e.path) && Number(e.path.split(':')[0]) < MAX_RUNS && (e.events === undefined || (Number.isSafeInteger(e.events) && (e.events as number) >= 1))) ||

@@ -62,8 +62,14 @@ export interface SuiteOptions {
   readonly events?: number;
   /** How many times each regression is replayed (default REPLAY_TIMES). */
   readonly replayTimes?: number;
-  /** How a process target's incarnations are killed in this run: which recorded hash a regression is held to (see comparableHash). */
-  readonly kills?: 'sampled' | 'real';
+  /**
+   * For a process target: the same target killing for real, which replays the regressions.
+   * A recorded failure is replayed as `tidemark replay` replays it, every run of it alike: a
+   * check with session crashes kills the first world of a process, and every 50th, for real,
+   * and a consumer keeping state a session crash does not drop takes another path in each.
+   * Held to the history real kills gave (see comparableHash).
+   */
+  readonly realKills?: () => Promise<AnyConsumer>;
   readonly progress?: (worlds: number, shrinking: boolean) => void;
   /** Told each replayed regression as it finishes, so a CLI can stream it. */
   readonly onRegression?: (outcome: RegressionOutcome) => void;
@@ -96,6 +102,9 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
   const regressions: RegressionOutcome[] = [];
   const tally = new CheckTally();
   const entries = replayedRegressions(options.regressions ?? [], options.adapter, options.options);
+  // Started only when some entry is to be replayed here.
+  let replaying: AnyConsumer | null = null;
+  const replayer = async (): Promise<AnyConsumer> => (options.realKills === undefined ? consumer : (replaying ??= await options.realKills()));
   for (const [j, entry] of entries.entries()) {
     if (!owns(options.shard, j)) continue;
     const start = performance.now();
@@ -115,11 +124,11 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     }
     // Each entry is replayed twice and compared: a consumer that is not deterministic is
     // unknown, never a pass that `--prune` would delete.
-    const hash = comparableHash(entry, options.kills);
+    const hash = comparableHash(entry, options.realKills !== undefined);
     const recorded = hash === undefined ? undefined : { hash, digest: entry.digest, current: options.digest ?? null };
     const address = scenario ? { plan: scenarioPlan(consumer, scenario) } : entry.kind === 'world' ? { seed: entry.seed, path: entry.path, events: entry.events } : null;
     if (address === null) throw new Error(`no world to replay for a regression entry: ${JSON.stringify(entry).slice(0, 200)}`);
-    const replayed = await replayWorld(consumer, address, { recorded, ...(options.replayTimes === undefined ? {} : { times: options.replayTimes }) });
+    const replayed = await replayWorld(await replayer(), address, { recorded, ...(options.replayTimes === undefined ? {} : { times: options.replayTimes }) });
     if (replayed === null) {
       regressions.push({ entry, status: 'unknown', execution: null, note: 'the seed and path lead to no world', ms: performance.now() - start });
       options.onRegression?.(regressions.at(-1) as RegressionOutcome);
