@@ -34,8 +34,9 @@ describe('the protocol schema knows the fields', () => {
     expect(protocolProblem('fromHarness', { type: 'reply', id: 1, ok: false, error: { code: 'conflict', definite: true, message: 'm', cause: 'because' } })).not.toBeNull();
     expect(protocolProblem('fromHarness', { type: 'reply', id: 1, ok: false, error: { code: 'rejected', definite: true, message: 'm', ref: { id: 'e1', version: 1 } } })).toBeNull();
     expect(protocolProblem('fromHarness', { type: 'reply', id: 1, ok: false, error: { code: 'rejected', definite: true, message: 'm', ref: 'e1' } })).not.toBeNull();
-    const hello = { type: 'hello', protocol: 1, name: 'x', capabilities: { delivery: 'at-least-once', profile: { resumes: ['after'], keyArity: 1, mutable: true, refusals: 'fail-visibly' } } };
+    const hello = { type: 'hello', protocol: 1, name: 'x', capabilities: { delivery: 'at-least-once', profile: { resumes: ['after'], keyArity: 1, keyValues: 'whole', mutable: true, refusals: 'fail-visibly' } } };
     expect(protocolProblem('fromConsumer', hello)).toBeNull();
     expect(protocolProblem('fromConsumer', { ...hello, capabilities: { delivery: 'at-least-once', profile: { keyArity: 3 } } })).not.toBeNull();
+    expect(protocolProblem('fromConsumer', { ...hello, capabilities: { delivery: 'at-least-once', profile: { keyValues: 'ints' } } })).toBe('hello.capabilities.profile.keyValues must be one of "any", "whole", got "ints"');
   });
 });
