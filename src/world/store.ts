@@ -24,8 +24,13 @@ export class Store {
     return events.map((e) => this.completions.has(refKey(e)));
   }
 
-  /** Validates the whole transaction, then applies it; throws a definite conflict naming the guard that refused otherwise. */
-  commit(ops: readonly StoreOp[], fence: number | null, generation: number): void {
+  /**
+   * Validates the whole transaction, then applies it; throws a definite conflict naming the
+   * guard that refused otherwise. Returns whether it changed the store: a completion record,
+   * watermark, anchor or outbox entry it did not hold before (effects and dead letters are the
+   * world's to count: the store keeps neither).
+   */
+  commit(ops: readonly StoreOp[], fence: number | null, generation: number): boolean {
     if (fence !== null && fence !== generation) {
       throw new WorldError('conflict', true, `fenced by generation ${fence}, but the newest lease is generation ${generation}`, { cause: 'fence' });
     }
@@ -40,31 +45,47 @@ export class Store {
         }
       }
     }
+    let changed = false;
     for (const op of ops) {
       switch (op.op) {
         case 'effect':
           // The effect's content lives in the history; the store only has to make it durable
           // together with the rest of the transaction.
           break;
-        case 'complete':
-          this.completions.add(refKey(op.event));
+        case 'complete': {
+          const key = refKey(op.event);
+          if (!this.completions.has(key)) {
+            this.completions.add(key);
+            changed = true;
+          }
           break;
-        case 'watermark':
-          this.watermark = { binding: op.binding, value: op.value };
+        }
+        case 'watermark': {
+          const next = { binding: op.binding, value: op.value };
+          changed ||= canonicalJson(next) !== canonicalJson(this.watermark);
+          this.watermark = next;
           break;
-        case 'anchor':
-          this.anchor = { binding: op.binding, token: op.token, watermark: op.watermark };
+        }
+        case 'anchor': {
+          const next = { binding: op.binding, token: op.token, watermark: op.watermark };
+          changed ||= canonicalJson(next) !== canonicalJson(this.anchor);
+          this.anchor = next;
           break;
-        case 'outbox':
-          this.outbox.set(refKey(op.event), { event: op.event, payload: op.payload });
+        }
+        case 'outbox': {
+          const key = refKey(op.event);
+          changed ||= this.outbox.get(key)?.payload !== op.payload;
+          this.outbox.set(key, { event: op.event, payload: op.payload });
           break;
+        }
         case 'outbox-done':
-          this.outbox.delete(refKey(op.event));
+          changed = this.outbox.delete(refKey(op.event)) || changed;
           break;
         case 'unless-completed':
           break;
       }
     }
+    return changed;
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Binding } from '../../model/binding.js';
 import { EVENT_OP_KINDS, RESUME_KINDS, STORE_OP_KINDS } from '../../model/api.js';
-import { refOf, type EventRef, type SourceEvent } from '../../model/event.js';
+import { refKey, refOf, type EventRef, type SourceEvent } from '../../model/event.js';
 import { HISTORY_VERSION, type Actor, type Call, type CallResult, type CallStep, type FetchRequest, type History, type LifeStep, type ObservedStep, type Outcome, type Page, type Phase, type Step, type StoreOp } from '../../model/history.js';
 import { isPageQuirk, type Fault, type Plan } from '../../scenarios/plan.js';
 import type { AnyConsumer, BlackboxConsumer, Inspection, WorkerWorld } from '../adapter/consumer.js';
@@ -89,6 +89,16 @@ export class World {
   private living: Life[] = [];
   private readonly incarnations = new Map<string, number>();
   private readonly poison: ReadonlySet<string>;
+  /**
+   * Calls so far that changed durable state: a first effect of an event version (an emit, or a
+   * commit's effect), a first dead letter of one, or a commit that changed the store. What a
+   * process consumer's crash-loop count takes for progress (see durableChanges).
+   */
+  private durable = 0;
+  /** The count as every incarnation's API carries it. */
+  private readonly durableRef = new DurableRef(() => this.durable);
+  /** The effects (`e:` and the version) and dead letters (`d:`) made so far. */
+  private readonly kept = new Set<string>();
   /** A blackbox consumer's own store, and what its last inspection showed. */
   /** A blackbox consumer's store, and what the last inspection showed of it: its watermark, and its effects as recorded. */
   private box: { consumer: BlackboxConsumer<unknown>; store: unknown; watermark: string; effects: Effect[] } | null = null;
@@ -525,12 +535,16 @@ export class World {
         return { kind: 'state', state: freezeOwn(this.store.state()) };
       case 'completed':
         return { kind: 'flags', flags: freezeOwn(this.store.completed(call.events)) };
-      case 'commit':
+      case 'commit': {
         for (const op of call.ops) if ((op.op === 'effect' || op.op === 'outbox') && this.poison.has(op.event.id)) this.refuse(op.event);
-        this.store.commit(call.ops, call.fence, this.lease.generation);
+        let changed = this.store.commit(call.ops, call.fence, this.lease.generation);
+        for (const op of call.ops) if (op.op === 'effect' || op.op === 'dead-letter') changed = this.keep(op.op === 'effect' ? 'e' : 'd', op.event) || changed;
+        if (changed) this.durable++;
         return undefined;
+      }
       case 'emit':
         if (this.poison.has(call.event.id)) this.refuse(call.event);
+        if (this.keep('e', call.event)) this.durable++;
         return undefined;
       case 'lease':
         return { kind: 'generation', generation: this.lease.acquire(p.life.who, this.steps.length) };
@@ -539,6 +553,14 @@ export class World {
       case 'malformed':
         throw new WorldError('bad-request', true, `${call.method}: ${call.problem}`);
     }
+  }
+
+  /** Notes an effect (`e`) or dead letter (`d`) of an event version; says whether it is the first. */
+  private keep(what: 'e' | 'd', event: EventRef): boolean {
+    const key = `${what}:${refKey(event)}`;
+    if (this.kept.has(key)) return false;
+    this.kept.add(key);
+    return true;
   }
 
   /** Records a call that ran, with the fault or quirk that fired there. */
@@ -601,8 +623,9 @@ export class World {
     // after, the history included, assumes JSON. The arguments the world keeps are checked
     // and copied in one walk, and what follows reads the copy.
     // Written out rather than spread from raw: a spread would read the signal, which is made only when asked for.
-    const api: Omit<WorkerWorld, 'signal'> & { readonly [LIFE]: LifeRef } = {
+    const api: Omit<WorkerWorld, 'signal'> & { readonly [LIFE]: LifeRef; readonly [DURABLE]: DurableRef } = {
       [LIFE]: new LifeRef(life),
+      [DURABLE]: this.durableRef,
       hold: raw.hold,
       stuck: raw.stuck,
       binding: raw.binding,
@@ -779,6 +802,38 @@ const ABORTED = Object.freeze(new DOMException('the incarnation died: it crashed
  * which gives the copy nothing the spread did not already read.
  */
 const LIFE = Symbol('tidemark.incarnation');
+
+/** Where an incarnation's API keeps the world's count of durable changes (see durableChanges). */
+const DURABLE = Symbol('tidemark.durable');
+
+/**
+ * How many calls of the world an incarnation belongs to have changed durable state so far
+ * (a first effect or dead letter of an event version, a commit that changed the store), read
+ * from the incarnation's API: what a process consumer's crash-loop count takes for progress,
+ * so that a commit or an emit that keeps nothing new (an empty commit, the stored watermark
+ * written again, an effect made twice) does not pass for it. Null for an API that is not a
+ * world's.
+ */
+export function durableChanges(world: WorkerWorld): number | null {
+  return countIn((world as { readonly [DURABLE]?: unknown })[DURABLE]);
+}
+
+/** The count a DurableRef reads; null for anything that is not one. */
+let countIn: (ref: unknown) => number | null = () => null;
+
+/** The world's count of durable changes as its APIs carry it: frozen, as LifeRef is, and read only through durableChanges. */
+class DurableRef {
+  readonly #read: () => number;
+  constructor(read: () => number) {
+    this.#read = read;
+    Object.freeze(this);
+  }
+  static {
+    countIn = (ref) => (typeof ref === 'object' && ref !== null && #read in ref ? (ref as DurableRef).#read() : null);
+  }
+}
+Object.freeze(DurableRef.prototype);
+Object.freeze(DurableRef);
 
 /** The life a LifeRef holds; undefined for anything that is not one. */
 let lifeIn: (ref: unknown) => Life | undefined = () => undefined;

@@ -3,6 +3,7 @@ import { scratchDir } from './scratch.js';
 import { join } from 'node:path';
 import type { AnyConsumer, BlackboxConsumer, Consumer, Inspection, WorkerWorld } from '../consumer.js';
 import { WORLD_ENDED, type WorldEndHook } from '../../world/end.js';
+import { durableChanges } from '../../world/world.js';
 import { AdapterLoadError, validateConsumer } from '../load.js';
 import { AdapterError, ConsumerUnrunnableError } from '../errors.js';
 import { ConsumerProcess, PROTOCOL, running, SpawnedProcess, type Hello, type Method } from './consumer-process.js';
@@ -36,9 +37,10 @@ export { REAL_KILL_EVERY, type Kills } from './pool.js';
  * costs five interpreter start-ups, not the thousands a world's step budget would allow.
  * Whenever it dies counts: before its first world call ("cannot open the config file") or
  * after some ("took its lease, then cannot open the database"). Durable is what the world
- * kept: an emit, or a commit of some operation, that took effect, or, for a blackbox
- * consumer, an inspection that finds its store changed; any of them starts the count again
- * (a commit of no operation keeps nothing, and does not). An incarnation the
+ * kept: an emit or a commit that took effect and kept something new (the world counts them:
+ * durableChanges), or, for a blackbox consumer, an inspection that finds its store changed;
+ * any of them starts the count again. A commit of no operation, the stored watermark written
+ * again or an effect made twice keeps nothing new, and does not. An incarnation the
  * harness ends (a crash the plan chose, the end of a phase, a claim) never counts: only
  * deaths the consumer caused do. One it ends while the incarnation is working (it has made
  * a world call) starts the count again too: a consumer that has caught up has nothing left
@@ -88,7 +90,7 @@ export class CrashLoopError extends ConsumerUnrunnableError {
     readonly last: string,
   ) {
     super(
-      `the consumer process \`${command}\` is crash-looping: ${CRASH_LOOP_LIMIT} incarnations in a row ended on their own without making anything durable (no emit, and no commit of any operation, took effect; nothing new in its store), so no world can make progress. The last one: ${last}`,
+      `the consumer process \`${command}\` is crash-looping: ${CRASH_LOOP_LIMIT} incarnations in a row ended on their own without making anything durable (no emit or commit of theirs kept anything new: an effect, a completion record, a watermark, an anchor, an outbox entry or a dead letter; nothing new in its store), so no world can make progress. The last one: ${last}`,
     );
   }
 }
@@ -491,11 +493,15 @@ class Incarnation {
     } catch (error) {
       call = Promise.reject(error);
     }
-    // What the world kept: a commit or an emit that took effect (a timeout took effect too).
-    // A commit of no operation keeps nothing: one per incarnation must not pass for progress.
+    // What the world kept: a commit or an emit that took effect (a timeout took effect too)
+    // and changed durable state, as the world counts it. One that keeps nothing new (a commit
+    // of no operation, the stored watermark written again, an effect made twice) is no
+    // progress: one in every incarnation would have kept a crash loop going to the step budget.
+    const before = durableChanges(world);
     const keeps = method === 'emit' || (method === 'commit' && !(Array.isArray(args[0]) && args[0].length === 0));
     const kept = (): void => {
-      if (!keeps) return;
+      const after = durableChanges(world);
+      if (!(before === null || after === null ? keeps : keeps && after > before)) return;
       this.durable = true;
       this.loop.progressed();
     };
