@@ -103,6 +103,8 @@ export class World {
   /** A blackbox consumer's store, and what the last inspection showed of it: its watermark, and its effects as recorded. */
   private box: { consumer: BlackboxConsumer<unknown>; store: unknown; watermark: string; effects: Effect[] } | null = null;
   private wake: (() => void) | null = null;
+  /** Ends the wait for a blackbox writer's next call when a call comes (see callOrTimer). */
+  private called: (() => void) | null = null;
   /**
    * Set when an incarnation found the consumer cannot be run at all, or tidemark's own code
    * inside the consumer failed (a HarnessError): the run stops at the next turn.
@@ -284,14 +286,21 @@ export class World {
         // turn: it is given the idle grace to get there before its store is looked at and
         // anything is picked, so that what it wrote before its next call is seen before that
         // call runs, whole, credited to it, and at the same step however long the write took.
-        if (writer.alive && this.pending.sizeOf(writer.actor.worker) === 0 && ++writing < 3 + GRACE_WAITS) {
-          if (writing >= 3) await new Promise((resolve) => setTimeout(resolve, GRACE_WAIT_MS));
+        // The wait ends as soon as a call comes (see submit).
+        const working = writer.alive && this.pending.sizeOf(writer.actor.worker) === 0;
+        if (working && ++writing < 3 + GRACE_WAITS) {
+          if (writing >= 3) await this.callOrTimer();
           continue;
         }
         await this.observe(writer);
+        // Still writing after the grace, with nothing else to run: the wait spent the idle
+        // grace, which it must not get a second time (its late writes would then meet its
+        // next call unseen), so the run cannot be judged. With other calls waiting, the next
+        // is picked, as before the wait.
+        if (working && this.pending.size === 0) idle = Math.max(idle, 2 + GRACE_WAITS);
+        writer = null;
+        writing = 0;
       }
-      writer = null;
-      writing = 0;
       if (this.anySettled()) continue;
       if (this.pending.size === 0) {
         // One turn drains every promise chain, which is all a deterministic consumer needs.
@@ -420,6 +429,17 @@ export class World {
       if (life.alive && life.holds > 0 && life.settled === null) return true;
     }
     return false;
+  }
+
+  /** A short timer's wait, ended early when an incarnation submits a call. */
+  private callOrTimer(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, GRACE_WAIT_MS);
+      this.called = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   }
 
   /** Wakes the scheduler when it waits on work outside the world. */
@@ -599,7 +619,12 @@ export class World {
   private submit<T>(life: Life, call: Call): Promise<T> {
     const promise = new Promise<T>(capture);
     // A dead incarnation's calls are dropped: its promises never settle, like a killed process.
-    if (life.alive) this.pending.push(life.actor.worker, { life, call, resolve: captured.resolve, reject: captured.reject });
+    if (life.alive) {
+      this.pending.push(life.actor.worker, { life, call, resolve: captured.resolve, reject: captured.reject });
+      const called = this.called;
+      this.called = null;
+      called?.();
+    }
     return promise;
   }
 
