@@ -518,6 +518,13 @@ function scheduleOf(runs: readonly (readonly [number, number])[]): number[] {
   return out;
 }
 
+/**
+ * How generated worlds are drawn: a seed and a path name the same world only under the same
+ * version, so a recorded failure's history is held to its hash only when the entry was
+ * recorded under this one. 2: event ids and the first ordering field in styles.
+ */
+export const WORLDS_VERSION = 2;
+
 /** A whole world: the swarm, then stream, binding, source, faults, mutations, workers and schedule. */
 export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
   const size = options.size ?? DEFAULT_SIZE;

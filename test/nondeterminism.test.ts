@@ -11,6 +11,7 @@ import { HISTORY_VERSION } from '../model/history.js';
 import { EXIT } from '../src/cli.js';
 import { findMutant } from '../src/selftest/mutants.js';
 import { firstDifference, replayWorld } from '../src/run/replay.js';
+import { WORLDS_VERSION } from '../scenarios/arbitraries.js';
 import { findScenario } from '../scenarios/named.js';
 import { cli } from './support.js';
 
@@ -102,6 +103,31 @@ describe('an entry recorded in an older history format', () => {
     // The same hash in this format is held to: unchanged code that replays to another history is not deterministic.
     writeFileSync(file, JSON.stringify({ ...older, entries: older.entries.map((e) => ({ ...e, format: HISTORY_VERSION })) }));
     const held = await cli('replay', '--adapter', buggy, '--scenario', 'failed-event-holds-watermark', '--regressions', file);
+    expect(held.code).toBe(EXIT.unknown);
+    expect(held.out).toContain('not deterministic');
+  });
+});
+
+describe('a world entry recorded by a tidemark that drew worlds another way', () => {
+  it('is replayed from its seed and path and judged, never held to its hash: a changed generator is no nondeterminism', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tidemark-worlds-'));
+    const file = join(dir, 'regressions.json');
+    const buggy = 'examples/ledger-consumer-buggy.ts';
+    const found = await cli('check', '--adapter', buggy, '--runs', '100', '--seed', '21', '--regressions', file);
+    expect(found.code).toBe(EXIT.fail);
+    type Entry = { kind: string; seed?: number; path?: string; hash: string; worlds?: number };
+    const json = JSON.parse(readFileSync(file, 'utf8')) as { entries: Entry[] };
+    const world = json.entries.find((e) => e.kind === 'world') as Entry;
+    expect(world.worlds).toBe(WORLDS_VERSION);
+    // As an earlier tidemark recorded it: no worlds field, and the hash of the world its seed and path named then.
+    const { worlds: _worlds, ...earlier } = world;
+    writeFileSync(file, JSON.stringify({ ...json, entries: [{ ...earlier, hash: '0'.repeat(64) }] }));
+    const replayed = await cli('replay', '--adapter', buggy, '--seed', String(world.seed), '--path', world.path as string, '--regressions', file);
+    expect(replayed.code, replayed.out).toBe(EXIT.fail);
+    expect(replayed.out).not.toContain('not deterministic');
+    // Under this tidemark's worlds the same hash is held to.
+    writeFileSync(file, JSON.stringify({ ...json, entries: [{ ...world, hash: '0'.repeat(64) }] }));
+    const held = await cli('replay', '--adapter', buggy, '--seed', String(world.seed), '--path', world.path as string, '--regressions', file);
     expect(held.code).toBe(EXIT.unknown);
     expect(held.out).toContain('not deterministic');
   });

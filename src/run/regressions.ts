@@ -2,6 +2,7 @@ import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, readdi
 import { createHash } from 'node:crypto';
 import { MAX_RUNS } from './options.js';
 import { HISTORY_VERSION } from '../../model/history.js';
+import { WORLDS_VERSION } from '../../scenarios/arbitraries.js';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 /**
@@ -56,6 +57,12 @@ interface Common {
    * drop takes another path then, and a replay, which kills for real, is held to this one.
    */
   readonly realHash?: string;
+  /**
+   * A world entry: how the tidemark that recorded it drew generated worlds (WORLDS_VERSION);
+   * absent, 1, in entries recorded before it was noted. Under another version its seed and
+   * path name another world: replayed and judged, never held to its hash.
+   */
+  readonly worlds?: number;
   /** The run that found it (src/run/run-identity.ts). */
   readonly run?: string;
   /**
@@ -190,7 +197,7 @@ function readFile(path: string): Stored {
 }
 
 export const ENTRY_SHAPE =
-  "must be { adapter, kind: 'world', seed, path } or { adapter, kind: 'scenario', scenario }, with optional string fields anomaly, tidemark, run and digest, hash (a sha256 in hex), kills 'sampled' or 'real', realHash (a sha256 in hex, with kills 'sampled'), an integer format, and options of string values";
+  "must be { adapter, kind: 'world', seed, path } or { adapter, kind: 'scenario', scenario }, with optional string fields anomaly, tidemark, run and digest, hash (a sha256 in hex), kills 'sampled' or 'real', realHash (a sha256 in hex, with kills 'sampled'), integers format and worlds, and options of string values";
 
 /** A history's sha256, as an entry keeps it: 64 hex digits. */
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -204,6 +211,7 @@ const SHA256 = /^[0-9a-f]{64}$/;
  */
 export function comparableHash(entry: RegressionEntry, realKills = false): string | undefined {
   if (entry.format !== HISTORY_VERSION) return undefined;
+  if (entry.kind === 'world' && (entry.worlds ?? 1) !== WORLDS_VERSION) return undefined;
   return realKills ? (entry.realHash ?? entry.hash) : entry.hash;
 }
 
@@ -266,7 +274,7 @@ function sameOptions(a: Readonly<Record<string, string>>, b: Readonly<Record<str
 /** Every field of either kind of entry. */
 type EntryField = RegressionEntry extends infer E ? (E extends unknown ? keyof E : never) : never;
 /** Written as a record of the type's fields, so that a field added to the type and not here does not compile. */
-const FIELDS: Readonly<Record<EntryField, true>> = { adapter: true, kind: true, seed: true, path: true, events: true, scenario: true, anomaly: true, tidemark: true, hash: true, format: true, kills: true, realHash: true, run: true, digest: true, options: true, id: true };
+const FIELDS: Readonly<Record<EntryField, true>> = { adapter: true, kind: true, seed: true, path: true, events: true, scenario: true, anomaly: true, tidemark: true, hash: true, format: true, worlds: true, kills: true, realHash: true, run: true, digest: true, options: true, id: true };
 /** Every field an entry may carry, as this tidemark writes them: a field not among these is not tidemark's. */
 export const ENTRY_FIELDS: readonly string[] = Object.keys(FIELDS);
 
@@ -284,6 +292,7 @@ export function isRegressionEntry(value: unknown): value is RegressionEntry {
     // A history of real kills besides the recorded one only where that one had session crashes.
     (e.realHash === undefined || (SHA256.test(e.realHash as string) && e.kills === 'sampled')) &&
     (e.format === undefined || Number.isSafeInteger(e.format)) &&
+    (e.worlds === undefined || (Number.isSafeInteger(e.worlds) && (e.worlds as number) >= 1)) &&
     (e.options === undefined || (typeof e.options === 'object' && e.options !== null && !Array.isArray(e.options) && Object.values(e.options).every((v) => typeof v === 'string'))) &&
     ((e.kind === 'world' && Number.isSafeInteger(e.seed) && typeof e.path === 'string' && /^\d+(:\d+)*$/.test(e.path) && Number(e.path.split(':')[0]) < MAX_RUNS && (e.events === undefined || (Number.isSafeInteger(e.events) && (e.events as number) >= 1))) ||
       (e.kind === 'scenario' && typeof e.scenario === 'string'))
@@ -355,7 +364,7 @@ export function recordRegressions(path: string, found: readonly RegressionEntry[
     for (const entry of fresh) {
       if (known.some((x) => sameEntry(x, entry)) || added.some((x) => sameEntry(x, entry))) continue;
       const inThisFile = { ...entry, adapter: inFile(entry.adapter, base) };
-      const stamped = { ...inThisFile, id: shortId(inThisFile), tidemark: TIDEMARK_VERSION, ...(entry.hash === undefined ? {} : { format: HISTORY_VERSION }) };
+      const stamped = { ...inThisFile, id: shortId(inThisFile), tidemark: TIDEMARK_VERSION, ...(entry.hash === undefined ? {} : { format: HISTORY_VERSION }), ...(entry.kind === 'world' ? { worlds: WORLDS_VERSION } : {}) };
       written.push(stamped);
       added.push({ ...stamped, adapter: entry.adapter });
     }
