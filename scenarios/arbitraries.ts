@@ -166,7 +166,9 @@ function idsOf(draws: readonly EventDraw[], size: WorldSize, style: number): str
  *
  * The world counts in whole units of the field whatever its grid: a change lands one unit
  * past the head, or `back` units behind it; a replay window spans `window` units. Quarters
- * are exact in binary, so the world and ground truth compute the same keys.
+ * are exact in binary, so the world and ground truth compute the same keys. A change never
+ * lands below 0 (src/world/source.ts floors it there, from when keys were never negative),
+ * so in worlds below zero changes behind the head are fewer than they could be.
  */
 function keyScale(style: number, size: WorldSize, profile: SourceProfile): ((k: number) => number) | null {
   if (profile.keyValues === 'whole') return null;
