@@ -26,11 +26,12 @@ export class Store {
 
   /**
    * Validates the whole transaction, then applies it; throws a definite conflict naming the
-   * guard that refused otherwise. Returns whether it changed the store: a completion record,
-   * watermark, anchor or outbox entry it did not hold before (effects and dead letters are the
-   * world's to count: the store keeps neither).
+   * guard that refused otherwise. With `noting`, returns whether it changed the store: a
+   * completion record, watermark, anchor or outbox entry it did not hold before (effects and
+   * dead letters are the world's to count: the store keeps neither); without, false, and
+   * compares nothing.
    */
-  commit(ops: readonly StoreOp[], fence: number | null, generation: number): boolean {
+  commit(ops: readonly StoreOp[], fence: number | null, generation: number, noting = false): boolean {
     if (fence !== null && fence !== generation) {
       throw new WorldError('conflict', true, `fenced by generation ${fence}, but the newest lease is generation ${generation}`, { cause: 'fence' });
     }
@@ -62,19 +63,19 @@ export class Store {
         }
         case 'watermark': {
           const next = { binding: op.binding, value: op.value };
-          changed ||= canonicalJson(next) !== canonicalJson(this.watermark);
+          changed ||= noting && canonicalJson(next) !== canonicalJson(this.watermark);
           this.watermark = next;
           break;
         }
         case 'anchor': {
           const next = { binding: op.binding, token: op.token, watermark: op.watermark };
-          changed ||= canonicalJson(next) !== canonicalJson(this.anchor);
+          changed ||= noting && canonicalJson(next) !== canonicalJson(this.anchor);
           this.anchor = next;
           break;
         }
         case 'outbox': {
           const key = refKey(op.event);
-          changed ||= this.outbox.get(key)?.payload !== op.payload;
+          changed ||= noting && this.outbox.get(key)?.payload !== op.payload;
           this.outbox.set(key, { event: op.event, payload: op.payload });
           break;
         }
@@ -85,7 +86,7 @@ export class Store {
           break;
       }
     }
-    return changed;
+    return noting && changed;
   }
 }
 

@@ -95,8 +95,17 @@ export class World {
    * process consumer's crash-loop count takes for progress (see durableChanges).
    */
   private durable = 0;
+  /**
+   * Whether durable changes are counted: from the first time the count is read, which a
+   * process consumer's bridge does at its first call. An in-process consumer's world never
+   * reads it, and its calls carry none of the counting.
+   */
+  private counting = false;
   /** The count as every incarnation's API carries it. */
-  private readonly durableRef = new DurableRef(() => this.durable);
+  private readonly durableRef = new DurableRef(() => {
+    this.counting = true;
+    return this.durable;
+  });
   /** The effects (`e:` and the version) and dead letters (`d:`) made so far. */
   private readonly kept = new Set<string>();
   /** A blackbox consumer's own store, and what its last inspection showed. */
@@ -557,14 +566,15 @@ export class World {
         return { kind: 'flags', flags: freezeOwn(this.store.completed(call.events)) };
       case 'commit': {
         for (const op of call.ops) if ((op.op === 'effect' || op.op === 'outbox') && this.poison.has(op.event.id)) this.refuse(op.event);
-        let changed = this.store.commit(call.ops, call.fence, this.lease.generation);
+        let changed = this.store.commit(call.ops, call.fence, this.lease.generation, this.counting);
+        if (!this.counting) return undefined;
         for (const op of call.ops) if (op.op === 'effect' || op.op === 'dead-letter') changed = this.keep(op.op === 'effect' ? 'e' : 'd', op.event) || changed;
         if (changed) this.durable++;
         return undefined;
       }
       case 'emit':
         if (this.poison.has(call.event.id)) this.refuse(call.event);
-        if (this.keep('e', call.event)) this.durable++;
+        if (this.counting && this.keep('e', call.event)) this.durable++;
         return undefined;
       case 'lease':
         return { kind: 'generation', generation: this.lease.acquire(p.life.who, this.steps.length) };
