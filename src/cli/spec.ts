@@ -487,7 +487,10 @@ function readShard(flag: Flag, text: string): { index: number; count: number } {
 
 /** A number flag's value, checked by the bounds the package's API checks its options by (src/run/options.ts). */
 function readNumber(flag: Flag, text: string): number {
-  const n = text.trim() === '' ? Number.NaN : Number(text);
+  // Decimal notation only: Number() would also take `0x10`, `1e3` and `0b1`, and a seed typed
+  // so would be printed back as another number than the one typed.
+  const decimal = flag.type === 'seconds' ? /^\s*-?(?:\d+(?:\.\d*)?|\.\d+)\s*$/ : /^\s*-?\d+\s*$/;
+  const n = decimal.test(text) ? Number(text) : Number.NaN;
   const bounds = { type: flag.type as 'integer' | 'seed' | 'seconds' | 'ms', ...(flag.min === undefined ? {} : { min: flag.min }), ...(flag.max === undefined ? {} : { max: flag.max }) };
   const problem = numberProblem(`--${flag.name}`, bounds, n, `'${text}'`);
   if (problem !== null) throw new UsageError(problem);
