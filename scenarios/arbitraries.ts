@@ -166,9 +166,9 @@ function idsOf(draws: readonly EventDraw[], size: WorldSize, style: number): str
  *
  * The world counts in whole units of the field whatever its grid: a change lands one unit
  * past the head, or `back` units behind it; a replay window spans `window` units. Quarters
- * are exact in binary, so the world and ground truth compute the same keys. A change never
- * lands below 0 (src/world/source.ts floors it there, from when keys were never negative),
- * so in worlds below zero changes behind the head are fewer than they could be.
+ * are exact in binary, so the world and ground truth compute the same keys. A change behind
+ * the head lands no lower than 0, or than the world's lowest key where that is below 0
+ * (src/world/source.ts).
  */
 function keyScale(style: number, size: WorldSize, profile: SourceProfile): ((k: number) => number) | null {
   if (profile.keyValues === 'whole') return null;
@@ -523,9 +523,10 @@ function scheduleOf(runs: readonly (readonly [number, number])[]): number[] {
 /**
  * How generated worlds are drawn: a seed and a path name the same world only under the same
  * version, so a recorded failure's history is held to its hash only when the entry was
- * recorded under this one. 2: event ids and the first ordering field in styles.
+ * recorded under this one. 2: event ids and the first ordering field in styles. 3: in a world
+ * whose keys run from below zero, a change behind the head may land below zero.
  */
-export const WORLDS_VERSION = 2;
+export const WORLDS_VERSION = 3;
 
 /** A whole world: the swarm, then stream, binding, source, faults, mutations, workers and schedule. */
 export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {

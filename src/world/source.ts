@@ -59,6 +59,12 @@ export class Source {
   private readonly tokens: TokenMint<TokenMeaning>;
   /** The largest first ordering field ever held: the head a replay window is measured from. */
   private clock: number | null;
+  /**
+   * The lowest first ordering field a change behind the head lands on: 0, or the lowest one
+   * the world started with when that is below 0 (a world whose keys run from below zero),
+   * so that such a world sees as many changes behind its head as one whose keys start at 0.
+   */
+  private readonly floor: number;
   private readonly lastPage = new Map<string, Page>();
   /** How many changes the source had taken when each last page was served. */
   private readonly lastPageChanges = new Map<string, number>();
@@ -80,6 +86,7 @@ export class Source {
     for (const e of this.events) this.byId.set(e.id, e);
     this.tokens = new TokenMint(seed);
     this.clock = initial.reduce<number | null>((m, e) => Math.max(m ?? Number.NEGATIVE_INFINITY, e.key[0] ?? 0), null);
+    this.floor = initial.reduce((m, e) => Math.min(m, e.key[0] ?? 0), 0);
   }
 
   head(): number | null {
@@ -218,7 +225,7 @@ export class Source {
     const head = this.clock ?? 0;
     const width = this.events[0]?.key.length ?? binding.ordering.length;
     const keyAt = (first: number): number[] => [first, ...Array.from({ length: width - 1 }, () => 0)];
-    const behind = (limit: number): number => Math.max(0, head - Math.min(spec.back, limit));
+    const behind = (limit: number): number => Math.max(this.floor, head - Math.min(spec.back, limit));
     const target = this.events.length > 0 ? this.events[spec.target % this.events.length] : undefined;
     let kind = spec.kind;
     let first: number;

@@ -472,6 +472,18 @@ describe('mutations keep the contract', () => {
     expect(src.head()).toBe(7);
   });
 
+  it('R10 none and replay-window: in a world whose keys run from below zero, a change lands as far behind the head as in one from zero', () => {
+    const below = orderly.map((e) => ({ ...e, key: [(e.key[0] as number) - 10] })); // -9 to -3
+    const none = source(below, { contract: { kind: 'none' } });
+    // As far back as the lowest key the world started with, as a world from 0 lands at 0.
+    expect(none.mutate(m('insert', 0, 100), ALL).event.key).toEqual([-9]);
+    expect(none.mutate(m('move', 3, 4), ALL).event.key).toEqual([-7]);
+    const window = source(below, { contract: { kind: 'replay-window', window: 2 } });
+    expect(window.mutate(m('insert', 0, 100), ALL).event.key).toEqual([-5]);
+    // A world from zero still lands no lower than 0.
+    expect(source(orderly.map((e) => ({ ...e, key: [(e.key[0] as number) + 10] })), { contract: { kind: 'none' } }).mutate(m('insert', 0, 100), ALL).event.key).toEqual([0]);
+  });
+
   it('R10 a mutation keeps the width of the ordering tuple', () => {
     const src = source([ev('a', [1, 4]), ev('b', [2, 8])], { contract: { kind: 'insertion-stable' } });
     expect(src.mutate(m('insert', 0, 0), { ...ALL, ordering: ['day', 'seq'] }).event.key).toEqual([3, 0]);
