@@ -41,6 +41,19 @@ describe('one seed decides everything', () => {
     expect(replayed.counterexample!.hash).toBe(found.counterexample!.hash);
   });
 
+  it('replaying a passing world by its seed and path runs that world alone, and says it passed', async () => {
+    const consumer = findMutant('completion-before-effect')!.consumer;
+    const found = await checkProperty(consumer, { runs: 1000, seed: SEED });
+    for (const path of [found.path!, '3']) {
+      let worlds = 0;
+      const again = await checkProperty(referenceConsumer(), { seed: found.seed, path, progress: () => worlds++ });
+      expect(again.status).toBe('pass');
+      expect(again.interrupted).toBe(false);
+      expect(again.replayed).toBeDefined();
+      expect(worlds).toBe(1);
+    }
+  });
+
   it('two searches from the same seed find the same minimal world', async () => {
     const consumer = findMutant('max-position-fetched')!.consumer;
     const a = await checkProperty(consumer, { runs: 200, seed: SEED });

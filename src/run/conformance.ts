@@ -178,9 +178,17 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
   const peers = options.shard === undefined || deadline !== undefined ? undefined : options.peers;
   let failedAt: number | null = null;
   let stoppedBy: number | null = null;
+  // Whether a search by path ended because its one world had run (not a time limit).
+  let pathDone = false;
   const search = async (seed: number, path?: string, first = false): Promise<Search> => {
     let last: { readonly plan: Plan; execution: Execution | null } | null = null;
     const property = fc.asyncProperty(arb, async (plan) => {
+      // A path names one world: once it ran, and passed, fast-check would go on to the worlds
+      // after it (numRuns of them, or every shrink of its parent), each a run of the consumer.
+      if (path !== undefined && replayed !== undefined) {
+        pathDone = true;
+        throw new fc.PreconditionFailure(true);
+      }
       const k = first && last === null ? generated++ : null;
       if (peers !== undefined) {
         // Another shard failed first: past its failure (or shrinking, in any search, a later
@@ -238,7 +246,7 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
     if (details.failed && found === null && !(details.interrupted && details.errorInstance == null)) {
       throw details.errorInstance instanceof Error ? details.errorInstance : new Error(`fast-check failed without a failing world: ${String(details.errorInstance)}`);
     }
-    if (!details.failed || found === null) return { seed: details.seed, runs: details.numRuns, path: null, shrinks: details.numShrinks, found: null, interrupted: details.interrupted };
+    if (!details.failed || found === null) return { seed: details.seed, runs: details.numRuns, path: null, shrinks: details.numShrinks, found: null, interrupted: details.interrupted && !pathDone };
     // The minimal world's verdict came from the memo: run it once more for its history.
     const execution = found.execution ?? (await execute(found.plan, consumer));
     return { seed: details.seed, runs: details.numRuns, path: details.counterexamplePath, shrinks: details.numShrinks, found: execution, interrupted: details.interrupted };
