@@ -45,6 +45,11 @@ export class Lives {
     this.alive.clear();
   }
 
+  /** What is wrong with a step that is no incarnation's call or life (`what` it did) at this point, or null: after the claim, any is. */
+  other(what: string): string | null {
+    return this.afterClaim(what);
+  }
+
   /** What is wrong with any step of the phase once its claim was made, or null. */
   private afterClaim(what: string): string | null {
     return this.claimedAt === null ? null : `${what} after the claim at step ${this.claimedAt}, which ended the ${this.phase} phase`;

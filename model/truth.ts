@@ -399,6 +399,7 @@ export class Truth {
     if (wrong !== null) this.problem(step.seq, wrong);
     switch (step.kind) {
       case 'mutation': {
+        this.late(step.seq, `the source changed (${step.mutation} of ${step.event.id})`);
         this.at = step.seq;
         if (step.phase === 'adversity') this.changes.push(step);
         else this.problem(step.seq, `the source changed in the drain phase, but the world makes the plan's changes in the adversity phase only`);
@@ -416,6 +417,7 @@ export class Truth {
         return NONE;
       }
       case 'rebind': {
+        this.late(step.seq, 'a rebind');
         const plan = this.header.rebind;
         if (plan === null) this.problem(step.seq, 'a rebind, but the plan makes none');
         else if (canonicalJson(plan.binding) !== canonicalJson(step.binding)) this.problem(step.seq, `a rebind to ${canonicalJson(step.binding).slice(0, 160)}, but the plan rebinds to ${canonicalJson(plan.binding).slice(0, 160)}`);
@@ -435,6 +437,7 @@ export class Truth {
       }
       case 'observed': {
         if (this.header.consumer !== 'blackbox') this.problem(step.seq, "an observed step, but the consumer is whitebox: the world looks into a blackbox consumer's own store only");
+        this.late(step.seq, `a look into ${step.actor.worker}#${step.actor.incarnation}'s store`);
         const effects = step.effects.map((e) => this.effect(e.event, e.payload, this.bound));
         return { applied: true, effects, watermarks: step.watermark ? [step.watermark.value] : [], foreign: null, outcomes: effects.map((e) => e.ref) };
       }
@@ -497,6 +500,12 @@ export class Truth {
 
   private problem(seq: number, what: string): void {
     this.problems.push({ seq, what });
+  }
+
+  /** A step of a phase its claim had ended: the world runs nothing after a claim, so it recorded a step that never happened. */
+  private late(seq: number, what: string): void {
+    const wrong = this.lives.other(what);
+    if (wrong !== null) this.problem(seq, wrong);
   }
 
   // -------------------------------------------------------------------------------------------

@@ -7,6 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { check } from '../../model/checker.js';
 import type { Contract, FaultLabel, History, Step } from '../../model/history.js';
 import { HistoryError } from '../../model/parse-history.js';
+import blackbox from '../../examples/blackbox-consumer.js';
+import { findScenario } from '../../scenarios/named.js';
+import { execute } from '../../src/run/execute.js';
+import { referenceConsumer } from '../../src/selftest/reference.js';
 import { ALL, complete, effect, ev, timeline, unlessCompleted, watermark, at, type FetchOptions, type Timeline } from './histories.js';
 
 const a = ev('a', 1);
@@ -291,6 +295,22 @@ describe('a claim ends its phase', () => {
     expect(problems(insertAfter(h, claim, emit))).toEqual([`w1#1 made a call (emit) after the claim at step ${claim}, which ended the adversity phase`]);
     const start = h.steps[0] as Step;
     expect(problems(insertAfter(h, claim, { ...start, actor: { worker: 'w1', incarnation: 2 } } as Step))).toEqual([`w1#2 was started after the claim at step ${claim}, which ended the adversity phase`]);
+  });
+
+  it.each([
+    ['mutation', 'late-insert-without-contract', 'the source changed (insert of'],
+    ['rebind', 'binding-change-same-store', 'a rebind after the claim'],
+    ['observed', 'failed-event-holds-watermark', "a look into w1#1's store after the claim"],
+  ] as const)('a %s step in the phase after its claim is the world contradicting itself', async (kind, scenario, told) => {
+    const consumer = kind === 'observed' ? blackbox : referenceConsumer();
+    const h = (await execute(findScenario(scenario)!.plan, consumer)).history;
+    expect(problems(h)).toEqual([]);
+    const claim = h.steps.findIndex((s) => s.kind === 'call' && s.call.kind === 'claim');
+    const step = h.steps.find((s) => s.kind === kind && s.seq < claim) as Step;
+    expect(claim).toBeGreaterThan(0);
+    expect(step).toBeDefined();
+    const late = problems(insertAfter(h, claim, step));
+    expect(late.some((p) => p.startsWith(told) && p.includes(`after the claim at step ${claim}, which ended the adversity phase`))).toBe(true);
   });
 });
 
