@@ -44,6 +44,7 @@ import { judge } from './cli/judge-command.js';
 import { replayCommand, targetFlag, worldWhat } from './report/replay-command.js';
 import { runId, targetDigest, type RunIdentity } from './run/run-identity.js';
 import { notOurs } from './cli/environment.js';
+import { placeOf, type WorldPlace } from './run/world-place.js';
 import { connectorFlag, connectorOf, connectorTarget } from './connector/target.js';
 import { ConnectorUnjudgedError } from './connector/errors.js';
 
@@ -54,6 +55,8 @@ export { EXIT } from './cli/spec.js';
 /** `peers`: when the command runs supervised, its link to the jobs beside it (a check run as a job of `check --jobs`). */
 export async function main(argv: readonly string[], io: Io, peers?: ShardPeers): Promise<number> {
   const [command = '', ...rest] = argv;
+  // How to replay the world an error came from, once a check knows its target (see WorldPlace).
+  const replayOfPlace: { command?: (place: WorldPlace) => string } = {};
   try {
     if (command === '' || command === '--help' || command === '-h') {
       io.out(globalHelp());
@@ -85,7 +88,7 @@ export async function main(argv: readonly string[], io: Io, peers?: ShardPeers):
     const flags = parseFlags(spec, rest);
     switch (command) {
       case 'check':
-        return await check(flags, io, peers);
+        return await check(flags, io, peers, replayOfPlace);
       case 'replay':
         return await replay(flags, io);
       case 'mutants':
@@ -124,8 +127,11 @@ export async function main(argv: readonly string[], io: Io, peers?: ShardPeers):
     }
     // A consumer that cannot be run at all (it dies before its first call, again and again;
     // it speaks another protocol) is a setup problem to fix, not a verdict on its logic.
+    const place = placeOf(error);
+    const replayIt = place !== null && replayOfPlace.command !== undefined ? `Replay that world: ${replayOfPlace.command(place)}` : null;
     if (error instanceof AdapterLoadError || error instanceof ConsumerUnrunnableError || (error instanceof Error && error.name === 'AdapterError')) {
       io.err(`tidemark: ${error.message}`);
+      if (replayIt !== null) io.err(replayIt);
       return EXIT.usage;
     }
     const why = notOurs(error);
@@ -135,6 +141,7 @@ export async function main(argv: readonly string[], io: Io, peers?: ShardPeers):
       return EXIT.unknown;
     }
     io.err(`tidemark: harness error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    if (replayIt !== null) io.err(replayIt);
     return EXIT.error;
   }
 }
@@ -305,7 +312,7 @@ function shareOf(runs: number, shard: Shard): number {
   return runs < shard.index ? 0 : Math.floor((runs - shard.index) / shard.count) + 1;
 }
 
-async function check(f: Flags, io: Io, peers?: ShardPeers): Promise<number> {
+async function check(f: Flags, io: Io, peers: ShardPeers | undefined, replayOfPlace: { command?: (place: WorldPlace) => string }): Promise<number> {
   if (f.switch('all')) conflicts(f, 'all', ['scenario']);
   conflicts(f, 'scenario', ['runs', 'seed', 'searches', 'time-limit', 'shard', 'events', 'jobs']);
   const shard = f.shard('shard');
@@ -341,6 +348,7 @@ async function check(f: Flags, io: Io, peers?: ShardPeers): Promise<number> {
   const scenarios = named.filter((_, j) => owns(shard, j));
   const digest = t.digest ?? targetDigest(t.id);
   const events = worldSize(f.number('events'));
+  replayOfPlace.command = (place) => ('scenario' in place ? replayOf(t, 'scenario', place.scenario) : replayOf(t, 'world', worldWhat({ ...place, events })));
   const identity: RunIdentity = {
     tidemark: TIDEMARK_VERSION,
     command: 'check',

@@ -186,6 +186,8 @@ describe('a misbehaving adapter gets a verdict, never a hang or a harness crash'
     expect(r.code, r.out + r.err).toBe(EXIT.usage);
     expect(r.err).toContain("A blackbox consumer's effects, as inspect() returns them, only grow");
     expect(r.err).toMatch(/no longer shows \S+ v1 .* \(it shows \d+ effect\(s\), where it showed \d+\)/);
+    // The world that shows the loss, to replay at 2 a.m.
+    expect(r.err).toContain('Replay that world: npx tidemark replay --adapter test/fixtures/blackbox-torn-tail.ts --scenario ties-across-page-boundary');
     expect(r.out).not.toContain('verdict: pass');
   });
 

@@ -5,6 +5,7 @@ import { checkProperty } from '../src/run/conformance.js';
 import { findMutant } from '../src/selftest/mutants.js';
 import { referenceConsumer } from '../src/selftest/reference.js';
 import { execute } from '../src/run/execute.js';
+import { placeOf } from '../src/run/world-place.js';
 import { SEED } from './support.js';
 
 describe('one seed decides everything', () => {
@@ -52,6 +53,24 @@ describe('one seed decides everything', () => {
       expect(again.replayed).toBeDefined();
       expect(worlds).toBe(1);
     }
+  });
+
+  it('an adapter error thrown in a generated world names the world, and its seed and path throw it again', async () => {
+    const tornTail = (await import('./fixtures/blackbox-torn-tail.js')).default;
+    const thrown = await checkProperty(tornTail, { runs: 200, seed: SEED }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(thrown).toBeInstanceOf(Error);
+    expect((thrown as Error).message).toContain('no longer shows');
+    const place = placeOf(thrown);
+    expect(place).toMatchObject({ seed: SEED, path: expect.stringMatching(/^\d+(:\d+)*$/) });
+    const again = await checkProperty(tornTail, { seed: SEED, path: (place as { path: string }).path }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect((again as Error).message).toBe((thrown as Error).message);
+    expect(placeOf(again)).toEqual(place);
   });
 
   it('two searches from the same seed find the same minimal world', async () => {

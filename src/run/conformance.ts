@@ -8,6 +8,7 @@ import type { CheckResult } from '../../model/checker.js';
 import { missedAdversity } from './exercised.js';
 import type { AnyConsumer } from '../adapter/consumer.js';
 import { execute, type Execution } from './execute.js';
+import { placeError } from './world-place.js';
 import type { Plan } from '../../scenarios/plan.js';
 import { isSmaller, sizeOf } from '../selftest/shrunk-size.js';
 import { shown, UsageError, validateOptions } from './options.js';
@@ -244,7 +245,9 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
     // except a time limit that ended the search before a world ran, which fast-check counts
     // as a failure without an error. That judged nothing, and the suite says so.
     if (details.failed && found === null && !(details.interrupted && details.errorInstance == null)) {
-      throw details.errorInstance instanceof Error ? details.errorInstance : new Error(`fast-check failed without a failing world: ${String(details.errorInstance)}`);
+      const error = details.errorInstance instanceof Error ? details.errorInstance : new Error(`fast-check failed without a failing world: ${String(details.errorInstance)}`);
+      if (details.counterexamplePath !== null) placeError(error, { seed: details.seed, path: details.counterexamplePath });
+      throw error;
     }
     if (!details.failed || found === null) return { seed: details.seed, runs: details.numRuns, path: null, shrinks: details.numShrinks, found: null, interrupted: details.interrupted && !pathDone };
     // The minimal world's verdict came from the memo: run it once more for its history.
@@ -346,7 +349,13 @@ export async function checkScenarios(consumer: AnyConsumer, scenarios = ALL_SCEN
     if (skipped !== null) outcome = { scenario, skipped };
     else {
       const plan = scenarioPlan(consumer, scenario);
-      const execution = await execute(plan, consumer);
+      let execution: Execution;
+      try {
+        execution = await execute(plan, consumer);
+      } catch (error) {
+        placeError(error, { scenario: scenario.name });
+        throw error;
+      }
       const missed = execution.result.verdict.status === 'pass' ? missedAdversity(plan, execution.history) : [];
       outcome = missed.length > 0 ? { scenario, execution, untested: missed.join('; ') } : { scenario, execution };
     }
