@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { pruneRegressions, readRegressions, recordRegressions, TIDEMARK_VERSION, versionWarning, writeRegressions, type RegressionEntry } from '../src/run/regressions.js';
+import { WORLDS_VERSION } from '../scenarios/arbitraries.js';
 import { EXIT } from '../src/cli.js';
 import { BUILT_CLI, cli, HANG_MS } from './support.js';
 
@@ -76,6 +77,14 @@ describe('the regression file', () => {
       `recorded by tidemark 0.0.1, replayed by tidemark ${TIDEMARK_VERSION}: the world it names may have changed. If it no longer fails, check that the bug is fixed before pruning it.`,
     );
     expect(versionWarning(entry('old.ts', 'stale-token'))).toContain('recorded by a tidemark that did not note its version');
+    // The worlds a seed and path name can change within a version: a world entry says under which generators it was drawn.
+    const world: RegressionEntry = { adapter: 'mine.ts', kind: 'world', seed: 42, path: '163', anomaly: 'omission', tidemark: TIDEMARK_VERSION, worlds: WORLDS_VERSION };
+    expect(versionWarning(world)).toBeNull();
+    expect(versionWarning({ ...world, worlds: WORLDS_VERSION - 1 })).toBe(
+      `recorded by tidemark ${TIDEMARK_VERSION} (its worlds drawn as version ${WORLDS_VERSION - 1} drew them, where these are drawn as version ${WORLDS_VERSION}), replayed by tidemark ${TIDEMARK_VERSION}: the world it names may have changed. If it no longer fails, check that the bug is fixed before pruning it.`,
+    );
+    const { worlds: _, ...unstamped } = world;
+    expect(versionWarning(unstamped)).toContain('its worlds drawn as version 1 drew them');
   });
 
   it("built-in consumers' failures are kept out; recording what is already there adds nothing", () => {

@@ -392,14 +392,17 @@ export function pruneRegressions(path: string, remove: readonly RegressionEntry[
 }
 
 /**
- * A note for an entry another tidemark version recorded: the seed and path name a world
- * built by that version's generators, which may build another world now. Null when the
- * entry is this version's.
+ * A note for an entry another tidemark version recorded, or one whose world was drawn under
+ * other generators (WORLDS_VERSION, which can change within a version): the seed and path name
+ * a world built by those generators, which may build another world now. Null when the entry
+ * is this version's, and a world entry's generators are these.
  */
 export function versionWarning(entry: RegressionEntry): string | null {
-  if (entry.tidemark === TIDEMARK_VERSION) return null;
+  const worlds = entry.kind === 'world' ? (entry.worlds ?? 1) : WORLDS_VERSION;
+  if (entry.tidemark === TIDEMARK_VERSION && worlds === WORLDS_VERSION) return null;
   const by = entry.tidemark === undefined ? 'a tidemark that did not note its version' : `tidemark ${entry.tidemark}`;
-  return `recorded by ${by}, replayed by tidemark ${TIDEMARK_VERSION}: the world it names may have changed. If it no longer fails, check that the bug is fixed before pruning it.`;
+  const drawn = worlds === WORLDS_VERSION ? '' : ` (its worlds drawn as version ${worlds} drew them, where these are drawn as version ${WORLDS_VERSION})`;
+  return `recorded by ${by}${drawn}, replayed by tidemark ${TIDEMARK_VERSION}: the world it names may have changed. If it no longer fails, check that the bug is fixed before pruning it.`;
 }
 
 export function sameEntry(a: RegressionEntry, b: RegressionEntry): boolean {
