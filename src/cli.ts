@@ -348,7 +348,7 @@ async function check(f: Flags, io: Io, peers: ShardPeers | undefined, replayOfPl
   const scenarios = named.filter((_, j) => owns(shard, j));
   const digest = t.digest ?? targetDigest(t.id);
   const events = worldSize(f.number('events'));
-  replayOfPlace.command = (place) => ('scenario' in place ? replayOf(t, 'scenario', place.scenario) : replayOf(t, 'world', worldWhat({ ...place, events })));
+  replayOfPlace.command = (place) => ('scenario' in place ? replayOf(t, 'scenario', place.scenario) : replayOf(t, 'world', worldWhat(place)));
   const identity: RunIdentity = {
     tidemark: TIDEMARK_VERSION,
     command: 'check',

@@ -191,6 +191,24 @@ describe('a misbehaving adapter gets a verdict, never a hang or a harness crash'
     expect(r.out).not.toContain('verdict: pass');
   });
 
+  it('an adapter error in a large generated world prints the replay of that world at its size, which throws it again; a regression entry is named at its own size', async () => {
+    const adapter = 'test/fixtures/blackbox-loses-when-large.ts';
+    const file = join(tmp, 'large.json');
+    const r = await cli('check', '--adapter', adapter, '--events', '200', '--runs', '100', '--seed', '3', '--regressions', file);
+    expect(r.code, r.out + r.err).toBe(EXIT.usage);
+    const replay = /Replay that world: npx tidemark replay --adapter \S+ --seed 3 --path "([\d:]+)" --events 200$/m.exec(r.err);
+    expect(replay, r.err).not.toBeNull();
+    const lost = /no longer shows .*$/m.exec(r.err)?.[0];
+    const again = await cli('replay', '--adapter', adapter, '--seed', '3', '--path', replay![1]!, '--events', '200', '--regressions', file);
+    expect(again.code).toBe(EXIT.usage);
+    expect(again.err).toContain(lost);
+    // The same world as a regression entry, replayed by a check of worlds of the default size.
+    writeFileSync(file, JSON.stringify({ version: 1, entries: [{ adapter, kind: 'world', seed: 3, path: replay![1], events: 200, anomaly: 'omission' }] }));
+    const entry = await cli('check', '--adapter', adapter, '--runs', '5', '--seed', '1', '--regressions', file);
+    expect(entry.code).toBe(EXIT.usage);
+    expect(entry.err).toContain(`Replay that world: npx tidemark replay --adapter ${adapter} --seed 3 --path "${replay![1]}" --events 200`);
+  });
+
   it('a blackbox store that shows its effects in another order than before (rows ordered by a sequence drawn at insert, committed out of it) loses nothing, and passes', async () => {
     const r = await cli('check', '--adapter', 'test/fixtures/blackbox-insert-order.ts', '--runs', '300', '--seed', '1', '--regressions', join(tmp, 'insert-order.json'));
     expect(r.code, r.out + r.err).toBe(EXIT.pass);

@@ -6,6 +6,7 @@ import type { Execution } from './execute.js';
 import { comparableHash, entriesDigest, ofTarget, type RegressionEntry } from './regressions.js';
 import { sizedWorlds } from '../../scenarios/arbitraries.js';
 import { replayWorld } from './replay.js';
+import { placeError, sizePlace } from './world-place.js';
 import { CensusTally, type CensusSummary } from '../selftest/adversity-census.js';
 
 /** One replayed regression and what it does now. */
@@ -128,7 +129,15 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
     const recorded = hash === undefined ? undefined : { hash, digest: entry.digest, current: options.digest ?? null };
     const address = scenario ? { plan: scenarioPlan(consumer, scenario) } : entry.kind === 'world' ? { seed: entry.seed, path: entry.path, events: entry.events } : null;
     if (address === null) throw new Error(`no world to replay for a regression entry: ${JSON.stringify(entry).slice(0, 200)}`);
-    const replayed = await replayWorld(await replayer(), address, { recorded, ...(options.replayTimes === undefined ? {} : { times: options.replayTimes }) });
+    let replayed: Awaited<ReturnType<typeof replayWorld>>;
+    try {
+      replayed = await replayWorld(await replayer(), address, { recorded, ...(options.replayTimes === undefined ? {} : { times: options.replayTimes }) });
+    } catch (error) {
+      // The entry's own world, at the entry's size, whatever this run's.
+      placeError(error, entry.kind === 'scenario' ? { scenario: entry.scenario } : { seed: entry.seed, path: entry.path });
+      if (entry.kind === 'world') sizePlace(error, entry.events);
+      throw error;
+    }
     if (replayed === null) {
       regressions.push({ entry, status: 'unknown', execution: null, note: 'the seed and path lead to no world', ms: performance.now() - start });
       options.onRegression?.(regressions.at(-1) as RegressionOutcome);
@@ -180,6 +189,9 @@ export async function runSuite(consumer: AnyConsumer, options: SuiteOptions): Pr
             ...(options.shard === undefined ? {} : { shard: options.shard, ...(options.peers === undefined ? {} : { peers: options.peers }) }),
             ...(worlds === undefined ? {} : { worlds }),
             ...(census === undefined ? {} : { onWorld: (run: Execution, k: number) => census.add(run.history, k) }),
+          }).catch((error: unknown) => {
+            sizePlace(error, options.events);
+            throw error;
           })),
           ms: performance.now() - start,
         }
