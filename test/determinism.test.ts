@@ -73,6 +73,21 @@ describe('one seed decides everything', () => {
     expect(placeOf(again)).toEqual(place);
   });
 
+  it('a world that throws ends the generated worlds where a failure would: its shrinking steps are not counted as generated, and a shard tells its peers where', async () => {
+    const tornTail = (await import('./fixtures/blackbox-torn-tail.js')).default;
+    const seen: number[] = [];
+    const told: number[] = [];
+    const thrown = await checkProperty(tornTail, { runs: 300, seed: SEED, onWorld: (_, k) => seen.push(k) }).catch((error: unknown) => error);
+    expect(placeOf(thrown)).not.toBeNull();
+    // Generated worlds 0 to k - 1 passed, and k threw; fast-check's shrinking after it ran on.
+    const k = seen.length;
+    expect(seen).toEqual([...Array(k).keys()]);
+    expect(k).toBeLessThan(300);
+    // As shard 1 of 1 beside peers: told the index of the world that threw, once.
+    await checkProperty(tornTail, { runs: 300, seed: SEED, shard: { index: 1, count: 1 }, peers: { failed: (n) => told.push(n), bound: () => null } }).catch(() => null);
+    expect(told).toEqual([k]);
+  });
+
   it('two searches from the same seed find the same minimal world', async () => {
     const consumer = findMutant('max-position-fetched')!.consumer;
     const a = await checkProperty(consumer, { runs: 200, seed: SEED });

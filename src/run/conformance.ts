@@ -183,6 +183,9 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
   let pathDone = false;
   const search = async (seed: number, path?: string, first = false): Promise<Search> => {
     let last: { readonly plan: Plan; execution: Execution | null } | null = null;
+    // Whether a world threw (an adapter breaking its contract, say): fast-check shrinks it as
+    // it does a failure, so the worlds after it are shrinking steps, not generated ones.
+    let threw = false;
     const property = fc.asyncProperty(arb, async (plan) => {
       // A path names one world: once it ran, and passed, fast-check would go on to the worlds
       // after it (numRuns of them, or every shrink of its parent), each a run of the consumer.
@@ -190,7 +193,7 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
         pathDone = true;
         throw new fc.PreconditionFailure(true);
       }
-      const k = first && last === null ? generated++ : null;
+      const k = first && last === null && !threw ? generated++ : null;
       if (peers !== undefined) {
         // Another shard failed first: past its failure (or shrinking, in any search, a later
         // one of this shard's) is where the unsharded run never goes. fast-check ends the
@@ -214,14 +217,25 @@ export async function checkProperty(consumer: AnyConsumer, options: PropertyOpti
         if (!known) last = { plan, execution: null };
         return known;
       }
-      const run = await execute(plan, consumer);
+      let run: Execution;
+      try {
+        run = await execute(plan, consumer);
+      } catch (error) {
+        // Where a failure would: the other shards stop past it, as the unsharded run would.
+        if (!threw && k !== null) {
+          failedAt = k;
+          peers?.failed(k);
+        }
+        threw = true;
+        throw error;
+      }
       if (path !== undefined && replayed === undefined) replayed = run;
       // Passing worlds say what the run exercised; of the failing ones, only the reported
       // counterexample counts (below): a check fails on evidence a reader can see.
       if (run.result.verdict.status === 'pass') options.tally?.add(run.result, k === null ? AFTER_WORLDS : [TALLY_PHASE.world, k]);
       if (k !== null) options.onWorld?.(run, k);
       calls += run.history.steps.length;
-      options.progress?.(++worlds, last !== null);
+      options.progress?.(++worlds, last !== null || threw);
       const passed = run.result.verdict.status === 'pass';
       memo.set(key, passed);
       if (!passed) {
