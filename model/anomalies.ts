@@ -54,7 +54,9 @@ import type { RuleId } from './rules.js';
  *
  * liveness: with faults off and a provable source, the consumer neither caught up within
  *   its step budget nor had a reason to fail visibly. Example: a consumer that retries a
- *   poison event forever.
+ *   poison event forever. A stale page is a reason (R9: restart from the replay anchor or
+ *   fail visibly): a token the source issued and then forgot, answered stale-token in the
+ *   failing incarnation.
  */
 /**
  * Declared in the order failures are told: the most specific diagnosis first, so that the

@@ -101,7 +101,7 @@ export function check(history: History): CheckResult {
     if (completeness.anomalies.length !== told[3]) tell(3);
     binding.visit(step, facts, truth, found);
     if (binding.anomalies.length !== told[4]) tell(4);
-    liveness.visit(step);
+    liveness.visit(step, facts, truth);
     if (liveness.anomalies.length !== told[5]) tell(5);
     if (call !== null) {
       if (call.kind === 'commit' && facts.applied) commits++;

@@ -395,6 +395,11 @@ export class SourceReplica<H extends Holding = Holding> {
     return wrong;
   }
 
+  /** Whether a page carried this token and it expired since: a token the source really issued, then forgot. */
+  expired(token: string): boolean {
+    return this.tokens.expired(token);
+  }
+
   /** The token expired (a `stale` page): never accepted again. */
   expire(token: string): void {
     this.tokens.delete(token);

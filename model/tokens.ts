@@ -66,6 +66,8 @@ export interface Served {
  */
 export class TokenReplay {
   private readonly issued = new Map<string, Issued>();
+  /** Tokens a page carried that expired since. */
+  private readonly gone = new Set<string>();
   /** On an iterator chain: each token whose batch came back empty, with that batch's next token. */
   private readonly emptyBatches = new Map<string, string>();
 
@@ -85,10 +87,16 @@ export class TokenReplay {
 
   /** The token expired (a `stale` page): never accepted again; on a scroll source, its whole scroll expired. */
   delete(token: string): void {
-    const scroll = this.issued.get(token)?.scroll;
-    if (scroll) scroll.open = false;
+    const issued = this.issued.get(token);
+    if (issued?.scroll) issued.scroll.open = false;
+    if (issued !== undefined) this.gone.add(token);
     this.issued.delete(token);
     this.emptyBatches.delete(token);
+  }
+
+  /** Whether a page carried this token and it has expired since (itself, or its scroll): a token never issued has not. */
+  expired(token: string): boolean {
+    return this.gone.has(token) || this.issued.get(token)?.scroll?.open === false;
   }
 
   /** Whether this request re-sends an iterator token whose batch came back empty: it is served that empty batch again. */

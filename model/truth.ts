@@ -375,6 +375,11 @@ export class Truth {
     return this.store.watermark;
   }
 
+  /** Whether the source issued this page token and it expired since (model/tokens.ts). */
+  tokenExpired(token: string): boolean {
+    return this.source.expired(token);
+  }
+
   /** The newest lease generation granted. */
   get generation(): number {
     return this.leaseReplica.generation;

@@ -1,7 +1,7 @@
 import { anomaly, type Anomaly, type AnomalyKind } from '../anomalies.js';
 import type { History, LifeStep, Step } from '../history.js';
 import { formatRef } from '../event.js';
-import { actorKey, type Truth } from '../truth.js';
+import { actorKey, type Facts, type Truth } from '../truth.js';
 import { Changes } from './changes.js';
 import type { Checker } from './checker.js';
 
@@ -22,13 +22,19 @@ export class LivenessChecker implements Checker {
   private drained = 0;
   private last: Step | undefined;
   private readonly changes = new Changes();
+  /** Drain incarnations whose request by a token the source had issued was answered stale-token: it had expired. */
+  private readonly stale = new Set<string>();
 
-  visit(step: Step): void {
+  visit(step: Step, _facts: Facts, truth: Truth): void {
     this.changes.see(step);
     if (this.hung === null && step.kind === 'life' && step.event.kind === 'hung') this.hung = step;
     if (step.phase !== 'drain') return;
     this.drained++;
     this.last = step;
+    if (step.kind === 'call' && step.call.kind === 'fetch' && step.outcome.kind === 'error' && step.outcome.code === 'stale-token') {
+      const { resume } = step.call.request;
+      if (resume.kind === 'token' && truth.tokenExpired(resume.token)) this.stale.add(actorKey(step.actor));
+    }
   }
 
   finish(truth: Truth, history: History): void {
@@ -57,7 +63,11 @@ export class LivenessChecker implements Checker {
         return;
       }
       const contract = history.header.contract.kind;
-      if (contract !== 'none' && !this.honestStop(truth, history)) {
+      // R9 (step 9 of the seed procedure) lets a consumer answered with a stale page fail
+      // visibly, as it lets one restart from its replay anchor: in the drain a `stale` quirk
+      // is the source's own behaviour, not a fault turned off. The token must be one the
+      // source issued and forgot: a made-up one is no reason.
+      if (contract !== 'none' && !this.honestStop(truth, history) && !this.stale.has(actorKey(last.actor))) {
         this.anomalies.push(anomaly('liveness', `the consumer failed visibly at step ${last.seq} ("${claim.reason}") although the ${contract} source proves its holes`, [], [last.seq]));
       }
       return;
