@@ -101,10 +101,12 @@ export const STEP_KINDS = kindsOf<Step['kind']>()(['call', 'life', 'mutation', '
 /**
  * Faults the plan puts at a call: `crash-before` (the worker dies before the call takes
  * effect), `crash-after` (it took effect, the worker dies before it learns), `error` (it
- * failed definitely: `unavailable`) and `timeout` (it took effect, the caller hears only that
- * it may not have). They fire in the adversity phase only.
+ * failed definitely: `unavailable`), `timeout` (it took effect, the caller hears only that
+ * it may not have) and `lost` (the request was lost on its way: it took no effect, and the
+ * caller hears the same timeout, so that an indefinite answer is truly indefinite). They
+ * fire in the adversity phase only.
  */
-export const CALL_FAULTS = ['crash-before', 'crash-after', 'error', 'timeout'] as const;
+export const CALL_FAULTS = ['crash-before', 'crash-after', 'error', 'timeout', 'lost'] as const;
 export type CallFault = (typeof CALL_FAULTS)[number];
 
 /**

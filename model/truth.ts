@@ -173,7 +173,7 @@ function expectation(e: Ending): string {
     case 'crash-after':
       return 'taken effect, its caller crashing before it heard (crash-after)';
     case 'indefinite':
-      return `taken effect, its caller hearing only ${e.outcome.code} (indefinite)`;
+      return `${e.applied ? 'taken effect' : 'taken no effect'}, its caller hearing only ${e.outcome.code} (indefinite)`;
   }
 }
 
@@ -538,6 +538,11 @@ export class Truth {
     }
     if (fault === 'error') {
       this.settle(step, planned, { outcome: { kind: 'error', code: 'unavailable' }, applied: false, label: fault });
+      return NONE;
+    }
+    // A lost request did nothing, and its caller heard what it hears of a timeout.
+    if (fault === 'lost') {
+      this.settle(step, planned, { outcome: { kind: 'indefinite', code: 'timeout' }, applied: false, label: fault });
       return NONE;
     }
     // A crash after the call or a timeout changes only what the caller learns: the call runs.

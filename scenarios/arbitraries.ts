@@ -257,7 +257,7 @@ const admitted = (swarm: Swarm, family: Family, t: number, forced: readonly Fami
 
 const FAULT_FAMILIES = {
   crash: { calls: FAULTABLE_CALLS, kinds: ['crash-before', 'crash-after'] },
-  indefinite: { calls: FAULTABLE_CALLS, kinds: ['error', 'timeout'] },
+  indefinite: { calls: FAULTABLE_CALLS, kinds: ['error', 'timeout', 'lost'] },
   page: { calls: ['fetch'], kinds: PAGE_QUIRKS },
 } as const satisfies Record<string, { calls: readonly Fault['call'][]; kinds: readonly FaultKind[] }>;
 
@@ -524,7 +524,8 @@ function scheduleOf(runs: readonly (readonly [number, number])[]): number[] {
  * How generated worlds are drawn: a seed and a path name the same world only under the same
  * version, so a recorded failure's history is held to its hash only when the entry was
  * recorded under this one. 2: event ids and the first ordering field in styles. 3: in a world
- * whose keys run from below zero, a change behind the head may land below zero.
+ * whose keys run from below zero, a change behind the head may land below zero; a third of
+ * the indefinite faults are lost requests (a timeout that did nothing).
  */
 export const WORLDS_VERSION = 3;
 

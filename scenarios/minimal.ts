@@ -140,6 +140,8 @@ export const MINIMAL_WORLDS: Readonly<Record<string, Plan>> = {
   // Two events in the same second, at 1.5 and 1.75, on pages of one: the bookmark after the
   // first page, e1's rounded to 2, passes e2 before it is read.
   'rounds-bookmark': plan([{ ...ev(1), key: [1.5] }, { ...ev(2), key: [1.75] }], [], { source: onePerPage() }),
+  // e1's delivery is lost on its way and times out; the mutant records e1 done and passes it.
+  'timeout-taken-as-done': plan([ev(1)], [{ call: 'emit', nth: 0, kind: 'lost' }]),
   // A scroll of one event a page: its second request (the scroll's token) is served e2 but
   // times out, and the retry gets what follows e2: nothing, the end.
   'retries-served-scroll-request': plan([ev(1), ev(2)], [{ call: 'fetch', nth: 1, kind: 'timeout' }], { source: { ...onePerPage(), resumes: ['key-gte'], tokens: 'scroll' } }),

@@ -122,7 +122,8 @@ export const FAULTABLE_CALLS = ADDRESSABLE_FAULT_CALLS.filter((c): c is Exclude<
  * fire in the adversity phase only; page quirks are the source's behaviour and fire in the
  * drain phase too. `crash-before` kills the worker before the call takes effect, `crash-after` after
  * it took effect but before the worker learns, `error` fails it definitely, `timeout` applies
- * it and fails it indefinitely. The page quirks apply to fetches only.
+ * it and fails it indefinitely, `lost` fails it indefinitely without applying it (the caller
+ * hears the same timeout). The page quirks apply to fetches only.
  */
 export interface Fault {
   readonly call: FaultableCall;

@@ -451,6 +451,23 @@ class RoundsBookmark extends Incarnation {
   }
 }
 
+/**
+ * Takes a delivery that timed out for one that went through, as a client does that reads a
+ * timeout as "probably fine" (or retries only definite errors): it records the event's
+ * completion and moves on. A timeout is indefinite: the request may have been lost on its
+ * way, and then the event was never delivered, yet it is marked done and passed.
+ */
+class TimeoutTakenAsDone extends Incarnation {
+  protected override async effect(e: SourceEvent): Promise<void> {
+    try {
+      await this.world.emit(refOf(e), e.payload);
+    } catch (error) {
+      if (!(isWorldError(error) && error.code === 'timeout')) throw error;
+    }
+    await this.world.commit([{ op: 'complete', event: refOf(e) }]);
+  }
+}
+
 const EXACTLY_ONCE: Options = { delivery: 'exactly-once' };
 
 export const MUTANTS: readonly Mutant[] = [
@@ -484,6 +501,7 @@ export const MUTANTS: readonly Mutant[] = [
   mutant('retries-empty-iterator-batch', { rule: 'R9', expect: 'liveness', minimal: { events: 2, faults: 1 }, life: RetriesEmptyIteratorBatch, profile: { ...PROFILES.shardIterator, resumes: [] }, description: "sends an iterator request again after an empty batch instead of following the batch's own token, and gets the same empty batch forever" }),
   mutant('sorts-ids-by-locale', { rule: 'R1', expect: ['omission', 'premature-watermark'], minimal: { events: 2, faults: 1 }, life: SortsIdsByLocale, description: 'breaks ties by comparing ids with a locale collation instead of code-unit order, so its watermark passes a tied event it sorted later' }),
   mutant('rounds-bookmark', { rule: 'R6', expect: ['premature-watermark', 'omission', 'watermark-regression'], minimal: { events: 2, faults: 0 }, life: RoundsBookmark, description: 'stores its bookmark rounded to a whole number, so a timestamp with a fraction of a second passes the rest of that second' }),
+  mutant('timeout-taken-as-done', { rule: 'R7', expect: ['premature-watermark', 'omission'], minimal: { events: 1, faults: 1 }, life: TimeoutTakenAsDone, description: 'takes an effect whose delivery timed out for delivered, records its completion and moves on, though the request may have been lost' }),
   mutant('checkpoints-mid-newest-first-read', { rule: 'R6', expect: ['premature-watermark', 'omission'], minimal: { events: 2, faults: 0 }, life: CheckpointsMidNewestFirstRead, profile: { order: 'newest-first' }, description: 'reads a newest-first API down to its bookmark but saves the newest position read after every page, past the older events not read yet' }),
 ];
 

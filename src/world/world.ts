@@ -513,6 +513,12 @@ export class World {
       p.reject(new WorldError('unavailable', true));
       return 'done';
     }
+    if (kind === 'lost') {
+      // The request never arrived; the caller hears what it hears of a timeout, which did the work.
+      this.record(p, kind, { kind: 'indefinite', code: 'timeout' }, false, undefined);
+      p.reject(new WorldError('timeout', false));
+      return 'done';
+    }
     let result: CallResult | undefined;
     try {
       result = this.perform(p, fault);

@@ -297,7 +297,7 @@ describe('faults in the drain phase', () => {
     // The control: at nth 0 the adversity phase's fetch takes the fault.
     const { history } = await execute(plan({ faults: [{ call: 'fetch', nth: 0, kind }] }), fromStart([]));
     const first = callSteps(history)[0];
-    const expected = { 'crash-before': 'crash-before', 'crash-after': 'crash-after', error: 'error', timeout: 'indefinite' }[kind];
+    const expected = { 'crash-before': 'crash-before', 'crash-after': 'crash-after', error: 'error', timeout: 'indefinite', lost: 'indefinite' }[kind];
     expect(first).toMatchObject({ phase: 'adversity', call: { kind: 'fetch' }, outcome: { kind: expected } });
   });
 });

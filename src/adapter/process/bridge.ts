@@ -493,7 +493,7 @@ class Incarnation {
     } catch (error) {
       call = Promise.reject(error);
     }
-    // What the world kept: a commit or an emit that took effect (a timeout took effect too)
+    // What the world kept: a commit or an emit that took effect (a timeout may have)
     // and changed durable state, as the world counts it. One that keeps nothing new (a commit
     // of no operation, the stored watermark written again, an effect made twice) is no
     // progress: one in every incarnation would have kept a crash loop going to the step budget.
