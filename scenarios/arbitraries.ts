@@ -161,6 +161,11 @@ function idsOf(draws: readonly EventDraw[], size: WorldSize, style: number): str
  * - 1, quarters (`10.25`, `10.5`): a timestamp with a fraction of a second, where a rounded
  *   or truncated bookmark lands past, or short of, events of the same second.
  * - 2, whole numbers from below zero (`-18`).
+ * - 3, epoch milliseconds with a fraction (`1733011200042.041015625`): a timestamp past 2^40
+ *   with microseconds, where a bookmark kept as a Date (whole milliseconds), a float32 or a
+ *   32-bit integer lands short of or past events it has not handled. Each key k is
+ *   EPOCH_MS + k * 1025 / 1024: exact in binary (51 bits), so the world and ground truth
+ *   still compute the same keys, and nearly every key has a fraction of a millisecond.
  *
  * A profile whose keys are `whole` numbers from 0 (a connector's cursor) gets style 0 only.
  *
@@ -177,8 +182,12 @@ function keyScale(style: number, size: WorldSize, profile: SourceProfile): ((k: 
     const below = Math.floor(size.maxKey / 2);
     return (k) => k - below;
   }
+  if (style === 3) return (k) => EPOCH_MS + (k * 1025) / 1024;
   return null;
 }
+
+/** Where key style 3 starts: 2024-12-01T00:00:00Z in milliseconds. */
+const EPOCH_MS = 1_733_011_200_000;
 
 /** The plan with its first ordering field written in a key style (see keyScale): its events', and the bounds of its bindings. */
 function scaled(plan: Plan, scale: ((k: number) => number) | null): Plan {
@@ -471,7 +480,7 @@ export function worldDrawArb(options: PlanOptions = {}) {
     focus: focusArb(size),
     // Drawn after everything a world of the same seed drew before ids had styles.
     idStyle: fc.nat(2),
-    keyStyle: fc.nat(2),
+    keyStyle: fc.nat(3),
   });
 }
 
@@ -525,7 +534,8 @@ function scheduleOf(runs: readonly (readonly [number, number])[]): number[] {
  * version, so a recorded failure's history is held to its hash only when the entry was
  * recorded under this one. 2: event ids and the first ordering field in styles. 3: in a world
  * whose keys run from below zero, a change behind the head may land below zero; a third of
- * the indefinite faults are lost requests (a timeout that did nothing).
+ * the indefinite faults are lost requests (a timeout that did nothing); a fourth key style,
+ * epoch milliseconds with a fraction.
  */
 export const WORLDS_VERSION = 3;
 
