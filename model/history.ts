@@ -22,10 +22,12 @@ export interface History {
  * faults and page quirks, its changes to the source, the resume forms offered), so that
  * ground truth recomputes every call's ending instead of believing the world's labels.
  * 3: the lease's time to live is named with its unit, `leaseTtlSteps` (it was `leaseTtl`).
+ * 4: a `lost` call fault (a timeout that took no effect); a `reorder` rotates a page of an
+ * odd number of events, where it reversed every page.
  * A history of another format (or none) is refused naming `header.version`: its world can
  * be recorded again from its seed and path.
  */
-export const HISTORY_VERSION = 3;
+export const HISTORY_VERSION = 4;
 
 /** Where a consumer keeps its durable state (see HistoryHeader.consumer). */
 export type ConsumerKind = 'whitebox' | 'blackbox';
@@ -128,7 +130,7 @@ export const PAGE_QUIRK_MEANINGS: Readonly<Record<PageQuirk, string>> = {
   repeat: "the binding's previous page again, token and all; fires when that page had a token, the source has not changed since, and it does not start past where the request resumes",
   empty: 'no events, and a token that resumes exactly where the request did; fires when eligible events remain there',
   stale: 'the token is refused as expired (stale-token) and never accepted again; fires on a request that resumes by token',
-  reorder: "the page's events in reverse order; fires when the page holds two events or more",
+  reorder: "the page's events in reverse order when they are an even number, and with the first event moved to the end when odd; fires when the page holds two events or more",
   short: 'one event although more were asked for; fires when more than one eligible event remains and the page could hold more than one',
 };
 

@@ -291,7 +291,7 @@ function history(w: Walk, value: unknown): void {
   if (version !== HISTORY_VERSION) {
     w.problem(
       'header.version',
-      `${HISTORY_VERSION}, the history format this tidemark judges (format 2 named the lease's time to live leaseTtl, and a history recorded before the header carried the plan has no format: record it again by replaying its seed and path)`,
+      `${HISTORY_VERSION}, the history format this tidemark judges (format 3 had no lost fault and reversed every reordered page, format 2 named the lease's time to live leaseTtl, and a history recorded before the header carried the plan has no format: record it again by replaying its seed and path)`,
       version,
     );
     return;

@@ -308,9 +308,10 @@ export class SourceReplica<H extends Holding = Holding> {
       events = [...stream.slice(Math.max(0, start - OVERLAP), start), ...page];
       fired = 'overlap';
     }
-    // reorder: "the page's events in reverse order; fires when the page holds two events or more".
+    // reorder: "the page's events in reverse order when they are an even number, and with the
+    // first event moved to the end when odd; fires when the page holds two events or more".
     if (quirk === 'reorder' && page.length > 1) {
-      events = [...page].reverse();
+      events = page.length % 2 === 0 ? [...page].reverse() : [...page.slice(1), page[0] as SourceEvent];
       fired = 'reorder';
     }
     return { events, ends, fired, mint, left: () => left(end) };

@@ -162,7 +162,10 @@ export class Source {
       this.quirked = true;
     }
     if (quirk === 'reorder' && served.length > 1) {
-      events = [...served].reverse();
+      // Reversed (a page served newest first) when it holds an even number of events; rotated
+      // (a page sorted by something else) when odd: a consumer that only puts a backwards page
+      // the right way round reads a rotated one out of order.
+      events = served.length % 2 === 0 ? [...served].reverse() : [...served.slice(1), served[0] as SourceEvent];
       this.quirked = true;
     }
     // Frozen: the consumer reads it and the history keeps it; its events are frozen already.

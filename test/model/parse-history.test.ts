@@ -185,7 +185,7 @@ describe('the defects that reached the checker', () => {
     for (const header of [before.header, { ...before.header, version: '1' }, { ...before.header, version: 1 }]) {
       const error = rejected({ ...before, header });
       expect(error.problems.map((p) => p.path)).toEqual(['header.version']);
-      expect(error.message).toMatch(/^not a valid history: header\.version: 3, the history format this tidemark judges \(format 2 named the lease's time to live leaseTtl, and a history recorded before the header carried the plan has no format: record it again by replaying its seed and path\), (missing|got "1"|got 1)$/);
+      expect(error.message).toMatch(/^not a valid history: header\.version: 4, the history format this tidemark judges \(format 3 had no lost fault and reversed every reordered page, format 2 named the lease's time to live leaseTtl, and a history recorded before the header carried the plan has no format: record it again by replaying its seed and path\), (missing|got "1"|got 1)$/);
     }
   });
 

@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Binding } from '../../model/binding.js';
 import type { SourceEvent } from '../../model/event.js';
-import { PAGE_QUIRKS, type Contract, type HistoryHeader, type Page, type PageQuirk, type Resume, type ResumeStyle } from '../../model/history.js';
+import { HISTORY_VERSION, PAGE_QUIRKS, type Contract, type HistoryHeader, type Page, type PageQuirk, type Resume, type ResumeStyle } from '../../model/history.js';
 import { ownHoldings, SourceReplica } from '../../model/source-replica.js';
 import type { MutationSpec } from '../../scenarios/plan.js';
 import { WorldError } from '../../src/world/errors.js';
@@ -51,7 +51,7 @@ const versions = (events: readonly SourceEvent[]): string[] => events.map((e) =>
 
 function header(initial: readonly SourceEvent[], binding: Binding, contract: Contract, pageSize: number, resumes: readonly ResumeStyle[], newestFirst: boolean): HistoryHeader {
   return {
-    version: 3,
+    version: HISTORY_VERSION,
     initial,
     binding,
     contract,

@@ -144,7 +144,8 @@ describe('pages: no label and no missing field turns the check off', () => {
 
   it('a quirk that did not happen as the plan and the source make it is the world contradicting itself', () => {
     expect(problems(readsPages([[[a, b, c], { limit: 3, fault: 'short' }]]))).toEqual(['fetch 1 (short) served [a b c], but a short page from there holds [a]']);
-    expect(problems(readsPages([[[a, b, c], { limit: 3, fault: 'reorder' }]]))).toEqual(['fetch 1 (reorder) served [a b c], but a reordered page from there holds [c b a]']);
+    expect(problems(readsPages([[[a, b, c], { limit: 3, fault: 'reorder' }]]))).toEqual(['fetch 1 (reorder) served [a b c], but a reordered page from there holds [b c a]']);
+    expect(problems(readsPages([[[c, b, a], { limit: 3, fault: 'reorder' }]]))).toEqual(['fetch 1 (reorder) served [c b a], but a reordered page from there holds [b c a]']);
     // At the start of the stream there is nothing to overlap with: the plan's overlap does not fire.
     expect(problems(readsPages([[[a], { limit: 1, next: 't1', fault: 'overlap' }], [[b, c], fromT1]]))).toEqual([
       "call 1 (fetch) is labelled overlap, but the plan's overlap had nothing to act on there",

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Consumer } from '../../src/adapter/consumer.js';
 import { check } from '../../model/checker.js';
 import type { SourceEvent } from '../../model/event.js';
-import type { Actor, History, Step } from '../../model/history.js';
+import { HISTORY_VERSION, type Actor, type History, type Step } from '../../model/history.js';
 import { ALL_SCENARIOS, findScenario } from '../../scenarios/named.js';
 import { MUTANTS, findMutant } from '../../src/selftest/mutants.js';
 import { referenceConsumer } from '../../src/selftest/reference.js';
@@ -185,7 +185,7 @@ describe('the picture of one executed world', () => {
         ...end,
       ];
       const history: History = {
-        header: { initial: [a, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: [], pageSize: 3, leaseTtlSteps: 10, version: 3, resumes: [], faults: [], mutations: [{ before: { call: 'commit', nth: 1 }, kind: 'insert', target: 0, back: 3 }], rebind: null, workers: 1, consumer: 'whitebox' },
+        header: { initial: [a, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: [], pageSize: 3, leaseTtlSteps: 10, version: HISTORY_VERSION, resumes: [], faults: [], mutations: [{ before: { call: 'commit', nth: 1 }, kind: 'insert', target: 0, back: 3 }], rebind: null, workers: 1, consumer: 'whitebox' },
         steps,
       };
       const execution: Execution = { plan: findScenario('failed-event-holds-watermark')!.plan, history, hash: hashHistory(history), result: check(history) };
@@ -264,7 +264,7 @@ describe('the picture of one executed world', () => {
     const ok = { kind: 'ok' } as const;
     const steps: Step[] = [
       { kind: 'life', seq: 0, phase: 'adversity', actor: w1, event: { kind: 'start' } },
-      { kind: 'call', seq: 1, phase: 'adversity', actor: w1, call: { kind: 'fetch', request: { resume: { kind: 'start' }, limit: 3 } }, outcome: ok, applied: true, fault: 'reorder', result: { kind: 'page', page: { events: [c, b, a], next: null, head: 3 } } },
+      { kind: 'call', seq: 1, phase: 'adversity', actor: w1, call: { kind: 'fetch', request: { resume: { kind: 'start' }, limit: 3 } }, outcome: ok, applied: true, fault: 'reorder', result: { kind: 'page', page: { events: [b, c, a], next: null, head: 3 } } },
       { kind: 'call', seq: 2, phase: 'adversity', actor: w1, call: { kind: 'commit', ops: [{ op: 'outbox', event: a, payload: a.payload }, { op: 'watermark', binding: 'orders', value: { key: [1], id: 'a' } }], fence: null }, outcome: ok, applied: true },
       { kind: 'call', seq: 3, phase: 'adversity', actor: w1, call: { kind: 'commit', ops: [{ op: 'dead-letter', event: c, reason: 'refused <poison>' }], fence: null }, outcome: ok, applied: true },
       { kind: 'call', seq: 4, phase: 'adversity', actor: w1, call: { kind: 'emit', event: b, payload: b.payload }, outcome: { kind: 'indefinite', code: 'timeout' }, applied: true, fault: 'timeout' },
@@ -278,7 +278,7 @@ describe('the picture of one executed world', () => {
       { kind: 'life', seq: 11, phase: 'drain', actor: w1c, event: { kind: 'hung' } },
     ];
     const history: History = {
-      header: { initial: [a, b, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: ['c'], pageSize: 3, leaseTtlSteps: 10, version: 3,
+      header: { initial: [a, b, c], binding: { scope: 'orders', filter: { kind: 'all' }, ordering: ['ts'], upTo: null }, contract: { kind: 'none' }, delivery: 'at-least-once', poison: ['c'], pageSize: 3, leaseTtlSteps: 10, version: HISTORY_VERSION,
         resumes: [],
         // The plan: the page quirk and the timeout the steps record, and the move.
         faults: [
@@ -300,7 +300,7 @@ describe('the picture of one executed world', () => {
     expect(html).toContain('the run could not be judged: incarnation w1#3 stopped calling the world');
     expect([...html.matchAll(/<g class="lane" data-lane="([^"]+)">/g)].map((m) => m[1])).toEqual(['source', 'w1#1', 'w1#2', 'w1#3']);
     expect(markLine(html, 1)).toContain('data-fault="reorder"');
-    expect(html).toContain('>[c b a] end</text>');
+    expect(html).toContain('>[b c a] end</text>');
     expect(markLine(html, 4)).toContain('<g class="fault-indefinite">');
     expect(html).toContain('>timeout (applied)</text>');
     expect(markLine(html, 5)).toContain('data-call="malformed"');

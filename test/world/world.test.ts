@@ -267,7 +267,7 @@ describe('faults in the drain phase', () => {
   it.each([
     ['empty', []],
     ['short', ['e41']],
-    ['reorder', ['e43', 'e42', 'e41']],
+    ['reorder', ['e42', 'e43', 'e41']],
   ] as const)('R9 the page quirk %s still fires in the drain phase', async (quirk, expected) => {
     const { step, pages } = await drainFetch({ call: 'fetch', nth: 1, kind: quirk });
     expect(step).toMatchObject({ outcome: { kind: 'ok' }, applied: true, result: { kind: 'page' } });
