@@ -58,6 +58,15 @@ export function exitCode(command: string, reported: number, verdict: Verdict | n
   return { code: EXIT.unknown, problem: `tidemark: the run ended without a verdict: the checking process reported exit code ${reported} but printed no verdict line` };
 }
 
+/**
+ * A number of seconds as the command's parser reads one: decimal notation only, so that an
+ * empty TIDEMARK_WATCHDOG (a CI template with no value) is no 0, which would turn the
+ * watchdog off, and `0x10` no 16 the command would refuse. Undefined when it is none.
+ */
+function secondsOf(text: string | undefined): number | undefined {
+  return text !== undefined && /^\s*(?:\d+(?:\.\d*)?|\.\d+)\s*$/.test(text) ? Number(text) : undefined;
+}
+
 /** The watchdog for these arguments, in ms (0: off): --watchdog, else TIDEMARK_WATCHDOG, else the default. */
 export function watchdogMs(argv: readonly string[], env: NodeJS.ProcessEnv): number {
   const flag = (name: string): number | undefined => {
@@ -67,12 +76,9 @@ export function watchdogMs(argv: readonly string[], env: NodeJS.ProcessEnv): num
       if (a === `--${name}` || a.startsWith(`--${name}=`)) i = at;
     });
     if (i < 0) return undefined;
-    const text = argv[i]!.includes('=') ? argv[i]!.slice(argv[i]!.indexOf('=') + 1) : argv[i + 1];
-    const n = Number(text);
-    return text !== undefined && Number.isFinite(n) && n >= 0 ? n : undefined;
+    return secondsOf(argv[i]!.includes('=') ? argv[i]!.slice(argv[i]!.indexOf('=') + 1) : argv[i + 1]);
   };
-  const fromEnv = env.TIDEMARK_WATCHDOG === undefined ? undefined : Number(env.TIDEMARK_WATCHDOG);
-  const seconds = flag('watchdog') ?? (fromEnv !== undefined && Number.isFinite(fromEnv) && fromEnv >= 0 ? fromEnv : WATCHDOG_S);
+  const seconds = flag('watchdog') ?? secondsOf(env.TIDEMARK_WATCHDOG) ?? WATCHDOG_S;
   if (seconds === 0) return 0;
   // A process consumer may legitimately be silent for its hello limit while it starts, then
   // for its stall limit before its first call: the watchdog waits longer than both together.

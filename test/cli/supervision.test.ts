@@ -24,6 +24,10 @@ describe('the watchdog limit', () => {
     expect(watchdogMs(['check', '--watchdog=7'], {})).toBe(7000);
     expect(watchdogMs(['check'], { TIDEMARK_WATCHDOG: '9' })).toBe(9000);
     expect(watchdogMs(['check'], { TIDEMARK_WATCHDOG: 'soon' })).toBe(WATCHDOG_S * 1000);
+    // An empty value (a CI template with none) is no 0, which would turn it off; nor is 0x10 sixteen.
+    expect(watchdogMs(['check'], { TIDEMARK_WATCHDOG: '' })).toBe(WATCHDOG_S * 1000);
+    expect(watchdogMs(['check'], { TIDEMARK_WATCHDOG: '0x10' })).toBe(WATCHDOG_S * 1000);
+    expect(watchdogMs(['check'], { TIDEMARK_WATCHDOG: '2.5' })).toBe(2500);
     expect(watchdogMs(['check', '--watchdog', '0'], {})).toBe(0);
   });
 
