@@ -55,7 +55,7 @@ describe('tidemark CLI', () => {
     [['check', '--runs', 'many'], "got 'many'"],
     // Decimal digits only: Number() reads these as 16, 1000 and 16, and a seed would be printed back as another.
     [['check', '--consumer', 'reference', '--runs', '0x10'], "--runs must be an integer of at least 1 and at most 1,000,000, got '0x10'"],
-    [['check', '--consumer', 'reference', '--runs', '1e3'], "--runs must be an integer of at least 1 and at most 1,000,000, got '1e3'"],
+    [['check', '--consumer', 'reference', '--runs', '1e3'], "--runs must be an integer of at least 1 and at most 1,000,000, got '1e3' (in decimal notation: digits, a minus sign, a decimal point)"],
     [['check', '--consumer', 'reference', '--seed', '0x10'], "--seed must be an integer from -2147483648 to 4294967295 (a 32-bit seed), got '0x10'"],
     [['check', '--consumer', 'reference', '--heartbeat', '1e1'], "--heartbeat must be a number of seconds of at least 0 and at most 2,147,483.647, got '1e1'"],
     [['check', '--consumer', 'nope'], "no consumer named 'nope'"],

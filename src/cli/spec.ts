@@ -493,7 +493,9 @@ function readNumber(flag: Flag, text: string): number {
   const n = decimal.test(text) ? Number(text) : Number.NaN;
   const bounds = { type: flag.type as 'integer' | 'seed' | 'seconds' | 'ms', ...(flag.min === undefined ? {} : { min: flag.min }), ...(flag.max === undefined ? {} : { max: flag.max }) };
   const problem = numberProblem(`--${flag.name}`, bounds, n, `'${text}'`);
-  if (problem !== null) throw new UsageError(problem);
+  // A number in another notation (0x10, 1e3, +5) is told why it is refused.
+  const notation = Number.isNaN(n) && text.trim() !== '' && Number.isFinite(Number(text)) ? ' (in decimal notation: digits, a minus sign, a decimal point)' : '';
+  if (problem !== null) throw new UsageError(`${problem}${notation}`);
   // As fast-check reads a seed: 2147483648 and above are the negative seeds with the same 32
   // bits, and printed as such, so every seed printed later is the one given.
   return flag.type === 'seed' ? n | 0 : n;
