@@ -42,15 +42,19 @@ export function sizedWorlds(events: number): Pick<PlanOptions, 'size' | 'budget'
   if (!Number.isSafeInteger(events) || events < 1 || events > MAX_EVENTS) throw new RangeError(`events must be an integer from 1 to ${MAX_EVENTS}, got ${events}`);
   if (events <= DEFAULT_SIZE.maxEvents) return { size: { ...DEFAULT_SIZE, maxEvents: events } };
   const scale = events / DEFAULT_SIZE.maxEvents;
+  const maxFaults = Math.round(DEFAULT_SIZE.maxFaults * Math.sqrt(scale));
   return {
     size: {
       maxEvents: events,
-      maxFaults: Math.round(DEFAULT_SIZE.maxFaults * Math.sqrt(scale)),
+      maxFaults,
       maxKey: Math.max(DEFAULT_SIZE.maxKey, events),
       maxPageSize: Math.min(MAX_PAGE_SIZE, Math.max(DEFAULT_SIZE.maxPageSize, Math.floor(events / 10))),
       maxMutations: Math.round(DEFAULT_SIZE.maxMutations * Math.sqrt(scale)),
     },
-    budget: { adversity: Math.max(DEFAULT_BUDGET.adversity, events * 12), drain: Math.max(DEFAULT_BUDGET.drain, events * 8) },
+    // The drain reads the whole stream again after every stale page, on a newest-first source
+    // (which starts again from the top): four steps an event for each read, the first and one
+    // after each fault the world may hold, so that a correct consumer still finishes.
+    budget: { adversity: Math.max(DEFAULT_BUDGET.adversity, events * 12), drain: Math.max(DEFAULT_BUDGET.drain, events * 4 * (1 + maxFaults)) },
   };
 }
 

@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { planArb, sizedWorlds } from '../scenarios/arbitraries.js';
+import { ev, plan } from '../scenarios/named.js';
+import { execute } from '../src/run/execute.js';
+import { builtInConsumer } from '../src/selftest/registry.js';
 import { EXIT } from '../src/cli.js';
 import { argvOf, cli, SEED } from './support.js';
 
@@ -24,6 +27,22 @@ describe('--events N', () => {
       expect(p.budget.adversity).toBeGreaterThanOrEqual(60_000);
     }
     expect(() => sizedWorlds(0)).toThrow('events must be an integer from 1 to 100000, got 0');
+  });
+
+  it('the drain budget lets a correct newest-first consumer read its whole stream again after each stale page the world may hold', async () => {
+    // 300 events one a page, newest first, and an adversity phase too short to read any: the
+    // drain reads them all, and each stale page sends the consumer back to the top, a full
+    // read again. With as many as the faults a world of this size may hold, the reference
+    // still catches up (events * 8, the budget before, ran out at two).
+    const events = 300;
+    const { budget, size } = sizedWorlds(events);
+    const stale = Array.from({ length: size!.maxFaults }, (_, i) => ({ call: 'fetch' as const, nth: 250 + i * 300, kind: 'stale' as const }));
+    const world = plan(Array.from({ length: events }, (_, i) => ev(i + 1)), stale, { budget: { adversity: 3, drain: budget!.drain }, source: { pageSize: 1, resumes: [], contract: { kind: 'insertion-stable' }, order: 'newest-first' } });
+    const run = await execute(world, builtInConsumer('reference-newest-first')!);
+    expect(run.result.verdict).toEqual({ status: 'pass', anomalies: [] });
+    // The stale pages did fire in the drain, each sending it back to the top.
+    const fired = run.history.steps.filter((s) => s.kind === 'call' && s.phase === 'drain' && s.outcome.kind === 'error' && s.outcome.code === 'stale-token');
+    expect(fired.length).toBeGreaterThanOrEqual(2);
   });
 
   it('a failure in large worlds shrinks, its result says its size, and its replay command names it and replays it', async () => {
