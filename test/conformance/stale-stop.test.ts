@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Page, Resume } from '../../model/history.js';
-import { findScenario } from '../../scenarios/named.js';
+import type { Position } from '../../model/order.js';
+import { ev, findScenario, plan } from '../../scenarios/named.js';
 import type { Consumer } from '../../src/adapter/consumer.js';
 import { execute } from '../../src/run/execute.js';
 import { Incarnation, isWorldError } from '../../src/selftest/reference.js';
@@ -53,6 +54,91 @@ describe('R9: a stale page is a reason to fail visibly', () => {
   it('one that gives up on a token the source never issued is a liveness failure', async () => {
     const run = await execute(plan, consumer('made-up-token', (w) => new MadeUpToken(w)));
     expect(run.result.verdict.status).toBe('fail');
+    expect(run.result.verdict.anomalies.map((a) => a.kind)).toEqual(['liveness']);
+  });
+});
+
+/** Restarts from the start on a stale page, in the same incarnation; fails visibly at a refused effect (declaring no such refusals). */
+class RestartsThenStopsAtPoison extends Incarnation {
+  protected override async fetch(resume: Resume): Promise<Page> {
+    try {
+      return await super.fetch(resume);
+    } catch (error) {
+      if (isWorldError(error) && error.code === 'stale-token') return super.fetch({ kind: 'start' });
+      throw error;
+    }
+  }
+  protected override async apply(e: Parameters<Incarnation['apply']>[0]): Promise<void> {
+    try {
+      await this.effect(e);
+    } catch (error) {
+      if (isWorldError(error) && error.code === 'rejected') await this.world.fail(`the effect for ${e.id} is refused`);
+      throw error;
+    }
+  }
+}
+
+/**
+ * On a stale page keeps the dead token aside and starts again from the top; after the next
+ * page, sends the dead token again and gives up on it. It keeps no replay anchor, so the
+ * token is no anchor of its.
+ */
+class SendsDeadTokenAgain extends Incarnation {
+  private dead: string | null = null;
+  private used = false;
+  protected override advance(to: Position, _token: string | null): Promise<void> {
+    return super.advance(to, null);
+  }
+  protected override async fetch(resume: Resume): Promise<Page> {
+    if (this.dead !== null && !this.used && resume.kind === 'token') {
+      this.used = true;
+      try {
+        return await super.fetch({ kind: 'token', token: this.dead });
+      } catch (error) {
+        if (isWorldError(error) && error.code === 'stale-token') await this.world.fail('the page token is stale (R9)');
+        throw error;
+      }
+    }
+    try {
+      return await super.fetch(resume);
+    } catch (error) {
+      if (!(isWorldError(error) && error.code === 'stale-token' && resume.kind === 'token')) throw error;
+      this.dead ??= resume.token;
+      return super.fetch({ kind: 'start' });
+    }
+  }
+}
+
+describe('R9: the stale page must be the reason', () => {
+  it('a token that expired before, kept aside and sent again, is no reason: only a stale page of its own request, or the durable anchor, is', async () => {
+    const world = plan([ev(41), ev(42), ev(43), ev(44), ev(45)], [{ call: 'fetch', nth: 1, kind: 'stale' }], {
+      source: { pageSize: 2, resumes: [], contract: { kind: 'insertion-stable' } },
+      budget: { adversity: 1, drain: 200 },
+    });
+    const run = await execute(world, consumer('sends-dead-token-again', (w) => new SendsDeadTokenAgain(w)));
+    const stale = run.history.steps.filter((s) => s.phase === 'drain' && s.kind === 'call' && s.outcome.kind === 'error' && s.outcome.code === 'stale-token');
+    // Two stale answers: the stale page (labelled), then the dead token sent again (not).
+    expect(stale.map((s) => (s.kind === 'call' ? (s.fault ?? null) : null))).toEqual(['stale', null]);
+    expect(run.result.verdict.anomalies.map((a) => a.kind)).toEqual(['liveness']);
+  });
+
+  it('a stale page recovered from excuses no later visible failure for another reason', async () => {
+    // Pages of two; the adversity phase is over before a page is read. In the drain the second
+    // request (by e42's token) meets the stale page, the consumer starts again from the top,
+    // reads on, and gives up at the poison event e45.
+    const world = plan([ev(41), ev(42), ev(43), ev(44), ev(45)], [{ call: 'fetch', nth: 1, kind: 'stale' }], {
+      source: { pageSize: 2, resumes: [], contract: { kind: 'insertion-stable' } },
+      poison: ['e45'],
+      budget: { adversity: 1, drain: 200 },
+    });
+    const run = await execute(world, consumer('restarts-then-stops-at-poison', (w) => new RestartsThenStopsAtPoison(w)));
+    const drain = run.history.steps.filter((s) => s.phase === 'drain' && s.kind === 'call');
+    const staleAt = drain.findIndex((s) => s.kind === 'call' && s.outcome.kind === 'error' && s.outcome.code === 'stale-token');
+    // The world is the one described: a stale page, then pages served, then the failure.
+    expect(staleAt).toBeGreaterThanOrEqual(0);
+    expect(drain.slice(staleAt + 1).some((s) => s.kind === 'call' && s.call.kind === 'fetch' && s.outcome.kind === 'ok')).toBe(true);
+    const last = drain.at(-1)!;
+    expect(last.kind === 'call' && last.call.kind === 'claim' && last.call.claim.kind).toBe('failed');
     expect(run.result.verdict.anomalies.map((a) => a.kind)).toEqual(['liveness']);
   });
 });
