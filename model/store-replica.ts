@@ -77,11 +77,6 @@ export class StoreReplica {
     return this.stored;
   }
 
-  /** The page token of the replay anchor stored, or null while none is (or it holds none). */
-  get anchorToken(): string | null {
-    return this.anchor?.token ?? null;
-  }
-
   /** What `load` answers. */
   state(): DurableState {
     return { watermark: this.stored && { binding: this.stored.binding, value: this.stored.value }, anchor: this.anchor, outbox: [...this.outbox.values()] };

@@ -375,11 +375,6 @@ export class Truth {
     return this.store.watermark;
   }
 
-  /** The page token of the replay anchor in the store as replayed (a whitebox consumer's), or null. */
-  get anchorToken(): string | null {
-    return this.store.anchorToken;
-  }
-
   /** Whether the source issued this page token and it expired since (model/tokens.ts). */
   tokenExpired(token: string): boolean {
     return this.source.expired(token);

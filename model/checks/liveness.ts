@@ -3,6 +3,7 @@ import type { History, LifeStep, Step } from '../history.js';
 import { formatRef } from '../event.js';
 import { actorKey, type Facts, type Truth } from '../truth.js';
 import { Changes } from './changes.js';
+import { StaleReasons } from './stale-reasons.js';
 import type { Checker } from './checker.js';
 
 /**
@@ -22,34 +23,21 @@ export class LivenessChecker implements Checker {
   private drained = 0;
   private last: Step | undefined;
   private readonly changes = new Changes();
-  /**
-   * Drain incarnations whose last page request was answered stale-token, for a token that
-   * expired at that very request (the source's stale page) or for the replay anchor the store
-   * holds (which expired before): R9's reasons to fail visibly. A page served to it after
-   * takes the reason away.
-   */
-  private readonly stale = new Set<string>();
+  /** Which incarnations a stale page gave a reason to fail visibly (R9). */
+  private readonly stale: StaleReasons;
 
-  visit(step: Step, _facts: Facts, truth: Truth): void {
+  /** `blackbox`: the consumer keeps its own store, whose replay anchor tidemark cannot see. */
+  constructor(blackbox = false) {
+    this.stale = new StaleReasons(blackbox);
+  }
+
+  visit(step: Step, facts: Facts, truth: Truth): void {
     this.changes.see(step);
+    this.stale.see(step, facts, truth);
     if (this.hung === null && step.kind === 'life' && step.event.kind === 'hung') this.hung = step;
     if (step.phase !== 'drain') return;
     this.drained++;
     this.last = step;
-    if (step.kind === 'call' && step.call.kind === 'fetch') {
-      const { resume } = step.call.request;
-      const who = actorKey(step.actor);
-      // Its own stale page, or its durable anchor gone stale: never a token it kept aside
-      // after it had expired, nor one the source never issued.
-      const reason =
-        step.outcome.kind === 'error' &&
-        step.outcome.code === 'stale-token' &&
-        resume.kind === 'token' &&
-        truth.tokenExpired(resume.token) &&
-        (step.fault === 'stale' || resume.token === truth.anchorToken);
-      if (reason) this.stale.add(who);
-      else if (step.outcome.kind !== 'crash-before') this.stale.delete(who);
-    }
   }
 
   finish(truth: Truth, history: History): void {
@@ -80,9 +68,8 @@ export class LivenessChecker implements Checker {
       const contract = history.header.contract.kind;
       // R9 (step 9 of the seed procedure) lets a consumer answered with a stale page fail
       // visibly, as it lets one restart from its replay anchor: in the drain a `stale` quirk
-      // is the source's own behaviour, not a fault turned off. The stale answer must be the
-      // incarnation's last, to its own stale page or to its durable anchor (see `stale`).
-      if (contract !== 'none' && !this.honestStop(truth, history) && !this.stale.has(actorKey(last.actor))) {
+      // is the source's own behaviour, not a fault turned off (see StaleReasons).
+      if (contract !== 'none' && !this.honestStop(truth, history) && !this.stale.has(last.actor)) {
         this.anomalies.push(anomaly('liveness', `the consumer failed visibly at step ${last.seq} ("${claim.reason}") although the ${contract} source proves its holes`, [], [last.seq]));
       }
       return;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { Page, Resume } from '../../model/history.js';
+import type { DurableState, Page, Resume } from '../../model/history.js';
 import type { Position } from '../../model/order.js';
 import { ev, findScenario, plan } from '../../scenarios/named.js';
-import type { Consumer } from '../../src/adapter/consumer.js';
+import type { BlackboxConsumer, Consumer } from '../../src/adapter/consumer.js';
 import { execute } from '../../src/run/execute.js';
 import { Incarnation, isWorldError } from '../../src/selftest/reference.js';
 
@@ -140,5 +140,129 @@ describe('R9: the stale page must be the reason', () => {
     const last = drain.at(-1)!;
     expect(last.kind === 'call' && last.call.kind === 'claim' && last.call.claim.kind).toBe('failed');
     expect(run.result.verdict.anomalies.map((a) => a.kind)).toEqual(['liveness']);
+  });
+});
+
+/** Keeps a token the source answered stale, writes it as its replay anchor after a page, sends it again and gives up. */
+class StoresDeadTokenAsAnchor extends Incarnation {
+  private dead: string | null = null;
+  private used = false;
+  private pages = 0;
+  protected override async fetch(resume: Resume): Promise<Page> {
+    if (this.dead !== null && !this.used && this.pages >= 1) {
+      this.used = true;
+      const state = await this.world.load();
+      await this.world.commit([{ op: 'anchor', binding: this.world.fingerprint, token: this.dead, watermark: state.watermark?.value ?? null }]);
+      try {
+        return await super.fetch({ kind: 'token', token: this.dead });
+      } catch (error) {
+        if (isWorldError(error) && error.code === 'stale-token') await this.world.fail('the replay anchor is stale (R9)');
+        throw error;
+      }
+    }
+    try {
+      const page = await super.fetch(resume);
+      if (this.dead !== null) this.pages++;
+      return page;
+    } catch (error) {
+      if (!(isWorldError(error) && error.code === 'stale-token' && resume.kind === 'token')) throw error;
+      this.dead ??= resume.token;
+      return super.fetch({ kind: 'start' });
+    }
+  }
+}
+
+type Db = { progress: { binding: string; position: Position; anchor: string | null } | null; done: Set<string>; effects: { event: { id: string; version: number }; payload: string }[] };
+
+/**
+ * Step 9 in a blackbox consumer (its own store): each incarnation restarts from its durable
+ * replay anchor, and fails visibly when that anchor is stale.
+ */
+const anchorOrFail: BlackboxConsumer<Db> = {
+  name: 'anchor-or-fail-blackbox',
+  kind: 'blackbox',
+  capabilities: { delivery: 'exactly-once' },
+  open: () => ({ progress: null, done: new Set(), effects: [] }),
+  inspect: (db) => ({ watermark: db.progress?.position ?? null, effects: [...db.effects] }),
+  run: async (world, db) => {
+    const mine = db.progress?.binding === world.fingerprint ? db.progress : null;
+    let resume: Resume = mine?.anchor ? { kind: 'token', token: mine.anchor } : { kind: 'start' };
+    let first = resume.kind === 'token';
+    for (;;) {
+      let page: Page;
+      try {
+        page = await world.fetch({ resume, limit: world.source.pageSize });
+      } catch (error) {
+        if (isWorldError(error) && error.code === 'stale-token' && first) return world.fail('the durable replay anchor is stale (R9)');
+        throw error;
+      }
+      first = false;
+      for (const e of page.events) {
+        if (db.done.has(`${e.id}@${e.version}`)) continue;
+        db.effects.push({ event: { id: e.id, version: e.version }, payload: e.payload });
+        db.done.add(`${e.id}@${e.version}`);
+      }
+      const last = page.events.at(-1);
+      if (last) db.progress = { binding: world.fingerprint, position: { key: [...last.key], id: last.id }, anchor: page.next };
+      if (page.next === null) return world.caughtUp();
+      resume = { kind: 'token', token: page.next };
+    }
+  },
+};
+
+/** Restarts from its replay anchor on a stale page (a new incarnation); gives up on a stale page met after restarting from the anchor. */
+class FailsAfterAnchor extends Incarnation {
+  private fromAnchor = false;
+  protected override resumeFrom(state: DurableState): Resume {
+    const resume = super.resumeFrom(state);
+    this.fromAnchor = resume.kind === 'token';
+    return resume;
+  }
+  protected override async fetch(resume: Resume): Promise<Page> {
+    try {
+      return await super.fetch(resume);
+    } catch (error) {
+      if (isWorldError(error) && error.code === 'stale-token' && this.fromAnchor) await this.world.fail('stale again after restarting from the replay anchor (R9)');
+      throw error;
+    }
+  }
+}
+
+describe('R9: where the stale token came from', () => {
+  const world = plan([ev(41), ev(42), ev(43), ev(44), ev(45)], [{ call: 'fetch', nth: 1, kind: 'stale' }], {
+    source: { pageSize: 2, resumes: [], contract: { kind: 'insertion-stable' } },
+    budget: { adversity: 1, drain: 200 },
+  });
+
+  it('a token written as the replay anchor after it expired is no reason', async () => {
+    const run = await execute(world, consumer('stores-dead-token-as-anchor', (w) => new StoresDeadTokenAsAnchor(w)));
+    const anchors = run.history.steps.filter((s) => s.kind === 'call' && s.call.kind === 'commit' && s.call.ops.some((o) => o.op === 'anchor'));
+    expect(anchors.length).toBeGreaterThan(0);
+    expect(run.result.verdict.anomalies.map((a) => a.kind)).toEqual(['liveness']);
+  });
+
+  it('a blackbox consumer, whose anchor tidemark cannot see, may fail visibly when the first request of an incarnation comes back stale', async () => {
+    const run = await execute(world, anchorOrFail);
+    const last = run.history.steps.at(-1)!;
+    expect(last.kind === 'call' && last.call.kind === 'claim' && last.call.claim.kind).toBe('failed');
+    expect(run.result.verdict).toEqual({ status: 'pass', anomalies: [] });
+  });
+
+  it("the token of the last page served is a reason: an iterator chain serves an expired one again after an empty batch", async () => {
+    // The anchor's batch comes back empty, with a token the stale page then expires; restarted
+    // from the anchor, the same empty batch serves that expired token again, and the consumer gives up on it.
+    const iterator = plan([ev(41), ev(42), ev(43), ev(44), ev(45)], [{ call: 'fetch', nth: 1, kind: 'empty' }, { call: 'fetch', nth: 2, kind: 'stale' }], {
+      source: { pageSize: 2, resumes: [], contract: { kind: 'insertion-stable' }, tokens: 'iterator' },
+      budget: { adversity: 1, drain: 200 },
+    });
+    const run = await execute(iterator, consumer('gives-up-on-a-stale-continuation', (w) => new FailsAfterAnchor(w)));
+    // The last request re-sent the token the empty batch had just served, expired before: no stale page fired there.
+    const requests = run.history.steps.filter((s) => s.kind === 'call' && s.call.kind === 'fetch');
+    const lastRequest = requests.at(-1)!;
+    expect(lastRequest.kind === 'call' && lastRequest.outcome.kind === 'error' && lastRequest.outcome.code).toBe('stale-token');
+    expect(lastRequest.kind === 'call' && lastRequest.fault).toBeUndefined();
+    const last = run.history.steps.at(-1)!;
+    expect(last.kind === 'call' && last.call.kind === 'claim' && last.call.claim.kind).toBe('failed');
+    expect(run.result.verdict).toEqual({ status: 'pass', anomalies: [] });
   });
 });
