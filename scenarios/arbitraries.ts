@@ -539,7 +539,8 @@ function scheduleOf(runs: readonly (readonly [number, number])[]): number[] {
  * recorded under this one. 2: event ids and the first ordering field in styles. 3: in a world
  * whose keys run from below zero, a change behind the head may land below zero; a third of
  * the indefinite faults are lost requests (a timeout that did nothing); a fourth key style,
- * epoch milliseconds with a fraction.
+ * epoch milliseconds with a fraction; large worlds (`--events`) a drain budget of a full read
+ * for each fault they may hold.
  */
 export const WORLDS_VERSION = 3;
 
