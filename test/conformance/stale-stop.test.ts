@@ -39,6 +39,21 @@ class MadeUpToken extends Incarnation {
   }
 }
 
+/** On a stale page, asks once more by a token no page ever carried, and gives up on that. */
+class MadeUpAfterStale extends Incarnation {
+  protected override async fetch(resume: Resume): Promise<Page> {
+    try {
+      return await super.fetch(resume);
+    } catch (error) {
+      if (!(isWorldError(error) && error.code === 'stale-token' && resume.kind === 'token' && resume.token !== 'made-up')) throw error;
+      return this.fetch({ kind: 'token', token: 'made-up' }).catch(async (again: unknown) => {
+        if (isWorldError(again) && again.code === 'stale-token') await this.world.fail('the page token is stale (R9)');
+        throw again;
+      });
+    }
+  }
+}
+
 const consumer = (name: string, make: (world: ConstructorParameters<typeof Incarnation>[0]) => Incarnation): Consumer => ({ name, capabilities: { delivery: 'at-least-once' }, run: (world) => make(world).run() });
 
 describe('R9: a stale page is a reason to fail visibly', () => {
@@ -49,6 +64,11 @@ describe('R9: a stale page is a reason to fail visibly', () => {
     expect(run.result.verdict).toEqual({ status: 'pass', anomalies: [] });
     const last = run.history.steps.at(-1)!;
     expect(last.kind === 'call' && last.call.kind === 'claim' && last.call.claim.kind).toBe('failed');
+  });
+
+  it('a stale page answered before a made-up token is no reason for giving up on the made-up one', async () => {
+    const run = await execute(plan, consumer('made-up-after-stale', (w) => new MadeUpAfterStale(w)));
+    expect(run.result.verdict.anomalies.map((a) => a.kind)).toEqual(['liveness']);
   });
 
   it('one that gives up on a token the source never issued is a liveness failure', async () => {
@@ -80,83 +100,33 @@ class RestartsThenStopsAtPoison extends Incarnation {
 
 /**
  * On a stale page keeps the dead token aside and starts again from the top; after the next
- * page, sends the dead token again and gives up on it. It keeps no replay anchor, so the
- * token is no anchor of its.
+ * page, sends the dead token again and gives up on it. It keeps no replay anchor of its own;
+ * `asAnchor`: it writes the dead token as its anchor just before sending it again.
  */
 class SendsDeadTokenAgain extends Incarnation {
   private dead: string | null = null;
   private used = false;
+  private pages = 0;
+  constructor(
+    world: ConstructorParameters<typeof Incarnation>[0],
+    private readonly asAnchor = false,
+  ) {
+    super(world);
+  }
   protected override advance(to: Position, _token: string | null): Promise<void> {
     return super.advance(to, null);
   }
   protected override async fetch(resume: Resume): Promise<Page> {
-    if (this.dead !== null && !this.used && resume.kind === 'token') {
+    if (this.dead !== null && !this.used && this.pages >= 1) {
       this.used = true;
+      if (this.asAnchor) {
+        const state = await this.world.load();
+        await this.world.commit([{ op: 'anchor', binding: this.world.fingerprint, token: this.dead, watermark: state.watermark?.value ?? null }]);
+      }
       try {
         return await super.fetch({ kind: 'token', token: this.dead });
       } catch (error) {
         if (isWorldError(error) && error.code === 'stale-token') await this.world.fail('the page token is stale (R9)');
-        throw error;
-      }
-    }
-    try {
-      return await super.fetch(resume);
-    } catch (error) {
-      if (!(isWorldError(error) && error.code === 'stale-token' && resume.kind === 'token')) throw error;
-      this.dead ??= resume.token;
-      return super.fetch({ kind: 'start' });
-    }
-  }
-}
-
-describe('R9: the stale page must be the reason', () => {
-  it('a token that expired before, kept aside and sent again, is no reason: only a stale page of its own request, or the durable anchor, is', async () => {
-    const world = plan([ev(41), ev(42), ev(43), ev(44), ev(45)], [{ call: 'fetch', nth: 1, kind: 'stale' }], {
-      source: { pageSize: 2, resumes: [], contract: { kind: 'insertion-stable' } },
-      budget: { adversity: 1, drain: 200 },
-    });
-    const run = await execute(world, consumer('sends-dead-token-again', (w) => new SendsDeadTokenAgain(w)));
-    const stale = run.history.steps.filter((s) => s.phase === 'drain' && s.kind === 'call' && s.outcome.kind === 'error' && s.outcome.code === 'stale-token');
-    // Two stale answers: the stale page (labelled), then the dead token sent again (not).
-    expect(stale.map((s) => (s.kind === 'call' ? (s.fault ?? null) : null))).toEqual(['stale', null]);
-    expect(run.result.verdict.anomalies.map((a) => a.kind)).toEqual(['liveness']);
-  });
-
-  it('a stale page recovered from excuses no later visible failure for another reason', async () => {
-    // Pages of two; the adversity phase is over before a page is read. In the drain the second
-    // request (by e42's token) meets the stale page, the consumer starts again from the top,
-    // reads on, and gives up at the poison event e45.
-    const world = plan([ev(41), ev(42), ev(43), ev(44), ev(45)], [{ call: 'fetch', nth: 1, kind: 'stale' }], {
-      source: { pageSize: 2, resumes: [], contract: { kind: 'insertion-stable' } },
-      poison: ['e45'],
-      budget: { adversity: 1, drain: 200 },
-    });
-    const run = await execute(world, consumer('restarts-then-stops-at-poison', (w) => new RestartsThenStopsAtPoison(w)));
-    const drain = run.history.steps.filter((s) => s.phase === 'drain' && s.kind === 'call');
-    const staleAt = drain.findIndex((s) => s.kind === 'call' && s.outcome.kind === 'error' && s.outcome.code === 'stale-token');
-    // The world is the one described: a stale page, then pages served, then the failure.
-    expect(staleAt).toBeGreaterThanOrEqual(0);
-    expect(drain.slice(staleAt + 1).some((s) => s.kind === 'call' && s.call.kind === 'fetch' && s.outcome.kind === 'ok')).toBe(true);
-    const last = drain.at(-1)!;
-    expect(last.kind === 'call' && last.call.kind === 'claim' && last.call.claim.kind).toBe('failed');
-    expect(run.result.verdict.anomalies.map((a) => a.kind)).toEqual(['liveness']);
-  });
-});
-
-/** Keeps a token the source answered stale, writes it as its replay anchor after a page, sends it again and gives up. */
-class StoresDeadTokenAsAnchor extends Incarnation {
-  private dead: string | null = null;
-  private used = false;
-  private pages = 0;
-  protected override async fetch(resume: Resume): Promise<Page> {
-    if (this.dead !== null && !this.used && this.pages >= 1) {
-      this.used = true;
-      const state = await this.world.load();
-      await this.world.commit([{ op: 'anchor', binding: this.world.fingerprint, token: this.dead, watermark: state.watermark?.value ?? null }]);
-      try {
-        return await super.fetch({ kind: 'token', token: this.dead });
-      } catch (error) {
-        if (isWorldError(error) && error.code === 'stale-token') await this.world.fail('the replay anchor is stale (R9)');
         throw error;
       }
     }
@@ -171,6 +141,41 @@ class StoresDeadTokenAsAnchor extends Incarnation {
     }
   }
 }
+
+/**
+ * Five events in pages of two, an adversity phase over before a page is read, and a stale
+ * page at the drain's second request (by e42's token).
+ */
+const STALE_SECOND_PAGE = plan([ev(41), ev(42), ev(43), ev(44), ev(45)], [{ call: 'fetch', nth: 1, kind: 'stale' }], {
+  source: { pageSize: 2, resumes: [], contract: { kind: 'insertion-stable' } },
+  budget: { adversity: 1, drain: 200 },
+});
+
+describe('R9: the stale page must be the reason', () => {
+  it('a token that expired before, kept aside and sent again, is no reason: only a stale page of its own request, or the durable anchor, is', async () => {
+    const run = await execute(STALE_SECOND_PAGE, consumer('sends-dead-token-again', (w) => new SendsDeadTokenAgain(w)));
+    const stale = run.history.steps.filter((s) => s.phase === 'drain' && s.kind === 'call' && s.outcome.kind === 'error' && s.outcome.code === 'stale-token');
+    // Two stale answers: the stale page (labelled), then the dead token sent again (not).
+    expect(stale.map((s) => (s.kind === 'call' ? (s.fault ?? null) : null))).toEqual(['stale', null]);
+    expect(run.result.verdict.anomalies.map((a) => a.kind)).toEqual(['liveness']);
+  });
+
+  it('a stale page recovered from excuses no later visible failure for another reason', async () => {
+    // Pages of two; the adversity phase is over before a page is read. In the drain the second
+    // request (by e42's token) meets the stale page, the consumer starts again from the top,
+    // reads on, and gives up at the poison event e45.
+    const world = { ...STALE_SECOND_PAGE, poison: ['e45'] };
+    const run = await execute(world, consumer('restarts-then-stops-at-poison', (w) => new RestartsThenStopsAtPoison(w)));
+    const drain = run.history.steps.filter((s) => s.phase === 'drain' && s.kind === 'call');
+    const staleAt = drain.findIndex((s) => s.kind === 'call' && s.outcome.kind === 'error' && s.outcome.code === 'stale-token');
+    // The world is the one described: a stale page, then pages served, then the failure.
+    expect(staleAt).toBeGreaterThanOrEqual(0);
+    expect(drain.slice(staleAt + 1).some((s) => s.kind === 'call' && s.call.kind === 'fetch' && s.outcome.kind === 'ok')).toBe(true);
+    const last = drain.at(-1)!;
+    expect(last.kind === 'call' && last.call.kind === 'claim' && last.call.claim.kind).toBe('failed');
+    expect(run.result.verdict.anomalies.map((a) => a.kind)).toEqual(['liveness']);
+  });
+});
 
 type Db = { progress: { binding: string; position: Position; anchor: string | null } | null; done: Set<string>; effects: { event: { id: string; version: number }; payload: string }[] };
 
@@ -229,20 +234,15 @@ class FailsAfterAnchor extends Incarnation {
 }
 
 describe('R9: where the stale token came from', () => {
-  const world = plan([ev(41), ev(42), ev(43), ev(44), ev(45)], [{ call: 'fetch', nth: 1, kind: 'stale' }], {
-    source: { pageSize: 2, resumes: [], contract: { kind: 'insertion-stable' } },
-    budget: { adversity: 1, drain: 200 },
-  });
-
   it('a token written as the replay anchor after it expired is no reason', async () => {
-    const run = await execute(world, consumer('stores-dead-token-as-anchor', (w) => new StoresDeadTokenAsAnchor(w)));
+    const run = await execute(STALE_SECOND_PAGE, consumer('stores-dead-token-as-anchor', (w) => new SendsDeadTokenAgain(w, true)));
     const anchors = run.history.steps.filter((s) => s.kind === 'call' && s.call.kind === 'commit' && s.call.ops.some((o) => o.op === 'anchor'));
     expect(anchors.length).toBeGreaterThan(0);
     expect(run.result.verdict.anomalies.map((a) => a.kind)).toEqual(['liveness']);
   });
 
   it('a blackbox consumer, whose anchor tidemark cannot see, may fail visibly when the first request of an incarnation comes back stale', async () => {
-    const run = await execute(world, anchorOrFail);
+    const run = await execute(STALE_SECOND_PAGE, anchorOrFail);
     const last = run.history.steps.at(-1)!;
     expect(last.kind === 'call' && last.call.kind === 'claim' && last.call.claim.kind).toBe('failed');
     expect(run.result.verdict).toEqual({ status: 'pass', anomalies: [] });
