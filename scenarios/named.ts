@@ -129,7 +129,9 @@ export const ADVERSITY_SCENARIOS: readonly NamedScenario[] = [
     name: 'membership-flip-without-contract',
     rules: ['R10'],
     seed: 'It needs an insertion-stable boundary, versioned snapshot, or replay window before advancing',
-    // The same flip on a source that promises nothing: the consumer must fail visibly.
+    // The same flip on a source that promises nothing: no watermark may pass the hole. A
+    // consumer reads from the start again instead, and fails visibly or claims a read that
+    // holds every event the source kept still while it ran (docs/adapters.md, Contracts).
     plan: plan(WINDOWED, [], {
       binding: { ...ORDERS, filter: { kind: 'equals', attr: 'kind', value: 'order' } },
       source: { pageSize: 4, resumes: [], contract: { kind: 'none' } },

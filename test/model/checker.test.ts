@@ -357,7 +357,7 @@ describe('omission', () => {
   });
 
   it('R5 omission: however the run ends, a completion record for an event whose effect never came loses it', () => {
-    // A source that promises nothing: the run must end failing visibly, so no claim is judged.
+    // A source that promises nothing, and a run that ends failing visibly: no claim is judged.
     const t = timeline({ initial: [a, b, c], contract: { kind: 'none' } });
     t.start();
     t.fetch([a, b, c]);
@@ -1034,6 +1034,38 @@ describe('liveness', () => {
     t.start();
     t.failed('the source promises nothing: cannot prove the hole after 1#a');
     passes(t);
+  });
+
+  /**
+   * A consumer of a source that promises nothing that commits no watermark, reads from the
+   * start and claims caught-up (docs/adapters.md, "A source that promises nothing"). b lands
+   * behind its read while it runs; the drain's incarnation reads from the start again.
+   */
+  function rereadsNone(drainHandlesB: boolean): { t: Timeline; claimed: number } {
+    const t = timeline({ initial: [a, c], contract: { kind: 'none' } });
+    t.start();
+    t.fetch([a, c]);
+    t.commit([effect(a), complete(a)]);
+    t.insert(b);
+    t.commit([effect(c), complete(c)]);
+    t.caughtUp();
+    t.drain();
+    t.start();
+    t.fetch([a, b, c]);
+    if (drainHandlesB) t.commit([effect(b), complete(b)]);
+    const claimed = t.caughtUp();
+    return { t, claimed };
+  }
+
+  it("R10 omission near miss: on a 'none' source, a claim with no watermark is held to what the source kept still while its incarnation read", () => {
+    passes(rereadsNone(true).t);
+  });
+
+  it("R10 omission: on a 'none' source, the drain's final claim is held to every eligible event, one that landed behind an earlier read too", () => {
+    const { t, claimed } = rereadsNone(false);
+    const [found] = failsWith(t, 'omission');
+    expect(found?.events).toEqual([{ id: 'b', version: 1 }]);
+    expect(found?.steps).toEqual([claimed]);
   });
 
   it('R9 liveness near miss: a budget that runs out in the adversity phase is not judged', () => {
