@@ -51,11 +51,23 @@ export function sizedWorlds(events: number): Pick<PlanOptions, 'size' | 'budget'
       maxPageSize: Math.min(MAX_PAGE_SIZE, Math.max(DEFAULT_SIZE.maxPageSize, Math.floor(events / 10))),
       maxMutations: Math.round(DEFAULT_SIZE.maxMutations * Math.sqrt(scale)),
     },
-    // The drain reads the whole stream again after every stale page, on a newest-first source
-    // (which starts again from the top): four steps an event for each read, the first and one
-    // after each fault the world may hold, so that a correct consumer still finishes.
-    budget: { adversity: Math.max(DEFAULT_BUDGET.adversity, events * 12), drain: Math.max(DEFAULT_BUDGET.drain, events * 4 * (1 + maxFaults)) },
+    budget: sizedBudget,
   };
+}
+
+/**
+ * A large world's step budgets, from its own size: its events (the changes it plans may add
+ * as many again) and its stale pages, the one fault that still fires in the drain and costs
+ * more than a step or two. The drain reads the whole stream again after every stale page, on
+ * a newest-first source (which starts again from the top): four steps an event for each read
+ * (the reference takes under three), the first and one after each stale page, so that a
+ * correct consumer still finishes. From the world's own size, not the largest asked for: a
+ * world shrunk to a few events gets the default budgets, so that a consumer that never
+ * finishes, which spends the whole budget in every world it runs, is shrunk as fast as in
+ * default worlds.
+ */
+export function sizedBudget(events: number, stalePages: number): Budget {
+  return { adversity: Math.max(DEFAULT_BUDGET.adversity, events * 12), drain: Math.max(DEFAULT_BUDGET.drain, events * 4 * (1 + stalePages)) };
 }
 
 /**
@@ -384,7 +396,8 @@ function rebindAnchor(choice: number, eligible: readonly { d: EventDraw; id: str
 
 export interface PlanOptions {
   readonly size?: WorldSize;
-  readonly budget?: Budget;
+  /** The step budgets of every world, or a world's from its size: its events (the initial ones and the changes it plans) and its stale pages. */
+  readonly budget?: Budget | ((events: number, stalePages: number) => Budget);
   /** Families every generated world has on, e.g. to run 1,000 worlds of one family. */
   readonly families?: readonly Family[];
   /** Source contracts the consumer supports; worlds only use these. Default: all. */
@@ -540,9 +553,10 @@ function scheduleOf(runs: readonly (readonly [number, number])[]): number[] {
  * whose keys run from below zero, a change behind the head may land below zero; a third of
  * the indefinite faults are lost requests (a timeout that did nothing); a fourth key style,
  * epoch milliseconds with a fraction; large worlds (`--events`) a drain budget of a full read
- * for each fault they may hold.
+ * for each fault they may hold. 4: a large world's budgets come from its own size
+ * (`sizedBudget`), not from the largest asked for.
  */
-export const WORLDS_VERSION = 3;
+export const WORLDS_VERSION = 4;
 
 /** A whole world: the swarm, then stream, binding, source, faults, mutations, workers and schedule. */
 export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
@@ -604,7 +618,7 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
       faults,
       schedule: scheduleOf(w.schedule),
       seed: String(w.seed),
-      budget,
+      budget: typeof budget === 'function' ? DEFAULT_BUDGET : budget,
       workers: swarm.generations === 0 ? 1 : w.workers,
       leaseTtlSteps: w.leaseTtlSteps,
       mutations,
@@ -613,7 +627,9 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
     };
     const cell = focusCell(w.focus.cell, cells);
     const eligible = events.filter((e) => isEligible(binding, e)).map((e) => e.id);
-    return scaled(cell === undefined ? plan : aim(plan, cell, w.focus, { eligible, contracts: allowed }), keyScale(w.keyStyle, size, profile));
+    const whole = scaled(cell === undefined ? plan : aim(plan, cell, w.focus, { eligible, contracts: allowed }), keyScale(w.keyStyle, size, profile));
+    // Budgets from the world's own size are taken once it is whole: aiming it may change it.
+    return typeof budget === 'function' ? { ...whole, budget: budget(whole.events.length + whole.mutations.length, whole.faults.filter((f) => f.kind === 'stale').length) } : whole;
   });
   // Each shrinking step of a large world runs the whole world again: bounded, a failure in
   // a 5,000-event world shrinks in under a minute to one far smaller, if not the smallest.

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { planArb, sizedWorlds } from '../scenarios/arbitraries.js';
+import { DEFAULT_BUDGET, planArb, sizedBudget, sizedWorlds } from '../scenarios/arbitraries.js';
 import { ev, plan } from '../scenarios/named.js';
 import { execute } from '../src/run/execute.js';
 import { builtInConsumer } from '../src/selftest/registry.js';
@@ -24,8 +24,12 @@ describe('--events N', () => {
     expect(Math.max(...plans.map((p) => p.source.pageSize))).toBeGreaterThan(100);
     for (const p of plans) {
       expect(p.source.pageSize).toBeLessThanOrEqual(500);
-      expect(p.budget.adversity).toBeGreaterThanOrEqual(60_000);
+      // Each world's budgets come from its own size: a large one gets twelve steps an event.
+      expect(p.budget).toEqual(sizedBudget(p.events.length + p.mutations.length, p.faults.filter((f) => f.kind === 'stale').length));
+      expect(p.budget.adversity).toBeGreaterThanOrEqual(12 * p.events.length);
     }
+    // A world shrunk to a few events gets the default budgets, whatever size was asked for.
+    expect(sizedBudget(3, 1)).toEqual(DEFAULT_BUDGET);
     expect(() => sizedWorlds(0)).toThrow('events must be an integer from 1 to 100000, got 0');
   });
 
@@ -33,11 +37,11 @@ describe('--events N', () => {
     // 300 events one a page, newest first, and an adversity phase too short to read any: the
     // drain reads them all, and each stale page sends the consumer back to the top, a full
     // read again. With as many as the faults a world of this size may hold, the reference
-    // still catches up (events * 8, the budget before, ran out at two).
+    // still catches up on the budget of its own size (events * 8 ran out at two).
     const events = 300;
-    const { budget, size } = sizedWorlds(events);
+    const { size } = sizedWorlds(events);
     const stale = Array.from({ length: size!.maxFaults }, (_, i) => ({ call: 'fetch' as const, nth: 250 + i * 300, kind: 'stale' as const }));
-    const world = plan(Array.from({ length: events }, (_, i) => ev(i + 1)), stale, { budget: { adversity: 3, drain: budget!.drain }, source: { pageSize: 1, resumes: [], contract: { kind: 'insertion-stable' }, order: 'newest-first' } });
+    const world = plan(Array.from({ length: events }, (_, i) => ev(i + 1)), stale, { budget: { adversity: 3, drain: sizedBudget(events, stale.length).drain }, source: { pageSize: 1, resumes: [], contract: { kind: 'insertion-stable' }, order: 'newest-first' } });
     const run = await execute(world, builtInConsumer('reference-newest-first')!);
     expect(run.result.verdict).toEqual({ status: 'pass', anomalies: [] });
     // The stale pages did fire in the drain, each sending it back to the top.
