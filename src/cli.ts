@@ -18,7 +18,7 @@ import type { AnyConsumer } from './adapter/consumer.js';
 import type { Io } from './cli/io.js';
 import { clearOutputs, guardReport, Outputs, prepareOutput, prepareOutputs, withOutputs } from './cli/outputs.js';
 import { Progress } from './cli/progress.js';
-import { comparableHash, entriesById, isBuiltIn, ofTarget, pruneRegressions, shortId, readRegressions, recordRegressions, RegressionFileError, TIDEMARK_VERSION, versionWarning, type RegressionEntry } from './run/regressions.js';
+import { comparableHash, entriesById, isBuiltIn, ofTarget, pruneRegressions, shortId, readRegressions, recordRegressions, RegressionFileError, versionWarning, type RegressionEntry } from './run/regressions.js';
 import { renderJUnit } from './report/junit.js';
 import { renderPicture } from './report/picture.js';
 import { newRegressions, replayedRegressions, runSuite, UnknownScenarioError, type RegressionOutcome, type SuiteResult } from './run/suite.js';
@@ -43,6 +43,7 @@ import { merge } from './cli/merge-command.js';
 import { judge } from './cli/judge-command.js';
 import { replayCommand, targetFlag, worldWhat } from './report/replay-command.js';
 import { runId, targetDigest, type RunIdentity } from './run/run-identity.js';
+import { tidemarkBuild } from './run/build.js';
 import { notOurs } from './cli/environment.js';
 import { placeOf, type WorldPlace } from './run/world-place.js';
 import { connectorFlag, connectorOf, connectorTarget } from './connector/target.js';
@@ -350,7 +351,7 @@ async function check(f: Flags, io: Io, peers: ShardPeers | undefined, replayOfPl
   const events = worldSize(f.number('events'));
   replayOfPlace.command = (place) => ('scenario' in place ? replayOf(t, 'scenario', place.scenario) : replayOf(t, 'world', worldWhat(place)));
   const identity: RunIdentity = {
-    tidemark: TIDEMARK_VERSION,
+    tidemark: tidemarkBuild(),
     command: 'check',
     target: t.id,
     digest,
@@ -535,7 +536,7 @@ async function check(f: Flags, io: Io, peers: ShardPeers | undefined, replayOfPl
   }
   const json = f.string('json');
   if (json !== undefined) {
-    const shardJson = shard ? { shard: { ...shard, tidemark: TIDEMARK_VERSION, ...(limitS === undefined ? {} : { timeLimit: limitS }), ...(sessionWorlds > 0 ? { sessionWorlds } : {}) } } : {};
+    const shardJson = shard ? { shard: { ...shard, tidemark: tidemarkBuild(), ...(limitS === undefined ? {} : { timeLimit: limitS }), ...(sessionWorlds > 0 ? { sessionWorlds } : {}) } } : {};
     const written = jobsRun ? jobsRun.json : checkJson(result as SuiteResult, { run, searches, replay: (kind, what) => replayOf(t, kind, what), realHashes, ...shardJson });
     outputs.write('--json', json, () => `${JSON.stringify(written, null, 2)}\n`);
   }
@@ -794,8 +795,8 @@ async function mutants(f: Flags, io: Io): Promise<number> {
   if (json !== undefined) {
     // The counterexample's history is left out: the row's seed and path replay it.
     const { counterexample: _, replayed: __, ...reference } = matrix.reference;
-    const identity: RunIdentity = { tidemark: TIDEMARK_VERSION, command: 'mutants', target: null, digest: null, seed, runs, shards: shard?.count ?? 1, options: { only: names?.join(',') ?? null } };
-    const written: MutantsJson = { run: { id: runId(identity), identity }, seed, runs, mutants: chosen.map((m) => m.name), rows: matrix.rows, reference, ...(shard ? { shard: { command: 'mutants', ...shard, tidemark: TIDEMARK_VERSION } } : {}) };
+    const identity: RunIdentity = { tidemark: tidemarkBuild(), command: 'mutants', target: null, digest: null, seed, runs, shards: shard?.count ?? 1, options: { only: names?.join(',') ?? null } };
+    const written: MutantsJson = { run: { id: runId(identity), identity }, seed, runs, mutants: chosen.map((m) => m.name), rows: matrix.rows, reference, ...(shard ? { shard: { command: 'mutants', ...shard, tidemark: tidemarkBuild() } } : {}) };
     outputs.write('--json', json, () => `${JSON.stringify(written, null, 2)}\n`);
   }
   const verdict = matrixVerdict(matrix.rows, matrix.reference, shard ? ` (${shardText(shard)} alone: 'tidemark merge' of all ${shard.count} shards' --json gives the run's verdict)` : '');
@@ -859,8 +860,8 @@ async function reportShard(f: Flags, io: Io, shard: Shard, o: { readonly seed: n
     left.set(row.mutant, (left.get(row.mutant) ?? 0) - 1);
     if (left.get(row.mutant) === 0) io.err(`report: mutant ${row.mutant}`);
   });
-  const identity: RunIdentity = { tidemark: TIDEMARK_VERSION, command: 'report', target: null, digest: null, seed: o.seed, runs: o.runs, shards: shard.count, options: { seeds: o.seeds } };
-  const written: ReportShardJson = { run: { id: runId(identity), identity }, seed: o.seed, runs: o.runs, seeds: o.seeds, rows, shard: { command: 'report', ...shard, tidemark: TIDEMARK_VERSION } };
+  const identity: RunIdentity = { tidemark: tidemarkBuild(), command: 'report', target: null, digest: null, seed: o.seed, runs: o.runs, shards: shard.count, options: { seeds: o.seeds } };
+  const written: ReportShardJson = { run: { id: runId(identity), identity }, seed: o.seed, runs: o.runs, seeds: o.seeds, rows, shard: { command: 'report', ...shard, tidemark: tidemarkBuild() } };
   const outputs = new Outputs(io.err);
   if (!outputs.write('--json', json, () => `${JSON.stringify(written, null, 2)}\n`)) return EXIT.error;
   io.out(`wrote ${json}: ${rows.length} searches of ${shardText(shard)}; 'tidemark merge' of all ${shard.count} shards' files writes the report`);

