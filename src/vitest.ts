@@ -92,15 +92,18 @@ function register(cases: readonly ConformanceCase[]): void {
       it.skip(`${c.name} (skipped: ${c.skipped})`, () => {});
       continue;
     }
+    // Never retried, whatever the suite's `retry`: a retry of the generated worlds draws a fresh
+    // seed, and one that passes would hide a failed or unjudgeable first run (a hung consumer)
+    // behind a green test; a retried scenario would hide a consumer that is not deterministic.
     it(
       c.name,
+      { retry: 0, ...(c.timeoutMs === undefined ? {} : { timeout: c.timeoutMs }) },
       async (context) => {
         const result = await c.run();
         if (result === null) return;
         if ('failure' in result) expect.fail(result.failure);
         context.skip(`untested: ${result.untested}`);
       },
-      c.timeoutMs,
     );
   }
 }

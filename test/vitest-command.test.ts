@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { conformanceCases, defaultReplayFlag, resolveTarget } from '../src/run/conformance-tests.js';
 import { EXIT } from '../src/cli.js';
+import { referenceConsumer } from '../src/selftest/reference.js';
 import { registerConformance } from '../src/vitest.js';
 import { argvOf, cli } from './support.js';
 
@@ -55,5 +56,22 @@ describe('the conformance cases of a process consumer', () => {
     await expect(resolveTarget({ command: 'python3 test/fixtures/process/no-hello.py', helloMs: 5000 })).rejects.toThrow(
       /cannot start consumer process `python3 test\/fixtures\/process\/no-hello\.py`: no hello within 5000 ms; stderr tail: no-hello: listening on port 8080/,
     );
+  });
+});
+
+/**
+ * A suite that retries its failing tests (vitest's `retry`) must not retry the conformance
+ * tests: a retry of the generated worlds draws a fresh seed, and its pass hid a first run that
+ * failed or could not be judged (a consumer that hung: no anomaly for a check test to show).
+ */
+describe('registerConformance in a suite that retries', { retry: 3 }, () => {
+  registerConformance(referenceConsumer(), { runs: 2, seed: 1 });
+  it('registers tests that are never retried', (context) => {
+    const suite = context.task.suite?.tasks.find((t) => t.type === 'suite' && t.name.startsWith('tidemark conformance'));
+    const tests = suite?.type === 'suite' ? suite.tasks : [];
+    expect(tests.length).toBeGreaterThan(10);
+    for (const t of tests) expect({ name: t.name, retry: t.retry }).toEqual({ name: t.name, retry: 0 });
+    // The suite's own tests keep its retry.
+    expect(context.task.retry).toBe(3);
   });
 });
