@@ -519,11 +519,11 @@ async function check(f: Flags, io: Io, peers: ShardPeers | undefined, replayOfPl
   let found: readonly RegressionEntry[] = [];
   // A process target's entry says how its hash was recorded, and, from a check with session
   // crashes, what real kills gave where that differs: a replay kills for real, and is held to it.
-  const realHashes = new Map(replays.map((r) => [r.sampled.hash, r.real.hash]));
+  const realRuns = new Map(replays.map((r) => [r.sampled.hash, r.real]));
   const killed = (e: RegressionEntry): { kills?: 'sampled' | 'real'; realHash?: string } => {
     if (!t.process) return {};
     if (sessionWorlds === 0) return { kills: 'real' };
-    const real = e.hash === undefined ? undefined : realHashes.get(e.hash);
+    const real = e.hash === undefined ? undefined : realRuns.get(e.hash)?.hash;
     return { kills: 'sampled', ...(real === undefined || real === e.hash ? {} : { realHash: real }) };
   };
   const entries = newRegressions(suite).map((e) => ({ ...e, ...killed(e), run: run.id, ...(digest === null ? {} : { digest }), ...(Object.keys(t.options).length === 0 ? {} : { options: t.options }) }));
@@ -537,7 +537,7 @@ async function check(f: Flags, io: Io, peers: ShardPeers | undefined, replayOfPl
   const json = f.string('json');
   if (json !== undefined) {
     const shardJson = shard ? { shard: { ...shard, tidemark: tidemarkBuild(), ...(limitS === undefined ? {} : { timeLimit: limitS }), ...(sessionWorlds > 0 ? { sessionWorlds } : {}) } } : {};
-    const written = jobsRun ? jobsRun.json : checkJson(result as SuiteResult, { run, searches, replay: (kind, what) => replayOf(t, kind, what), realHashes, ...shardJson });
+    const written = jobsRun ? jobsRun.json : checkJson(result as SuiteResult, { run, searches, replay: (kind, what) => replayOf(t, kind, what), realRuns, ...shardJson });
     outputs.write('--json', json, () => `${JSON.stringify(written, null, 2)}\n`);
   }
   const junit = f.string('junit');

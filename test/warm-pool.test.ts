@@ -140,6 +140,27 @@ describe('the warm pool and session crashes', () => {
     expect(r.out).toContain('no failure happens under real kills');
     expect(r.out).toMatch(/verdict: unknown$/m);
     expect(r.code).toBe(EXIT.unknown);
+
+    // Split over two machines, each with its own regression file, and merged where the consumer
+    // is not: the same verdict, from the real-kill histories the shards carry, judged again.
+    const shards = [1, 2].map((i) => join(scratch, `leak-${i}.json`));
+    for (const [i, json] of shards.entries()) {
+      const shard = await cli('check', '--command', command, '--runs', '3', '--seed', '1', '--shard', `${i + 1}/2`, '--json', json, '--regressions', join(scratch, `leak-r${i + 1}.json`));
+      expect(shard.code, shard.out).toBe(EXIT.unknown);
+    }
+    const merged = await cli('merge', ...shards);
+    expect(merged.out).toContain('not a pass: no failure happens under real kills');
+    expect(merged.out).toMatch(/verdict: unknown$/m);
+    expect(merged.code).toBe(EXIT.unknown);
+    // A real-kill history that is not the one its hash names is refused, never judged.
+    const edited = JSON.parse(readFileSync(shards[0]!, 'utf8'));
+    const failure = [...edited.scenarios, ...edited.regressions].find((x: { failure?: { realHistory?: unknown } }) => x.failure?.realHistory !== undefined)?.failure;
+    expect(failure).toBeDefined();
+    failure.realHistory.steps.pop();
+    writeFileSync(shards[0]!, JSON.stringify(edited));
+    const refused = await cli('merge', ...shards);
+    expect(refused.err).toContain('is not the one realHash names');
+    expect(refused.code).toBe(EXIT.usage);
   });
 
   it('a failure found with session crashes is recorded with the history real kills gave, and its replay, which kills for real, is held to that: never called non-deterministic for differing from the sessions one', async () => {

@@ -4,7 +4,7 @@ import type { AnomalyKind } from '../../model/anomalies.js';
 import { ALL_SCENARIOS, findScenario } from '../../scenarios/named.js';
 import { UsageError } from './spec.js';
 import { onlyLiveness, owns, precedes, summarizeChecks, TALLY_PHASE, type CheckEvidence, type PropertyOutcome, type Shard, type SuiteStatus, type TallyAt } from '../run/conformance.js';
-import { executionOf, type CheckJson, type CheckShardJson, type FailureJson, type RunJson, type WorldsJson } from '../run/check-json.js';
+import { executionOf, realVerdictOf, type CheckJson, type CheckShardJson, type FailureJson, type RunJson, type WorldsJson } from '../run/check-json.js';
 import { identityDifferences, runId, targetOptions } from '../run/run-identity.js';
 import { runOfShard, validateCheckShard } from './shard-validation.js';
 import type { Execution } from '../run/execute.js';
@@ -233,11 +233,23 @@ export function mergeCheck(shards: readonly Read<CheckJson & { shard: CheckShard
       : verdict === 'pass' ? (onlyLiveness(checks) ?? undefined)
       : undefined;
   if (reason !== undefined) verdict = 'unknown';
+  // The check's rule after its final replays (src/cli.ts, finalReplays): when the target's
+  // crashes were session crashes and not one failure shown fails under real kills, the
+  // failures came from the session crashes, and the consumer cannot be judged that way.
+  const sessionWorlds = shards.reduce((sum, s) => sum + (s.json.shard.sessionWorlds ?? 0), 0);
+  const shown = [...regressions.map((r) => r.failure), ...scenarios.map((s) => s.failure), worlds.failure].filter((f): f is FailureJson => f !== undefined);
+  const borneOut = (f: FailureJson): boolean => {
+    const real = realVerdictOf(f);
+    return real === null || real !== 'pass';
+  };
+  const unborne = verdict === 'fail' && sessionWorlds > 0 && shown.length > 0 && !shown.some(borneOut);
+  const reasonAfter = unborne ? 'no failure happens under real kills: the failures came from session crashes, so the consumer cannot be judged this way' : reason;
+  if (unborne) verdict = 'unknown';
   return {
-    json: { run: unsharded(first.run), consumer: first.consumer, adapter: first.adapter, seed: first.seed, runs: first.runs, searches: first.searches, verdict, ...(reason === undefined ? {} : { reason }), regressions, scenarios, worlds, checks },
+    json: { run: unsharded(first.run), consumer: first.consumer, adapter: first.adapter, seed: first.seed, runs: first.runs, searches: first.searches, verdict, ...(reasonAfter === undefined ? {} : { reason: reasonAfter }), regressions, scenarios, worlds, checks },
     foundBy: winner?.index ?? null,
     calls: shards.reduce((sum, s) => sum + s.json.shard.calls, 0),
-    sessionWorlds: shards.reduce((sum, s) => sum + (s.json.shard.sessionWorlds ?? 0), 0),
+    sessionWorlds,
     ms: {
       regressions: interleave(shards, first.shard.regressionsInFile, (s) => (s as Read<CheckJson & { shard: CheckShardJson }>).json.shard.ms.regressions, 'regression timings'),
       scenarios: interleave(shards, ALL_SCENARIOS.length, (s) => (s as Read<CheckJson & { shard: CheckShardJson }>).json.shard.ms.scenarios, 'scenario timings'),

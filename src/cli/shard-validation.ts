@@ -4,7 +4,7 @@ import { validatePlan } from '../../scenarios/validate.js';
 import { checkProperty } from '../run/conformance.js';
 import { MUTANTS } from '../selftest/mutants.js';
 import type { KillRow } from '../selftest/kill-matrix.js';
-import { executionOf, type CheckJson, type CheckShardJson, type FailureJson, type RunJson } from '../run/check-json.js';
+import { executionOf, realVerdictOf, type CheckJson, type CheckShardJson, type FailureJson, type RunJson } from '../run/check-json.js';
 import { ENTRY_FIELDS, ENTRY_SHAPE, isRegressionEntry, ofTarget } from '../run/regressions.js';
 import { isRunIdentity, runId, targetOptions } from '../run/run-identity.js';
 
@@ -31,7 +31,7 @@ const WORLDS_KEYS = new Set(['status', 'events', 'runs', 'seed', 'path', 'shrink
 // An entry's own fields (a list kept beside the entry's type, so that a field added there is
 // not refused here: `format` and `events` once were), and what its replay adds.
 const REGRESSION_KEYS = new Set([...ENTRY_FIELDS, 'status', 'note', 'failure']);
-const FAILURE_KEYS = new Set(['anomalies', 'plan', 'history', 'hash', 'realHash']);
+const FAILURE_KEYS = new Set(['anomalies', 'plan', 'history', 'hash', 'realHash', 'realHistory']);
 
 /** The run a shard's file says it belongs to, checked to be well formed and unedited. */
 export function runOfShard(file: string, json: unknown): RunJson {
@@ -192,6 +192,15 @@ class Where {
     if (failure.realHash !== undefined && !(typeof failure.realHash === 'string' && /^[0-9a-f]{64}$/.test(failure.realHash) && failure.realHash !== failure.hash)) {
       this.fail(`${path}.failure.realHash`, 'must be the sha256 (in hex) of the history real kills gave, other than hash');
     }
+    if (failure.realHistory !== undefined) {
+      let real;
+      try {
+        real = realVerdictOf(failure);
+      } catch (error) {
+        this.fail(`${path}.failure.realHistory`, `cannot be judged: ${(error as Error).message}`);
+      }
+      if (real === 'edited') this.fail(`${path}.failure.realHistory`, 'is not the one realHash names: the file was edited or cut');
+    } else if (failure.realHash !== undefined) this.fail(`${path}.failure.realHistory`, 'is missing: a failure that real kills replayed otherwise carries the history they gave');
     try {
       validatePlan(failure.plan);
     } catch (error) {

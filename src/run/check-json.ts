@@ -50,6 +50,12 @@ export interface FailureJson {
    * which kills for real, is held to once the failure is recorded.
    */
   readonly realHash?: string;
+  /**
+   * The history real kills gave, with `realHash`: `tidemark merge`, which cannot run the
+   * consumer, judges it again to apply the check's rule that a failure no real kill bears
+   * out is no verdict on the consumer.
+   */
+  readonly realHistory?: History;
 }
 
 export type RegressionJson = RegressionEntry & { readonly status: SuiteStatus; readonly note?: string; readonly failure?: FailureJson };
@@ -118,12 +124,12 @@ export function checkJson(
     readonly searches: number;
     readonly replay: (kind: 'scenario' | 'world', what: string) => string;
     readonly shard?: Omit<CheckShardJson, 'command' | 'regressionsInFile' | 'regressionsDigest' | 'skipped' | 'stoppedBy' | 'calls' | 'ms' | 'evidence'>;
-    /** By a failure's hash, the hash of its history under real kills, where the final replay gave another. */
-    readonly realHashes?: ReadonlyMap<string, string>;
+    /** By a failure's hash, its final replay under real kills. */
+    readonly realRuns?: ReadonlyMap<string, { readonly hash: string; readonly history: History }>;
   },
 ): CheckJson {
   const { replay } = options;
-  const failure = (e: Execution | null | undefined): { failure?: FailureJson } => failureOf(e, options.realHashes);
+  const failure = (e: Execution | null | undefined): { failure?: FailureJson } => failureOf(e, options.realRuns);
   const p = result.property;
   return {
     run: options.run,
@@ -173,10 +179,10 @@ export function checkJson(
   };
 }
 
-function failureOf(e: Execution | null | undefined, realHashes: ReadonlyMap<string, string> | undefined): { failure?: FailureJson } {
+function failureOf(e: Execution | null | undefined, realRuns: ReadonlyMap<string, { readonly hash: string; readonly history: History }> | undefined): { failure?: FailureJson } {
   if (!e || e.result.verdict.status === 'pass') return {};
-  const real = realHashes?.get(e.hash);
-  return { failure: { anomalies: e.result.verdict.anomalies, plan: e.plan, history: e.history, hash: e.hash, ...(real === undefined || real === e.hash ? {} : { realHash: real }) } };
+  const real = realRuns?.get(e.hash);
+  return { failure: { anomalies: e.result.verdict.anomalies, plan: e.plan, history: e.history, hash: e.hash, ...(real === undefined || real.hash === e.hash ? {} : { realHash: real.hash, realHistory: real.history }) } };
 }
 
 /**
@@ -187,4 +193,15 @@ function failureOf(e: Execution | null | undefined, realHashes: ReadonlyMap<stri
 export function executionOf(f: FailureJson): Execution | null {
   if (hashHistory(f.history) !== f.hash) return null;
   return { plan: f.plan, history: f.history, hash: f.hash, result: check(f.history) };
+}
+
+/**
+ * How a failure's final replay under real kills ended, judged again from the history it
+ * carries: null when it carries none (no final replay, or one that gave the same history);
+ * 'edited' when the history is not the one `realHash` names.
+ */
+export function realVerdictOf(f: FailureJson): Verdict['status'] | 'edited' | null {
+  if (f.realHistory === undefined) return null;
+  if (f.realHash === undefined || hashHistory(f.realHistory) !== f.realHash) return 'edited';
+  return check(f.realHistory).verdict.status;
 }
