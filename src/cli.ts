@@ -28,7 +28,7 @@ import { findMutant, MUTANTS } from './selftest/mutants.js';
 import { BUILT_IN, builtInConsumer } from './selftest/registry.js';
 import type { Execution } from './run/execute.js';
 import { replayWorld } from './run/replay.js';
-import { missedAdversity } from './run/exercised.js';
+import { missedAdversity, onlyLivenessExercised } from './run/exercised.js';
 import { rowsOf } from './report/report-md.js';
 import { buildReport, reportTasks } from './selftest/report.js';
 import { killMatrix } from './selftest/kill-matrix.js';
@@ -708,17 +708,24 @@ async function replay(f: Flags, io: Io): Promise<number> {
   const { status, ...verdict } = execution.result.verdict;
   // A scenario that ran clean but whose adversity never fired tested nothing: no PASS, here or in the JSON.
   const missed = world === null && status === 'pass' ? missedAdversity(execution.plan, execution.history) : [];
+  // A world that exercised only liveness judged nothing of what the consumer handles: no PASS either.
+  const idle = missed.length === 0 ? onlyLivenessExercised(execution.result) : null;
+  const what = world === null ? `scenario ${scenarioName}` : `the world at seed ${world.seed}, path ${world.path}`;
   if (json !== undefined) {
     const base = { consumer: t.consumer.name, adapter: t.id, replay: replayed, ...(world ?? { scenario: scenarioName }) };
-    const said = missed.length > 0 ? { verdict: 'unknown', reason: `the adversity the scenario exists for never fired: ${missed.join('; ')}` } : { verdict: status, ...verdict };
+    const said =
+      missed.length > 0 ? { verdict: 'unknown', reason: `the adversity the scenario exists for never fired: ${missed.join('; ')}` }
+      : idle !== null ? { verdict: 'unknown', reason: idle }
+      : { verdict: status, ...verdict };
     outputs.write('--json', json, () => `${JSON.stringify({ ...base, ...said, hash: execution.hash, plan: execution.plan, history: execution.history }, null, 2)}\n`);
   }
   if (missed.length > 0) io.out(`UNTESTED  ${t.consumer.name}: scenario ${scenarioName} broke no rule, but the adversity it exists for never fired: ${missed.join('; ')}`);
-  else if (world !== null && status === 'pass') io.out(`PASS  ${t.consumer.name}: the world at seed ${world.seed}, path ${world.path} passes`);
+  else if (idle !== null) io.out(`UNTESTED  ${t.consumer.name}: ${what} broke no rule, but ${idle}`);
+  else if (world !== null && status === 'pass') io.out(`PASS  ${t.consumer.name}: ${what} passes`);
   else io.out(renderFailure({ consumer: t.consumer.name, execution, replay: replayed, ...(t.output ? { output: t.output(execution.history) } : {}) }));
   const timeline = f.string('timeline');
   if (timeline !== undefined) outputs.write('--timeline', timeline, () => renderPicture(execution, { consumer: t.consumer.name, replay: replayed }));
-  return withOutputs(missed.length > 0 ? EXIT.unknown : EXIT[execution.result.verdict.status], outputs, io);
+  return withOutputs(missed.length > 0 || idle !== null ? EXIT.unknown : EXIT[execution.result.verdict.status], outputs, io);
 }
 
 async function regressions(f: Flags, io: Io): Promise<number> {

@@ -116,6 +116,24 @@ describe('tidemark judge', () => {
     }
   });
 
+  it('a wrapped history that is not the one its hash names exits 3: the file was edited after it was written', async () => {
+    const r = await replayed('max-position-fetched', 'failed-event-holds-watermark');
+    const edited = structuredClone(r.json) as unknown as { history: { header: { contract: unknown } }; hash: string };
+    // A failing world made to look like one whose source promises nothing, where the watermark it passed could be judged otherwise.
+    edited.history.header.contract = { kind: 'none' };
+    const j = await cli('judge', write(edited));
+    expect(j.code, j.out).toBe(EXIT.usage);
+    expect(j.err).toContain(`the history is not the one its hash names (${edited.hash}): the file was edited or cut after it was written`);
+  });
+
+  it('a directory or a device is refused before it is read: /dev/zero would be read for ever', async () => {
+    for (const path of [dir, '/dev/zero']) {
+      const j = await cli('judge', path);
+      expect(j.code).toBe(EXIT.usage);
+      expect(j.err).toContain(`${path} is not a regular file`);
+    }
+  });
+
   it.each([
     ['no file', [], 'judge takes one FILE'],
     ['two files', ['a.json', 'b.json'], 'judge takes one FILE'],

@@ -95,8 +95,8 @@ describe('merge passes nothing that was not exercised', () => {
 });
 
 describe('a consumer seen only to fail visibly passes nothing', () => {
-  // It claims only sources without a contract, where failing visibly is what every correct
-  // run ends with, and fails before it fetches anything: liveness is all a world judges of it.
+  // It claims only sources without a contract, where a correct run may end failing visibly,
+  // and fails before it fetches anything: liveness is all a world judges of it.
   const FAILS = 'test/fixtures/fails-visibly-only.ts';
   const reason = 'liveness was the only check exercised: in no world did the consumer make an effect, commit a watermark or mark an event done';
 
@@ -115,6 +115,20 @@ describe('a consumer seen only to fail visibly passes nothing', () => {
     const { default: consumer } = await import('./fixtures/fails-visibly-only.js');
     const worlds = conformanceCases(consumer, { runs: 60, seed: 1 }).find((c) => c.name === 'R1-R10 generated worlds')!;
     expect(await worlds.run()).toEqual({ failure: expect.stringContaining(`not a pass: ${reason}`) });
+  });
+
+  it('replay of one of its worlds, and judge of that history, say unknown (exit 2) with the reason, never PASS', async () => {
+    const one = 'liveness was the only check exercised: the consumer made no effect, committed no watermark and marked no event done';
+    const json = file('fails-world.json');
+    const r = await cli('replay', '--adapter', FAILS, '--seed', '1', '--path', '0', '--json', json);
+    expect(r.code, r.out).toBe(EXIT.unknown);
+    expect(r.out).toContain(`UNTESTED  fails-visibly-only: the world at seed 1, path 0 broke no rule, but ${one}`);
+    expect(r.out).not.toContain('PASS');
+    expect(JSON.parse(readFileSync(json, 'utf8'))).toMatchObject({ verdict: 'unknown', reason: expect.stringContaining(one) });
+    const j = await cli('judge', json);
+    expect(j.code, j.out).toBe(EXIT.unknown);
+    expect(j.out).toContain(`broke no rule, but ${one}`);
+    expect(j.out.split('\n').at(-1)).toBe('verdict: unknown');
   });
 });
 

@@ -1,3 +1,5 @@
+import { ANOMALY_KINDS } from '../../model/anomalies.js';
+import type { CheckResult } from '../../model/checker.js';
 import type { CallKind, History, HistoryHeader } from '../../model/history.js';
 import type { PlannedFault } from '../../model/plan.js';
 import { isPageQuirk } from '../../scenarios/plan.js';
@@ -63,4 +65,16 @@ export function missedAdversity(plan: PlannedAdversity, history: History): strin
   if (plan.workers > 1 && workers.size < 2) missed.push(`${plan.workers} workers were started, but only ${workers.size} made calls in the adversity phase: nothing competed`);
   for (const id of plan.poison) if (!tried.has(id)) missed.push(`poison event ${id} was never tried`);
   return missed;
+}
+
+/**
+ * Why one world that passed is no pass: liveness was the only check it exercised (the
+ * consumer made no effect, committed no watermark and marked no event done, as one that only
+ * fails visibly does), so nothing of what it handles was judged. As `check` says it of a whole
+ * run (src/run/conformance.ts, onlyLiveness), `replay` and `judge` say it of one world.
+ */
+export function onlyLivenessExercised(result: CheckResult): string | null {
+  if (result.verdict.status !== 'pass') return null;
+  for (const kind of ANOMALY_KINDS) if (kind !== 'liveness' && result.results[kind].status !== 'untested') return null;
+  return 'liveness was the only check exercised: the consumer made no effect, committed no watermark and marked no event done, so every check of what it handles is untested';
 }
