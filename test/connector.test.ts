@@ -8,6 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { airbyteStateProblem } from '../src/connector/airbyte-state.js';
 import { API_FIELDS, apiProblem, apiProfile, readApi, type ApiDescription } from '../src/connector/api.js';
+import { UsageError } from '../src/run/options.js';
 import { bookmarkClaim } from '../src/connector/bookmark.js';
 import { bookmarkWatermark, EPOCH_SECONDS, KEY_LIMIT, MAX_SECONDS_PER_KEY, readCursor, readParameter, renderCursor, secondsPerKeyProblem, type CursorRange, type KeyPoint } from '../src/connector/cursor.js';
 import { askedBy, errorResponse, pageResponse } from '../src/connector/http.js';
@@ -111,6 +112,10 @@ describe('the API description', () => {
     [{ record: { ...record, payload: 'toString' } }],
   ])('%j is accepted', (change) => {
     expect(apiProblem({ ...base, ...change })).toBeNull();
+  });
+
+  it('a directory or a device as the file is refused before it is read, as a usage error: /dev/zero would be read for ever', () => {
+    for (const path of ['examples/singer', '/dev/zero']) expect(() => readApi(path)).toThrow(new UsageError(`--api ${path}: not a regular file; give the JSON file that describes the API`));
   });
 
   it('the shipped example is valid, and its defaults are filled in', () => {

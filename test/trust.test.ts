@@ -144,6 +144,15 @@ describe('the regression file is data', () => {
     expect(existsSync(pwned)).toBe(false);
   });
 
+  it('an entry whose world size is beyond any --events is refused when the file is read (exit 3), never a harness error', async () => {
+    const reg = file('huge.json');
+    writeFileSync(reg, JSON.stringify({ version: 1, entries: [{ adapter: 'examples/ledger-consumer.ts', kind: 'world', seed: 1, path: '0', events: 999999999, anomaly: 'omission' }] }));
+    const r = await cli('check', '--adapter', 'examples/ledger-consumer.ts', '--scenario', 'stale-token', '--regressions', reg);
+    expect(r.code, r.err).toBe(EXIT.usage);
+    expect(r.err).toContain("entries[0] must be");
+    expect(r.err).toContain('events (a world\'s size, 1 to 100000)');
+  });
+
   it('an entry whose path starts beyond any run is refused when the file is read, not walked for hours', async () => {
     const reg = file('far.json');
     writeFileSync(reg, JSON.stringify({ version: 1, entries: [{ adapter: 'examples/ledger-consumer.ts', kind: 'world', seed: 1, path: '999999999', anomaly: 'omission' }] }));

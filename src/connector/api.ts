@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { Contract, ResumeStyle } from '../../model/api.js';
 import type { SourceProfile } from '../../scenarios/profiles.js';
 import { UsageError } from '../run/options.js';
@@ -128,8 +128,11 @@ export type StateCompression = (typeof STATE_COMPRESSIONS)[number];
 export function readApi(file: string): ApiDescription {
   let text: string;
   try {
+    // A FIFO or a device could be read for ever: an API description is a regular file.
+    if (!statSync(file).isFile()) throw new UsageError(`--api ${file}: not a regular file; give the JSON file that describes the API`);
     text = readFileSync(file, 'utf8');
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     throw new UsageError(`--api ${file}: cannot read it: ${(error as Error).message}`);
   }
   let value: unknown;

@@ -2,7 +2,7 @@ import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, readdi
 import { createHash } from 'node:crypto';
 import { MAX_RUNS } from './options.js';
 import { HISTORY_VERSION } from '../../model/history.js';
-import { WORLDS_VERSION } from '../../scenarios/arbitraries.js';
+import { MAX_EVENTS, WORLDS_VERSION } from '../../scenarios/arbitraries.js';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 /**
@@ -197,7 +197,7 @@ function readFile(path: string): Stored {
 }
 
 export const ENTRY_SHAPE =
-  "must be { adapter, kind: 'world', seed, path } or { adapter, kind: 'scenario', scenario }, with optional string fields anomaly, tidemark, run and digest, hash (a sha256 in hex), kills 'sampled' or 'real', realHash (a sha256 in hex, with kills 'sampled'), integers format and worlds, and options of string values";
+  `must be { adapter, kind: 'world', seed, path } or { adapter, kind: 'scenario', scenario }, with optional string fields anomaly, tidemark, run and digest, hash (a sha256 in hex), kills 'sampled' or 'real', realHash (a sha256 in hex, with kills 'sampled'), integers format and worlds, events (a world's size, 1 to ${MAX_EVENTS}), and options of string values`;
 
 /** A history's sha256, as an entry keeps it: 64 hex digits. */
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -294,7 +294,7 @@ export function isRegressionEntry(value: unknown): value is RegressionEntry {
     (e.format === undefined || Number.isSafeInteger(e.format)) &&
     (e.worlds === undefined || (Number.isSafeInteger(e.worlds) && (e.worlds as number) >= 1)) &&
     (e.options === undefined || (typeof e.options === 'object' && e.options !== null && !Array.isArray(e.options) && Object.values(e.options).every((v) => typeof v === 'string'))) &&
-    ((e.kind === 'world' && Number.isSafeInteger(e.seed) && typeof e.path === 'string' && /^\d+(:\d+)*$/.test(e.path) && Number(e.path.split(':')[0]) < MAX_RUNS && (e.events === undefined || (Number.isSafeInteger(e.events) && (e.events as number) >= 1))) ||
+    ((e.kind === 'world' && Number.isSafeInteger(e.seed) && typeof e.path === 'string' && /^\d+(:\d+)*$/.test(e.path) && Number(e.path.split(':')[0]) < MAX_RUNS && (e.events === undefined || (Number.isSafeInteger(e.events) && (e.events as number) >= 1 && (e.events as number) <= MAX_EVENTS))) ||
       (e.kind === 'scenario' && typeof e.scenario === 'string'))
   );
 }
