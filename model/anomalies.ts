@@ -31,7 +31,9 @@ import type { RuleId } from './rules.js';
  *   generation is older than the newest one granted, unguarded by a compare-and-set against
  *   the watermark it overwrote. Example: w1 holds generation 1, w2 acquires generation 2 and
  *   commits 43, then w1 resumes and commits 42, blind or with a compare-and-set on a label
- *   nobody wrote.
+ *   nobody wrote. A blackbox consumer's store guards itself out of sight (an ownership-epoch
+ *   column, say): its write is stale when it overwrote a watermark written from a newer
+ *   generation, as w1's over w2's 43.
  *
  * token-as-watermark: the committed watermark is not a position of the bound order, or a restart resumed by a page token kept in durable state past an event without a durable outcome.
  *   Example: commit(watermark "q8Zx1c") where "q8Zx1c" is the opaque next-page token.
@@ -71,7 +73,7 @@ export const ANOMALIES = {
   },
   'stale-generation-commit': {
     rules: ['R6'],
-    means: 'a watermark commit took effect from a generation older than the newest lease, unguarded by a compare-and-set against the watermark it overwrote',
+    means: 'a watermark commit took effect from a generation older than the newest lease, unguarded by a compare-and-set against the watermark it overwrote (a blackbox store\'s guard cannot be seen: its write is stale when it overwrote a newer generation\'s watermark)',
   },
   'binding-confusion': {
     rules: ['R2'],

@@ -1560,6 +1560,27 @@ describe('stale-generation-commit: a compare-and-set guards only against the wat
     expect(found.explanation).toContain('w1#1, generation 1');
   });
 
+  it("R6 stale near miss: generation 1 compares against the none a new label has, and overwrites only the old label's watermark, which it wrote itself (a rebind)", () => {
+    const t = timeline({ initial: [a, b] });
+    t.start('w1');
+    t.lease(1);
+    t.fetch([a, b]);
+    t.commit([effect(a), complete(a), watermark(at(a), null)]);
+    t.start('w2');
+    t.lease(2);
+    t.as('w1');
+    // Generation 2 never wrote: the watermark this replaces is generation 1's own, under the old label.
+    t.commit([effect(b), complete(b), { op: 'watermark', binding: 'b:nobody', value: at(b), expect: null }]);
+    t.budget();
+    t.as('w2');
+    t.budget();
+    t.drain();
+    t.start('w1');
+    t.lease(3);
+    t.caughtUp();
+    passes(t);
+  });
+
   it('R6 stale near miss: generation 1 compares against the watermark it overwrites, which generation 2 never moved', () => {
     const t = timeline({ initial: [a, b] });
     t.start('w1');
@@ -1578,6 +1599,44 @@ describe('stale-generation-commit: a compare-and-set guards only against the wat
     t.lease(3);
     t.caughtUp();
     passes(t);
+  });
+});
+
+describe("stale-generation-commit in a blackbox consumer's store: its guard cannot be seen, so a write is judged by what it overwrote", () => {
+  /** w1 takes generation 1 and w2 generation 2; `w2Writes`: w2 books a first. Then w1 books b. */
+  function blackboxRace(w2Writes: boolean): { t: Timeline; stale: number } {
+    const t = timeline({ initial: [a, b], consumer: 'blackbox' });
+    t.start('w1');
+    t.lease(1);
+    t.fetch([a, b]);
+    if (!w2Writes) t.observed(at(a), [a]);
+    t.start('w2');
+    t.lease(2);
+    t.fetch([a, b]);
+    if (w2Writes) t.observed(at(a), [a]);
+    t.as('w1');
+    t.fetch([], { resume: { kind: 'after', position: at(b) } });
+    const stale = t.observed(at(b), [b]);
+    t.budget();
+    t.as('w2');
+    t.budget();
+    t.drain();
+    t.start('w1');
+    t.lease(3);
+    t.fetch([a, b]);
+    t.caughtUp();
+    return { t, stale };
+  }
+
+  it('R6 stale-generation-commit: generation 1 overwrites the watermark generation 2 wrote', () => {
+    const { t, stale } = blackboxRace(true);
+    const found = onlyAnomaly(t, 'stale-generation-commit');
+    expect(found.steps).toEqual([stale]);
+    expect(found.explanation).toBe(`step ${stale} committed a watermark from w1#1, generation 1, after generation 2 was granted, over the watermark written from generation 2`);
+  });
+
+  it('R6 stale near miss: generation 1 overwrites only its own watermark, generation 2 having written none (an ownership epoch, say)', () => {
+    passes(blackboxRace(false).t);
   });
 });
 

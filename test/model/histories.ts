@@ -199,6 +199,8 @@ export interface TimelineSpec {
   readonly pageSize?: number;
   /** The lease's time to live in steps; defaults to LEASE_TTL. Ground truth replays every grant with it. */
   readonly leaseTtlSteps?: number;
+  /** A blackbox consumer keeps its own store: its writes are `observed` steps, not commits. */
+  readonly consumer?: 'whitebox' | 'blackbox';
 }
 
 /** The default page size: more than any hand-written stream holds, so one page from the start serves it all. */
@@ -255,7 +257,7 @@ export class Timeline {
       version: HISTORY_VERSION,
       rebind: null,
       workers: 1,
-      consumer: 'whitebox',
+      consumer: spec.consumer ?? 'whitebox',
       resumes: ['after', 'key-gt', 'key-gte', 'offset'],
       faults: this.faults,
       mutations: this.mutations,
@@ -365,6 +367,12 @@ export class Timeline {
 
   lease(generation: number, options: CallOptions = {}): number {
     return this.call({ kind: 'lease' }, options, { kind: 'generation', generation });
+  }
+
+  /** What a blackbox consumer's own store shows after the current worker's call: its watermark, when it changed, and its new effects. */
+  observed(watermark: unknown, effects: readonly SourceEvent[] = []): number {
+    const actor = this.live();
+    return this.push({ kind: 'observed', seq: this.steps.length, phase: this.phase, actor, watermark: watermark === undefined ? undefined : { value: watermark }, effects: effects.map((e) => ({ event: ref(e), payload: e.payload })) });
   }
 
   /** The consumer claims it is caught up; the phase ends. */
