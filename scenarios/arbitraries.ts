@@ -130,12 +130,16 @@ const POISON_ONE_IN = 16;
 
 function eventArb(size: WorldSize): fc.Arbitrary<EventDraw> {
   return fc.record({
-    key: fc.tuple(fc.nat(size.maxKey), fc.nat(3)),
+    // The second field is mostly small, so that whole keys tie; now and then it has two
+    // digits beside one, where a field compared as text puts 10 before 9.
+    key: fc.tuple(fc.nat(size.maxKey), fc.oneof({ weight: 3, arbitrary: fc.nat(3) }, { weight: 1, arbitrary: fc.integer({ min: 8, max: 12 }) })),
     kind: fc.constantFrom(...KINDS),
     // Mostly at the first call of its kind about the event, the one every event gets: a fault
     // at its third emit fires only if it is replayed twice.
     fault: faultArb(fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.nat(3) }), FAULT_CALLS, presentArb(FAULT_ONE_IN)),
-    again: fc.nat(3),
+    // Mostly a few times; now and then more often than the retry budgets of connector
+    // frameworks (often five), so that "retry N times, then skip" meets a call that fails more.
+    again: fc.oneof({ weight: 5, arbitrary: fc.nat(3) }, { weight: 1, arbitrary: fc.integer({ min: 4, max: 12 }) }),
     change: mutationArb(size, fc.nat(3), PLACE_CALLS, presentArb(CHANGE_ONE_IN)),
     // Mostly tied; shrinking may untie one, so a fault at the first fetch stays one when the event it rode on goes.
     tied: fc.record({ fault: fc.nat(3), change: fc.nat(3) }),
@@ -148,7 +152,7 @@ function eventArb(size: WorldSize): fc.Arbitrary<EventDraw> {
 /**
  * How a world names its events, as real APIs do: ids compare in code-unit order (R1), which
  * is not the order a locale's collation or a natural sort gives, and a consumer that breaks
- * ties its own way advances past events of its tie. So a world draws one of three styles:
+ * ties its own way advances past events of its tie. So a world draws one of four styles:
  *
  * - 0, numbered in draw order and padded (`e07`): every comparison agrees, and a failure
  *   reads easily; shrinking goes here.
@@ -156,6 +160,9 @@ function eventArb(size: WorldSize): fc.Arbitrary<EventDraw> {
  * - 2, padded, with a capital for the later half of the stream (`e03`, `E07`): every capital
  *   comes before every small letter, where a locale's collation puts `e03` first, so the two
  *   orders part wherever an event of each half tie.
+ * - 3, the later half numbered as the first, with a capital (`e03` and `E03`): ids that
+ *   differ by case alone, as case-sensitive record ids do, which a store that compares text
+ *   without case (a case-insensitive collation) takes for one record.
  *
  * Padded ids keep the order of the rest when shrinking removes an event (with e2 and e10,
  * removing e0 would rename them e1 and e9 and swap them); the other styles may not, which
@@ -165,6 +172,11 @@ function idsOf(draws: readonly EventDraw[], size: WorldSize, style: number): str
   const digits = String(Math.max(0, size.maxEvents - 1)).length;
   if (style === 1) return draws.map((_, i) => `e${i}`);
   if (style === 0) return draws.map((_, i) => `e${String(i).padStart(digits, '0')}`);
+  if (style === 3) {
+    // The later half numbered as the first: e00 and E00 both, ids that differ by case alone.
+    const half = Math.ceil(draws.length / 2);
+    return draws.map((_, i) => (i < half ? `e${String(i).padStart(digits, '0')}` : `E${String(i - half).padStart(digits, '0')}`));
+  }
   return draws.map((_, i) => `${2 * i < draws.length ? 'e' : 'E'}${String(i).padStart(digits, '0')}`);
 }
 
@@ -176,7 +188,8 @@ function idsOf(draws: readonly EventDraw[], size: WorldSize, style: number): str
  * - 0, whole numbers from 0 (`42`); shrinking goes here.
  * - 1, quarters (`10.25`, `10.5`): a timestamp with a fraction of a second, where a rounded
  *   or truncated bookmark lands past, or short of, events of the same second.
- * - 2, whole numbers from below zero (`-18`).
+ * - 2, halves from below zero (`-9`, `-8.5`): a bookmark truncated towards zero lands past
+ *   an event it has not handled, where below zero the fraction is cut the other way.
  * - 3, epoch milliseconds with a fraction (`1733011200042.041015625`): a timestamp past 2^40
  *   with microseconds, where a bookmark kept as a Date (whole milliseconds), a float32 or a
  *   32-bit integer lands short of or past events it has not handled. Each key k is
@@ -196,7 +209,7 @@ function keyScale(style: number, size: WorldSize, profile: SourceProfile): ((k: 
   if (style === 1) return (k) => k / 4;
   if (style === 2) {
     const below = Math.floor(size.maxKey / 2);
-    return (k) => k - below;
+    return (k) => (k - below) / 2;
   }
   if (style === 3) return (k) => EPOCH_MS + (k * 1025) / 1024;
   return null;
@@ -496,7 +509,7 @@ export function worldDrawArb(options: PlanOptions = {}) {
     paced: fc.array(fc.record({ at: fc.nat(1), nth: fc.nat(3), since: fc.nat(Math.max(0, size.maxEvents - 1)), call: fc.constantFrom(...PACED_CALLS), kind: fc.nat(1), ticket }), { maxLength: 2 }),
     focus: focusArb(size),
     // Drawn after everything a world of the same seed drew before ids had styles.
-    idStyle: fc.nat(2),
+    idStyle: fc.nat(3),
     keyStyle: fc.nat(3),
   });
 }
@@ -554,7 +567,9 @@ function scheduleOf(runs: readonly (readonly [number, number])[]): number[] {
  * the indefinite faults are lost requests (a timeout that did nothing); a fourth key style,
  * epoch milliseconds with a fraction; large worlds (`--events`) a drain budget of a full read
  * for each fault they may hold. 4: a large world's budgets come from its own size
- * (`sizedBudget`), not from the largest asked for.
+ * (`sizedBudget`), not from the largest asked for; a fault tied to an event strikes up to 13
+ * calls in a row, not 4; the second ordering field has two digits now and then; a fourth id
+ * style, ids that differ by case alone; keys below zero are halves, not whole numbers.
  */
 export const WORLDS_VERSION = 4;
 
