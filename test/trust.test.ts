@@ -68,8 +68,8 @@ describe('merge passes nothing that was not exercised', () => {
   });
 
   it('a mutants shard that claims a kill its counterexample does not show, or names no mutant, is refused', async () => {
-    // One world each at seed 1: token-as-watermark is killed in it, narrow-replay-window is not.
-    const argv = ['--only', 'token-as-watermark,narrow-replay-window', '--runs', '1', '--seed', '1', '--jobs', '1'];
+    // One world each at seed 3: token-as-watermark is killed in it, narrow-replay-window is not.
+    const argv = ['--only', 'token-as-watermark,narrow-replay-window', '--runs', '1', '--seed', '3', '--jobs', '1'];
     for (const i of [1, 2]) await cli('mutants', ...argv, '--shard', `${i}/2`, '--json', file(`m-${i}.json`));
     const rows = [...readJson(file('m-1.json')).rows, ...readJson(file('m-2.json')).rows];
     const killed = rows.find((r: any) => r.killed);

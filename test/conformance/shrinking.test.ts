@@ -39,22 +39,22 @@ describe('shrinking generated worlds', () => {
   });
 });
 
-/** narrow-replay-window's single search from seed 20, run once for the tests below that compare with it. */
+/** narrow-replay-window's single search from seed 23, run once for the tests below that compare with it. */
 const narrow = findMutant('narrow-replay-window')!;
 let narrowOne: ReturnType<typeof checkProperty> | undefined;
-const searchedOnce = (): ReturnType<typeof checkProperty> => (narrowOne ??= checkProperty(narrow.consumer, { runs: 1000, seed: 20, searches: 1 }));
+const searchedOnce = (): ReturnType<typeof checkProperty> => (narrowOne ??= checkProperty(narrow.consumer, { runs: 1000, seed: 23, searches: 1 }));
 
 describe('the smallest of several searches', () => {
   const mutant = findMutant('watermark-across-bindings')!;
 
-  it('a failure is searched for three times and the smallest shrunk world is reported (seed 20: 17 events down to 2)', async () => {
+  it('a failure is searched for three times and the smallest shrunk world is reported (seed 23: 3 events down to 2)', async () => {
     const one = await searchedOnce();
-    const three = await checkProperty(narrow.consumer, { runs: 1000, seed: 20 });
+    const three = await checkProperty(narrow.consumer, { runs: 1000, seed: 23 });
     expect([one.searches, three.searches]).toEqual([1, 3]);
     // Worlds to the first failure are the first search's; the smaller world came from another.
     expect(three.runs).toBe(one.runs);
-    expect(three.seed).not.toBe(20);
-    expect(sizeOf(one.counterexample!).events).toBe(17);
+    expect(three.seed).not.toBe(23);
+    expect(sizeOf(one.counterexample!).events).toBe(3);
     expect(sizeOf(three.counterexample!)).toMatchObject({ events: narrow.minimal.events, faults: narrow.minimal.faults });
   });
 
@@ -71,7 +71,7 @@ describe('the smallest of several searches', () => {
 describe('a failure reported unshrunk (shrink: false)', () => {
   it('is the first failing world as generated: no shrinking step and no further search, and its seed and path replay it', async () => {
     const shrunk = await searchedOnce();
-    const first = await checkProperty(narrow.consumer, { runs: 1000, seed: 20, shrink: false });
+    const first = await checkProperty(narrow.consumer, { runs: 1000, seed: 23, shrink: false });
     expect([first.status, first.searches, first.shrinks]).toEqual(['fail', 1, 0]);
     expect(shrunk.shrinks).toBeGreaterThan(0);
     // The same generated world the shrinking search started from, and larger than where it ended.
