@@ -3,7 +3,13 @@
  * cursor values, a request read as a fetch and a page rendered as a response, and the two
  * protocols' messages and states as a platform reads them.
  */
-import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PAGE_QUIRKS } from '../model/history.js';
+import { planArb } from '../scenarios/arbitraries.js';
+import { worldOptions } from '../scenarios/profiles.js';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { airbyteStateProblem } from '../src/connector/airbyte-state.js';
@@ -91,6 +97,8 @@ describe('the API description', () => {
     [{ record: { ...record, id: ' id' } }, 'record.id " id" is not a field name: " id" holds whitespace'],
     [{ record: { ...record, payload: '__proto__' } }, 'record.payload "__proto__" is not a field name'],
     [{ config: { baseUrl: 'api.url' } }, 'config.baseUrl "api.url" holds a dot: it names a key at the top of the config file'],
+    [{ source: { quirks: ['reorder', 'shuffle'] } }, 'source.quirks must list each at most once of "overlap", "repeat", "empty", "stale", "reorder", "short", got ["reorder","shuffle"]'],
+    [{ source: { quirks: ['short', 'short'] } }, 'source.quirks must list each at most once of'],
     // Fields that would mean nothing.
     [{ request: { path: '/v1/events', params: { since: 'updated_since' } } }, 'response.next needs request.params.token: a token in the body is of no use to a connector that has no parameter to send it back in'],
     [{ request: { path: '/v1/events', params: { since: 'updated_since' } }, response: { records: 'data', link: true } }, "response.link needs request.params.token: the next page's URL carries the token in that parameter"],
@@ -122,8 +130,16 @@ describe('the API description', () => {
     expect(apiProblem(base)).toBeNull();
     expect(singerApi.cursor.secondsPerKey).toBe(1);
     expect(singerApi.errors).toEqual({ unavailable: 503, rateLimited: 429, expiredToken: 410, badRequest: 400 });
-    expect(singerApi.source).toEqual({ contracts: ['snapshot', 'insertion-stable'], mutable: true });
-    expect(apiProfile(singerApi)).toEqual({ resumes: ['key-gte'], keyArity: 1, keyValues: 'whole', mutable: true, refusals: 'never', contracts: ['snapshot', 'insertion-stable'] });
+    expect(singerApi.source).toEqual({ contracts: ['snapshot', 'insertion-stable'], mutable: true, quirks: ['overlap', 'repeat', 'empty', 'stale', 'reorder', 'short'] });
+    expect(apiProfile(singerApi)).toEqual({ resumes: ['key-gte'], keyArity: 1, keyValues: 'whole', mutable: true, refusals: 'never', contracts: ['snapshot', 'insertion-stable'], quirks: ['overlap', 'repeat', 'empty', 'stale', 'reorder', 'short'] });
+    // An API sorted by its cursor and paged by offset leaves out what it never does; worlds then serve only the rest.
+    const file = join(mkdtempSync(join(tmpdir(), 'tidemark-api-')), 'api.json');
+    writeFileSync(file, JSON.stringify({ ...base, source: { quirks: ['empty', 'short'] } }));
+    const sorted = readApi(file);
+    expect(apiProfile(sorted).quirks).toEqual(['empty', 'short']);
+    const plans = fc.sample(planArb(worldOptions({ profile: apiProfile(sorted) })), { numRuns: 300, seed: 1 });
+    const kinds = new Set(plans.flatMap((p) => p.faults.map((f) => f.kind)));
+    expect([...kinds].filter((k) => (PAGE_QUIRKS as readonly string[]).includes(k)).sort()).toEqual(['empty', 'short']);
     expect(apiProfile({ ...singerApi, cursor: { ...singerApi.cursor, inclusive: false } }).resumes).toEqual(['key-gt']);
   });
 

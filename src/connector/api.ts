@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { Contract, ResumeStyle } from '../../model/api.js';
+import { PAGE_QUIRKS, type PageQuirk } from '../../model/history.js';
 import type { SourceProfile } from '../../scenarios/profiles.js';
 import { UsageError } from '../run/options.js';
 import { meaningProblem, type Shaped } from './api-meaning.js';
@@ -92,6 +93,8 @@ export interface ApiDescription {
     readonly contracts: readonly Contract['kind'][];
     /** Whether records are updated (each update a new version with a new cursor value). Default true. */
     readonly mutable: boolean;
+    /** The page quirks the real API shows (what it guarantees is what it leaves out); default all six. */
+    readonly quirks: readonly PageQuirk[];
   };
 }
 
@@ -105,7 +108,7 @@ export const API_FIELDS = {
   errors: { unavailable: 'integer', rateLimited: 'integer', expiredToken: 'integer', badRequest: 'integer' },
   state: { bookmark: 'string', inclusive: 'boolean', compression: 'enum', format: 'enum' },
   config: { baseUrl: 'string', values: 'object' },
-  source: { contracts: 'array', mutable: 'boolean' },
+  source: { contracts: 'array', mutable: 'boolean', quirks: 'array' },
   $schema: 'string',
 } as const;
 
@@ -150,7 +153,7 @@ export function readApi(file: string): ApiDescription {
 export function apiProblem(value: unknown): string | null {
   const shape = walk(value, API_FIELDS, '');
   if (shape !== null) return shape;
-  const d = value as Shaped & { state: { compression?: unknown; format?: unknown }; source?: { contracts?: unknown[] } };
+  const d = value as Shaped & { state: { compression?: unknown; format?: unknown }; source?: { contracts?: unknown[]; quirks?: unknown[] } };
   if (d.state.compression !== undefined && !STATE_COMPRESSIONS.includes(d.state.compression as StateCompression)) {
     return `state.compression must be one of ${STATE_COMPRESSIONS.map((c) => `"${c}"`).join(', ')}, got ${JSON.stringify(d.state.compression)}`;
   }
@@ -159,6 +162,8 @@ export function apiProblem(value: unknown): string | null {
   }
   const contracts = d.source?.contracts;
   if (contracts !== undefined && !(contracts.length > 0 && contracts.every((k) => CONTRACTS.includes(k as string)))) return `source.contracts must list some of ${CONTRACTS.map((c) => `"${c}"`).join(', ')}, got ${JSON.stringify(contracts)}`;
+  const quirks = d.source?.quirks;
+  if (quirks !== undefined && !(quirks.every((q) => (PAGE_QUIRKS as readonly unknown[]).includes(q)) && new Set(quirks).size === quirks.length)) return `source.quirks must list each at most once of ${PAGE_QUIRKS.map((q) => `"${q}"`).join(', ')}, got ${JSON.stringify(quirks)}`;
   return meaningProblem(d);
 }
 
@@ -204,7 +209,7 @@ function withDefaults(d: Record<string, never>): ApiDescription {
     errors?: Partial<ApiDescription['errors']>;
     state: { bookmark: string; inclusive: boolean; compression?: StateCompression; format?: CursorFormat };
     config?: { baseUrl?: string; values?: Record<string, unknown> };
-    source?: { contracts?: Contract['kind'][]; mutable?: boolean };
+    source?: { contracts?: Contract['kind'][]; mutable?: boolean; quirks?: PageQuirk[] };
   };
   return {
     stream: raw.stream,
@@ -215,7 +220,7 @@ function withDefaults(d: Record<string, never>): ApiDescription {
     errors: { unavailable: 503, rateLimited: 429, expiredToken: 410, badRequest: 400, ...raw.errors },
     state: { bookmark: raw.state.bookmark, inclusive: raw.state.inclusive, compression: raw.state.compression ?? 'none', format: raw.state.format ?? raw.cursor.format },
     config: { baseUrl: raw.config?.baseUrl ?? 'base_url', values: raw.config?.values ?? {} },
-    source: { contracts: raw.source?.contracts ?? ['snapshot', 'insertion-stable'], mutable: raw.source?.mutable ?? true },
+    source: { contracts: raw.source?.contracts ?? ['snapshot', 'insertion-stable'], mutable: raw.source?.mutable ?? true, quirks: raw.source?.quirks ?? [...PAGE_QUIRKS] },
   };
 }
 
@@ -233,11 +238,11 @@ export function apiResumes(api: ApiDescription): ResumeStyle[] {
 
 /**
  * The source profile of worlds for this API: one cursor field, its resume forms, its
- * contracts and mutability. A destination never refuses a record, so no poison events.
+ * contracts, mutability and page quirks. A destination never refuses a record, so no poison events.
  */
 export function apiProfile(api: ApiDescription): SourceProfile {
   // Keys are cursor values of whole units (cursor.secondsPerKey each, from the API's epoch).
-  return { resumes: apiResumes(api), keyArity: 1, keyValues: 'whole', mutable: api.source.mutable, refusals: 'never', contracts: [...api.source.contracts] };
+  return { resumes: apiResumes(api), keyArity: 1, keyValues: 'whole', mutable: api.source.mutable, refusals: 'never', contracts: [...api.source.contracts], quirks: [...api.source.quirks] };
 }
 
 /** Sets the value at a dotted path, making the objects on the way. */
