@@ -288,6 +288,10 @@ describe('cursor values', () => {
     const daily = { ...singerApi, cursor: { format: 'date', inclusive: true, secondsPerKey: 21_600 } } as const;
     expect(askedBy(daily, new URLSearchParams('updated_since=2024-01-02T00:00:00Z'), 5)).toEqual({ problem: 'updated_since must be a date cursor value, got "2024-01-02T00:00:00Z"' });
     expect(askedBy(daily, new URLSearchParams('updated_since=2024-01-02'), 5)).toEqual({ fetch: { resume: { kind: 'key-gte', key: [4] }, limit: 5 } });
+    // A page number counts pages of what the source serves: 100 asked, 5 a page served, page 3 starts at the eleventh record.
+    const paged = { ...daily, request: { path: '/v1/events', params: { page: 'page', limit: 'per_page' } } } as ApiDescription;
+    expect(askedBy(paged, new URLSearchParams('page=3&per_page=100'), 5)).toEqual({ fetch: { resume: { kind: 'offset', offset: 10 }, limit: 100 } });
+    expect(askedBy(paged, new URLSearchParams('page=3&per_page=2'), 5)).toEqual({ fetch: { resume: { kind: 'offset', offset: 4 }, limit: 2 } });
   });
 
   it('a date-time a connector writes is read as RFC 3339 writes it (a space, a lowercase t or z); a since as the API reads it, with T and Z', () => {
@@ -392,7 +396,7 @@ describe('the simulated source as an HTTP API', () => {
     // After 2024-01-02: from the first key of the next day.
     expect(askedBy(daily, q('updated_since=2024-01-02'), 5)).toEqual({ fetch: { resume: { kind: 'key-gte', key: [8] }, limit: 5 } });
     const paged = { ...singerApi, request: { path: '/p', params: { page: 'page', limit: 'per_page' } } };
-    expect(askedBy(paged, q('page=3&per_page=10'), 5)).toEqual({ fetch: { resume: { kind: 'offset', offset: 20 }, limit: 10 } });
+    expect(askedBy(paged, q('page=3&per_page=10'), 5)).toEqual({ fetch: { resume: { kind: 'offset', offset: 10 }, limit: 10 } });
     expect(askedBy(singerApi, q('updated_since=yesterday'), 5)).toEqual({ problem: 'updated_since must be a iso8601 cursor value, got "yesterday"' });
     expect(askedBy(singerApi, q('limit=0'), 5)).toEqual({ problem: 'limit must be a positive integer, got "0"' });
   });

@@ -20,11 +20,16 @@ export function askedBy(api: ApiDescription, query: URLSearchParams, pageSize: n
     limit = Number(query.get(p.limit));
     if (!Number.isInteger(limit) || limit < 1) return { problem: `${p.limit} must be a positive integer, got ${JSON.stringify(query.get(p.limit))}` };
   }
-  const resume = resumeOf(api, query, limit);
+  const resume = resumeOf(api, query, Math.min(limit, pageSize));
   return 'problem' in resume ? resume : { fetch: { resume, limit } };
 }
 
-function resumeOf(api: ApiDescription, query: URLSearchParams, limit: number): Resume | { readonly problem: string } {
+/**
+ * `perPage`: how many records a page holds, the limit asked for up to the source's page size.
+ * A page number stands for the records before it in pages of that size: page 2 of 100 a page,
+ * where the source serves 8, starts at the ninth record, where the source's first page ended.
+ */
+function resumeOf(api: ApiDescription, query: URLSearchParams, perPage: number): Resume | { readonly problem: string } {
   const p = api.request.params;
   const token = p.token === undefined ? null : query.get(p.token);
   if (token !== null && token !== '') return { kind: 'token', token };
@@ -45,7 +50,7 @@ function resumeOf(api: ApiDescription, query: URLSearchParams, limit: number): R
   const page = p.page === undefined ? null : query.get(p.page);
   if (page !== null) {
     const n = Number(page);
-    return Number.isInteger(n) && n >= 1 ? { kind: 'offset', offset: (n - 1) * limit } : { problem: `${p.page} must be a page number from 1, got ${JSON.stringify(page)}` };
+    return Number.isInteger(n) && n >= 1 ? { kind: 'offset', offset: (n - 1) * perPage } : { problem: `${p.page} must be a page number from 1, got ${JSON.stringify(page)}` };
   }
   return { kind: 'start' };
 }
