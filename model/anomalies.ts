@@ -56,10 +56,9 @@ import type { RuleId } from './rules.js';
  *
  * liveness: with faults off and a provable source, the consumer neither caught up within
  *   its step budget nor had a reason to fail visibly. Example: a consumer that retries a
- *   poison event forever. An empty, repeated or stale page is a reason (R9: restart from the
- *   replay anchor or fail visibly): the failing incarnation's last page request was answered
- *   with the source's empty page or its previous page again, or stale-token for a token it
- *   came by honestly (model/checks/stop-reasons.ts).
+ *   poison event forever. A stale page is a reason (R9: restart from the replay anchor or
+ *   fail visibly): the failing incarnation's last page request answered stale-token, for a
+ *   token it came by honestly (model/checks/stale-reasons.ts).
  */
 /**
  * Declared in the order failures are told: the most specific diagnosis first, so that the

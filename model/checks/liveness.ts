@@ -3,7 +3,7 @@ import type { History, LifeStep, Step } from '../history.js';
 import { formatRef } from '../event.js';
 import { actorKey, type Facts, type Truth } from '../truth.js';
 import { Changes } from './changes.js';
-import { StopReasons } from './stop-reasons.js';
+import { StaleReasons } from './stale-reasons.js';
 import type { Checker } from './checker.js';
 
 /**
@@ -23,12 +23,12 @@ export class LivenessChecker implements Checker {
   private drained = 0;
   private last: Step | undefined;
   private readonly changes = new Changes();
-  /** Which incarnations an empty, repeated or stale page gave a reason to fail visibly (R9). */
-  private readonly stale: StopReasons;
+  /** Which incarnations a stale page gave a reason to fail visibly (R9). */
+  private readonly stale: StaleReasons;
 
   /** `blackbox`: the consumer keeps its own store, whose replay anchor tidemark cannot see. */
   constructor(blackbox = false) {
-    this.stale = new StopReasons(blackbox);
+    this.stale = new StaleReasons(blackbox);
   }
 
   visit(step: Step, facts: Facts, truth: Truth): void {
@@ -66,9 +66,9 @@ export class LivenessChecker implements Checker {
         return;
       }
       const contract = history.header.contract.kind;
-      // R9 (step 9 of the seed procedure) lets a consumer answered with an empty, repeated or
-      // stale page fail visibly, as it lets one restart from its replay anchor: in the drain a
-      // page quirk is the source's own behaviour, not a fault turned off (see StopReasons).
+      // R9 (step 9 of the seed procedure) lets a consumer answered with a stale page fail
+      // visibly, as it lets one restart from its replay anchor: in the drain a `stale` quirk
+      // is the source's own behaviour, not a fault turned off (see StaleReasons).
       if (contract !== 'none' && !this.honestStop(truth, history) && !this.stale.has(last.actor)) {
         this.anomalies.push(anomaly('liveness', `the consumer failed visibly at step ${last.seq} ("${claim.reason}") although the ${contract} source proves its holes`, [], [last.seq]));
       }

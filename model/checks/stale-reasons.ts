@@ -2,16 +2,10 @@ import type { Actor, Step } from '../history.js';
 import { actorKey, type Facts, type Truth } from '../truth.js';
 
 /**
- * R9, step 9 of the seed procedure: "On an empty, repeated, or stale page, do not infer
- * processing progress from the token alone. Continue only when the API contract proves the
- * token moves within the same bound; otherwise restart from the durable replay anchor or fail
- * visibly." Which incarnations' last page request gave them that reason to fail:
- *
- * - an empty page that still carries a token, or the previous page served again, that the
- *   source made at that very request (its `empty` or `repeat` quirk): nothing in it proves
- *   where its token goes on from;
- * - a stale-token answer, for a token the source issued and then forgot, that the
- *   incarnation came by honestly:
+ * R9, step 9 of the seed procedure: on a stale page, "restart from the durable replay anchor
+ * or fail visibly". Which incarnations' last page request gave them that reason to fail: a
+ * stale-token answer, for a token the source issued and then forgot, that the incarnation
+ * came by honestly:
  *
  * - the source's stale page, fired at that very request, on a token never answered stale
  *   before;
@@ -22,10 +16,9 @@ import { actorKey, type Facts, type Truth } from '../truth.js';
  *   incarnation's first page request (where a restart from its anchor begins).
  *
  * Anything else is no reason: a token kept aside after it expired, written as the anchor
- * after it expired, or made up; a page that is only short or overlapping. A plain page served
- * after the reason takes it away.
+ * after it expired, or made up. A page served after the stale answer takes the reason away.
  */
-export class StopReasons {
+export class StaleReasons {
   private readonly answeredStale = new Set<string>();
   /** The anchor the store holds (whitebox), and whether its token was still good when written. */
   private anchor: { readonly token: string; readonly good: boolean } | null = null;
@@ -58,9 +51,7 @@ export class StopReasons {
       else this.reasons.delete(who);
       return;
     }
-    // A quirk's page proves no progress: its label is held to what the source made of the request (model/truth.ts).
-    if (step.outcome.kind === 'ok' && (step.fault === 'empty' || step.fault === 'repeat')) this.reasons.add(who);
-    else this.reasons.delete(who);
+    this.reasons.delete(who);
     this.lastNext.set(who, step.outcome.kind === 'ok' && step.result?.kind === 'page' ? step.result.page.next : (this.lastNext.get(who) ?? null));
   }
 
