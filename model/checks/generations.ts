@@ -37,9 +37,10 @@ export class GenerationChecker implements Checker {
     // What the write overwrote was written from no newer generation than the writer's.
     const over = this.slotGeneration;
     const nothingNewer = over <= held;
-    this.slotGeneration = held;
+    // The generation it was granted, which a writer that heard only a timeout may not know it holds.
+    this.slotGeneration = truth.holdsNewest(step.actor) ? truth.generation : held;
     // Decided only for a stale writer: most commits come from the newest generation.
-    const guarded = (): boolean => (step.kind === 'observed' ? nothingNewer : step.call.kind === 'commit' && comparedWithWhatItOverwrote(step.call.ops, before, nothingNewer));
+    const guarded = (): boolean => (step.kind === 'observed' ? nothingNewer : step.call.kind === 'commit' && comparedWithWhatItOverwrote(step.call.ops, before, nothingNewer, truth.bound));
     for (const value of facts.watermarks) {
       if (step.kind === 'observed' && value === null) continue;
       if (truth.generation >= 2) this.contested++;
@@ -65,11 +66,12 @@ export class GenerationChecker implements Checker {
  * generation, or an ownership epoch"), but only when it compared against the watermark it
  * overwrote: then nobody had moved that watermark since it was read, and the writer's lapsed
  * lease overwrote nothing newer. One on another label compared against a watermark nobody
- * wrote under it (the store answers null for it) and overwrote the one that was there, the
- * old binding's: a guard only when that one was written from no newer generation
- * (`nothingNewer`), since it compared with nothing that was there.
+ * wrote under it (the store answers null for it) and overwrote the one that was there: a
+ * guard only when it wrote under the binding now read over an earlier binding's watermark
+ * (after a rebind) written from no newer generation (`nothingNewer`); under any other label
+ * it compared with nothing that was there.
  */
-function comparedWithWhatItOverwrote(ops: readonly StoreOp[], before: Slot, nothingNewer: boolean): boolean {
+function comparedWithWhatItOverwrote(ops: readonly StoreOp[], before: Slot, nothingNewer: boolean, bound: string): boolean {
   let there: { readonly binding: string; readonly value: unknown } | null = before;
   let any = false;
   for (const op of ops) {
@@ -77,7 +79,8 @@ function comparedWithWhatItOverwrote(ops: readonly StoreOp[], before: Slot, noth
     any = true;
     if (!('expect' in op)) return false;
     if (there !== null && there.binding !== op.binding) {
-      if (!(nothingNewer && there === before && (op.expect ?? null) === null)) return false;
+      // Only under the binding now read, over another binding's watermark: a rebind's.
+      if (!(nothingNewer && there === before && op.binding === bound && (op.expect ?? null) === null)) return false;
     } else if (canonicalJson(there?.value ?? null) !== canonicalJson(op.expect ?? null)) return false;
     there = { binding: op.binding, value: op.value };
   }

@@ -1560,25 +1560,47 @@ describe('stale-generation-commit: a compare-and-set guards only against the wat
     expect(found.explanation).toContain('w1#1, generation 1');
   });
 
-  it("R6 stale near miss: generation 1 compares against the none a new label has, and overwrites only the old label's watermark, which it wrote itself (a rebind)", () => {
+  /**
+   * After a rebind, w1 (generation 3) writes under the new binding with a compare-and-set
+   * against the none the store answers for it, over the old binding's watermark, which
+   * generation `oldWriter` wrote; w2 holds generation 3.
+   */
+  function afterRebind(oldWriter: 1 | 3, label: 'bound' | 'other'): { t: Timeline; stale: number } {
     const t = timeline({ initial: [a, b] });
     t.start('w1');
     t.lease(1);
     t.fetch([a, b]);
-    t.commit([effect(a), complete(a), watermark(at(a), null)]);
-    t.start('w2');
+    if (oldWriter === 1) t.commit([effect(a), complete(a), watermark(at(a), null)]);
+    // Another binding that holds the same events: only its fingerprint differs.
+    const orders = { ...ALL, scope: 'rebound' };
+    t.rebind(orders);
+    t.start('w1');
     t.lease(2);
+    t.fetch([a, b]);
+    t.start('w2');
+    t.lease(3);
+    if (oldWriter === 3) t.commit([effect(a), complete(a), { op: 'watermark', binding: fingerprint(ALL), value: at(a), expect: null }]);
     t.as('w1');
-    // Generation 2 never wrote: the watermark this replaces is generation 1's own, under the old label.
-    t.commit([effect(b), complete(b), { op: 'watermark', binding: 'b:nobody', value: at(b), expect: null }]);
+    const stale = t.commit([effect(a), complete(a), effect(b), complete(b), { op: 'watermark', binding: label === 'bound' ? fingerprint(orders) : 'b:mine', value: at(b), expect: null }]);
     t.budget();
     t.as('w2');
     t.budget();
     t.drain();
     t.start('w1');
-    t.lease(3);
+    t.lease(4);
     t.caughtUp();
-    passes(t);
+    return { t, stale };
+  }
+
+  it("R6 stale near miss: after a rebind, generation 2 compares against the none its binding has, over the old binding's watermark that generation 1 wrote", () => {
+    passes(afterRebind(1, 'bound').t);
+  });
+
+  it("R6 stale-generation-commit: after a rebind, over the old binding's watermark that generation 3 wrote; or under a label of its own, which is no binding", () => {
+    for (const [writer, label] of [[3, 'bound'], [1, 'other']] as const) {
+      const { t, stale } = afterRebind(writer, label);
+      expect(onlyAnomaly(t, 'stale-generation-commit').steps, `${writer} ${label}`).toEqual([stale]);
+    }
   });
 
   it('R6 stale near miss: generation 1 compares against the watermark it overwrites, which generation 2 never moved', () => {
