@@ -26,7 +26,7 @@ export class GenerationChecker implements Checker {
   private contested = 0;
   /** The store's watermark slot as ground truth held it before the step being visited. */
   private slot: Slot = null;
-  /** The generation the last writer of a watermark held, by commit or in its own store (0: nobody wrote one, or only before any lease). */
+  /** The generation the last writer of a watermark was granted, by commit or in its own store (0: nobody wrote one, or only before any lease). */
   private slotGeneration = 0;
 
   visit(step: Step, facts: Facts, truth: Truth): void {
