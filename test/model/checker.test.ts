@@ -1625,15 +1625,18 @@ describe('stale-generation-commit: a compare-and-set guards only against the wat
 });
 
 describe("stale-generation-commit in a blackbox consumer's store: its guard cannot be seen, so a write is judged by what it overwrote", () => {
-  /** w1 takes generation 1 and w2 generation 2; `w2Writes`: w2 books a first. Then w1 books b. */
-  function blackboxRace(w2Writes: boolean): { t: Timeline; stale: number } {
+  /**
+   * w1 takes generation 1 and w2 generation 2 (`heard`: w2 hears the grant, else its request
+   * times out after it took effect); `w2Writes`: w2 books a first. Then w1 books b.
+   */
+  function blackboxRace(w2Writes: boolean, heard = true): { t: Timeline; stale: number } {
     const t = timeline({ initial: [a, b], consumer: 'blackbox' });
     t.start('w1');
     t.lease(1);
     t.fetch([a, b]);
     if (!w2Writes) t.observed(at(a), [a]);
     t.start('w2');
-    t.lease(2);
+    t.lease(2, heard ? {} : { outcome: { kind: 'indefinite', code: 'timeout' } });
     t.fetch([a, b]);
     if (w2Writes) t.observed(at(a), [a]);
     t.as('w1');
@@ -1659,6 +1662,15 @@ describe("stale-generation-commit in a blackbox consumer's store: its guard cann
 
   it('R6 stale near miss: generation 1 overwrites only its own watermark, generation 2 having written none (an ownership epoch, say)', () => {
     passes(blackboxRace(false).t);
+  });
+
+  it('R6 stale-generation-commit: the watermark generation 2 wrote is newer though its writer never heard the grant (its lease request timed out)', () => {
+    // What w2 wrote is judged by the generation it was granted, not the one it heard: w2
+    // heard none, yet it holds the newest, so w1 overwrote a newer generation's watermark.
+    const { t, stale } = blackboxRace(true, false);
+    const found = onlyAnomaly(t, 'stale-generation-commit');
+    expect(found.steps).toEqual([stale]);
+    expect(found.explanation).toBe(`step ${stale} committed a watermark from w1#1, generation 1, after generation 2 was granted, over the watermark written from generation 2`);
   });
 });
 
