@@ -500,7 +500,7 @@ const forks: Row = {
     const first = rounds[0];
     if (first) {
       lines.push(
-        `  ${first.forked.worlds} worlds a round, ${rounds.length} round(s), interleaved: A real kills, each incarnation forked from the fork server; B real kills, each a process started for it; C the Node ledger in process (the same design, call for call); D the floor: one bare round trip to a Python child per world call, over a pipe (readline, json.loads, the client's encoder, a flush; bench/pipe-floor.ts); A, B and C recorded ${int(first.forked.steps)} steps, ${int(first.floor.roundTrips)} of them calls`,
+        `  ${first.forked.worlds} worlds a round, ${rounds.length} round(s), interleaved: A real kills, each incarnation forked from the fork server; B real kills, each a process started for it; C the Node ledger in process (the same design, call for call); D the floor: one bare round trip to a Python child per world call, over a pipe (readline, json.loads, the client's encoder, a flush; bench/pipe-floor.ts); E the machine's floor under it: as many round trips of bare bytes (os.read, os.write, nothing parsed); A, B and C recorded ${int(first.forked.steps)} steps, ${int(first.floor.roundTrips)} of them calls`,
       );
     }
     const perWorld = (x: { wallMs: number; worlds: number }): number => x.wallMs / x.worlds;
@@ -520,12 +520,14 @@ const forks: Row = {
       line('floor: wall per world', of(rounds, (x) => perWorld(x.floor)), 'ms'),
       line('ratio floor / in process, wall per world', of(rounds, (x) => perWorld(x.floor) / perWorld(x.inProcess)), 'x'),
       line('ratio fork server / floor: harness, forks, kills and ledger above the pipe', of(rounds, (x) => perWorld(x.forked) / perWorld(x.floor)), 'x'),
+      line('machine floor (bare bytes): wall per world', of(rounds, (x) => perWorld(x.rawFloor)), 'ms'),
+      line('ratio machine floor / in process, wall per world', of(rounds, (x) => perWorld(x.rawFloor) / perWorld(x.inProcess)), 'x'),
       `  memory (harness): ${memory(r, null)}`,
     );
     const problem = unfinished(r, 'this row');
     if (problem) lines.push(`  ${problem}`);
     const targets = [judge('forks', 'Python example, real kills with its fork server, per world against in process, wall (median of rounds)', '<= 5x', ratio?.median ?? null, 5, (n) => `${num(n)}x`, problem ?? 'not measured')];
-    return { lines, targets, summary: { ratio, withoutForkServer: of(rounds, (x) => perWorld(x.started) / perWorld(x.inProcess)), floor: of(rounds, (x) => perWorld(x.floor) / perWorld(x.inProcess)) } };
+    return { lines, targets, summary: { ratio, withoutForkServer: of(rounds, (x) => perWorld(x.started) / perWorld(x.inProcess)), floor: of(rounds, (x) => perWorld(x.floor) / perWorld(x.inProcess)), machineFloor: of(rounds, (x) => perWorld(x.rawFloor) / perWorld(x.inProcess)) } };
   },
 };
 

@@ -39,7 +39,8 @@ type Say = (message: Message) => void;
  * same killed for real, each incarnation a process started for it; C, the Node ledger in
  * process, which takes the Python ledger's path call for call; D, the floor under any Python
  * consumer: as many bare round trips to a Python child as the worlds make calls
- * (bench/pipe-floor.ts). Interleaved, the same worlds (same seed) each round. A, B and C must
+ * (bench/pipe-floor.ts); E, under it, the machine's: as many round trips of bare bytes, nothing
+ * parsed or encoded on either side. Interleaved, the same worlds (same seed) each round. A, B and C must
  * record the same steps, or they were not the same runs.
  */
 export async function forks(args: ForksArgs, say: Say, peakRssMiB: () => number): Promise<void> {
@@ -55,12 +56,14 @@ export async function forks(args: ForksArgs, say: Say, peakRssMiB: () => number)
     if (warm.status !== 'pass') throw new Error(`${consumer.name} did not pass its warm-up worlds: ${warm.status}`);
   }
   const pipe = await openPipe({ language: 'python', interpreter });
+  const rawPipe = await openPipe({ language: 'python', interpreter, raw: true });
   const calls = await callSteps(inside, args.worlds, args.seed);
   for (let round = 0; round < args.rounds; round++) {
     const a = await timed(() => checkProperty(forked, { runs: args.worlds, seed: args.seed }));
     const b = await timed(() => checkProperty(started, { runs: args.worlds, seed: args.seed }));
     const c = await timed(() => checkProperty(inside, { runs: args.worlds, seed: args.seed }));
     const d = await timed(() => pipe.roundTrips(calls));
+    const e = await timed(() => rawPipe.roundTrips(calls));
     for (const [who, o] of [['fork server', a.value], ['started', b.value], ['in process', c.value]] as const) {
       if (o.status !== 'pass') throw new Error(`the Python example (${who}) did not pass: ${o.status} after ${o.runs} worlds, seed ${o.seed}`);
     }
@@ -74,9 +77,11 @@ export async function forks(args: ForksArgs, say: Say, peakRssMiB: () => number)
       started: { ...b.cost, worlds: args.worlds, steps: b.value.calls },
       inProcess: { ...c.cost, worlds: args.worlds, steps: c.value.calls },
       floor: { ...d.cost, worlds: args.worlds, roundTrips: calls },
+      rawFloor: { ...e.cost, worlds: args.worlds, roundTrips: calls },
     });
   }
   await pipe.close();
+  await rawPipe.close();
   say({ type: 'done', peakRssMiB: peakRssMiB(), heapLiveMiB: null, forkedStats: processStats(forked), startedStats: processStats(started) });
 }
 

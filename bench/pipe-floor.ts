@@ -36,8 +36,23 @@ while True:
     sys.stdout.flush()
 `;
 
-/** Whose child answers: Node's (this process's own executable), or the Python interpreter at this path. */
-export type FloorChild = { readonly language: 'node' } | { readonly language: 'python'; readonly interpreter: string };
+/**
+ * Under the JSON floor, the machine's own: a Python child that answers each line with a line
+ * of two bytes, read and written with os.read and os.write, nothing parsed, nothing encoded.
+ * What is left is the pipe, the two processes' wake-ups and the interpreter's loop: no
+ * consumer in any language, with any framing, makes a round trip for less.
+ */
+const PYTHON_RAW_CHILD = `
+import os
+while True:
+    chunk = os.read(0, 65536)
+    if not chunk:
+        break
+    os.write(1, b"x\\n" * chunk.count(b"\\n"))
+`;
+
+/** Whose child answers: Node's (this process's own executable), or the Python interpreter at this path, with JSON lines as the client reads and writes them, or `raw` bytes. */
+export type FloorChild = { readonly language: 'node' } | { readonly language: 'python'; readonly interpreter: string; readonly raw?: boolean };
 
 const PAGE = {
   events: Array.from({ length: 8 }, (_, i) => ({ id: `e${i}`, version: 1, key: [i], attrs: { kind: 'order' }, payload: `e${i}:order` })),
@@ -52,7 +67,7 @@ export interface Pipe {
 }
 
 export async function openPipe(who: FloorChild = { language: 'node' }): Promise<Pipe> {
-  const [file, argv] = who.language === 'node' ? [process.execPath, ['-e', NODE_CHILD]] : [who.interpreter, ['-c', PYTHON_CHILD]];
+  const [file, argv] = who.language === 'node' ? [process.execPath, ['-e', NODE_CHILD]] : [who.interpreter, ['-c', who.raw === true ? PYTHON_RAW_CHILD : PYTHON_CHILD]];
   const child = spawn(file, argv, { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout });
   let waiting: { left: number; done: () => void; fail: (error: Error) => void } | null = null;
@@ -68,22 +83,23 @@ export async function openPipe(who: FloorChild = { language: 'node' }): Promise<
   child.once('exit', (code, signal) => lost(new Error(`the pipe-floor child (${file}) exited with ${signal ?? `code ${code}`}`)));
   child.once('error', (error) => lost(new Error(`the pipe-floor child (${file}) could not run: ${error.message}`)));
   child.stdin.on('error', (error) => lost(new Error(`the pipe-floor child's stdin: ${error.message}`)));
+  const raw = who.language === 'python' && who.raw === true;
   lines.on('line', (line) => {
-    const call = JSON.parse(line) as { id: number };
+    const id = raw ? 0 : (JSON.parse(line) as { id: number }).id;
     if (waiting === null) return;
     if (--waiting.left <= 0) {
       const { done } = waiting;
       waiting = null;
       return done();
     }
-    child.stdin.write(`${JSON.stringify({ type: 'reply', id: call.id, ok: true, value: PAGE })}\n`);
+    child.stdin.write(raw ? 'y\n' : `${JSON.stringify({ type: 'reply', id, ok: true, value: PAGE })}\n`);
   });
   const roundTrips = (n: number): Promise<void> =>
     new Promise<void>((done, fail) => {
       if (gone !== null) return fail(gone);
       if (n <= 0) return done();
       waiting = { left: n, done, fail };
-      child.stdin.write(`${JSON.stringify({ type: 'reply', id: 0, ok: true, value: PAGE })}\n`);
+      child.stdin.write(raw ? 'y\n' : `${JSON.stringify({ type: 'reply', id: 0, ok: true, value: PAGE })}\n`);
     });
   try {
     await roundTrips(1);
