@@ -230,6 +230,17 @@ function scaled(plan: Plan, scale: ((k: number) => number) | null): Plan {
   };
 }
 
+/**
+ * A replay window no wider than the consumer's API has (its profile's `window`), whatever was
+ * drawn or aimed: a late record further back than the real API ever puts one would fail a
+ * correct consumer for a world that cannot happen to it. Without a bound, the plan as it is.
+ */
+function withinWindow(plan: Plan, widest: number | undefined): Plan {
+  const { contract } = plan.source;
+  if (widest === undefined || contract.kind !== 'replay-window' || contract.window <= widest) return plan;
+  return { ...plan, source: { ...plan.source, contract: { kind: 'replay-window', window: widest } } };
+}
+
 function streamOf(draws: readonly EventDraw[], ids: readonly string[], keyLength: number): SourceEvent[] {
   return draws.map((d, i): SourceEvent => {
     const id = ids[i] as string;
@@ -642,7 +653,7 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
     };
     const cell = focusCell(w.focus.cell, cells);
     const eligible = events.filter((e) => isEligible(binding, e)).map((e) => e.id);
-    const whole = scaled(cell === undefined ? plan : aim(plan, cell, w.focus, { eligible, contracts: allowed }), keyScale(w.keyStyle, size, profile));
+    const whole = withinWindow(scaled(cell === undefined ? plan : aim(plan, cell, w.focus, { eligible, contracts: allowed }), keyScale(w.keyStyle, size, profile)), profile.window);
     // Budgets from the world's own size are taken once it is whole: aiming it may change it.
     return typeof budget === 'function' ? { ...whole, budget: budget(whole.events.length + whole.mutations.length, whole.faults.filter((f) => f.kind === 'stale').length) } : whole;
   });

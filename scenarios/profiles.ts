@@ -66,6 +66,12 @@ export interface SourceProfile {
    * every time, and only the batch's own `next` moves on. Ascending APIs only.
    */
   readonly tokens?: TokenKind;
+  /**
+   * Under a replay window: the widest the API's is, in keys (how far behind the newest
+   * record a late one can land). Worlds draw no wider window, and a named scenario with a
+   * wider one is skipped, saying so. Undefined: windows as wide as worlds draw them.
+   */
+  readonly window?: number;
 }
 
 /**
@@ -183,6 +189,10 @@ export function excludedBy(claims: WorldClaims, plan: Plan): string | null {
     return `the consumer's source only gains records, and this scenario changes one (${changes[0]?.kind})`;
   }
   if (profile.refusals === 'never' && plan.poison.length > 0) return "the consumer's sink never refuses an effect, and this scenario has a poison event";
+  const contract = plan.source.contract;
+  if (contract.kind === 'replay-window' && profile.window !== undefined && contract.window > profile.window) {
+    return `the consumer's API replays at most ${profile.window} key(s) behind its newest record (its profile's window), and this scenario's window is ${contract.window}`;
+  }
   const quirks = quirksOf(profile);
   const quirk = quirks === undefined ? undefined : plan.faults.find((f) => isPageQuirk(f.kind) && !quirks.includes(f.kind));
   if (quirk !== undefined) return `the consumer's API never serves ${/^[aeiou]/.test(quirk.kind) ? 'an' : 'a'} ${quirk.kind} page (its profile's quirks: ${quirks!.length === 0 ? 'none' : quirks!.join(', ')}), and this scenario is built on one`;
@@ -201,7 +211,7 @@ export function quirkAllowed(profile: SourceProfile | undefined, kind: string): 
   return quirks === undefined || !isPageQuirk(kind as PageQuirk) || quirks.includes(kind as PageQuirk);
 }
 
-const PROFILE_KEYS = ['resumes', 'keyArity', 'keyValues', 'mutable', 'refusals', 'contracts', 'quirks', 'order', 'tokens'];
+const PROFILE_KEYS = ['resumes', 'keyArity', 'keyValues', 'mutable', 'refusals', 'contracts', 'quirks', 'order', 'tokens', 'window'];
 const RESUME_STYLES = ['token', 'after', 'key-gt', 'key-gte', 'offset'];
 const CONTRACT_KINDS = ['snapshot', 'insertion-stable', 'replay-window', 'none'];
 
@@ -232,5 +242,6 @@ export function profileProblem(value: unknown): string | null {
   }
   if (p.tokens !== undefined && !(TOKEN_KINDS as readonly unknown[]).includes(p.tokens)) return `tokens must be one of ${TOKEN_KINDS.map((k) => `'${k}'`).join(', ')}`;
   if (p.order === 'newest-first' && p.tokens !== undefined && p.tokens !== 'continuation') return "tokens must be 'continuation' with order 'newest-first'";
+  if (p.window !== undefined && !(Number.isSafeInteger(p.window) && (p.window as number) >= 1)) return 'window must be a whole number of keys, 1 or more';
   return null;
 }

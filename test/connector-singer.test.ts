@@ -73,6 +73,46 @@ describe('a bookmark finer than a millisecond', () => {
   });
 });
 
+describe('a lookback window: the tap reads again, on every sync, what lies that far behind its bookmark', () => {
+  // An API whose late records land up to 5 s behind the newest (a replay window), and the
+  // example tap with a lookback of 5 s, described as examples/singer/api-lookback.json does.
+  // ordering-field-change moves a record 3 s behind the newest once the tap has read past it.
+  const LOOKBACK_API = 'examples/singer/api-lookback.json';
+  let variants = 0;
+  const described = (change: (api: { state: Record<string, unknown>; config: { values: Record<string, unknown> } }) => void): string => {
+    const api = JSON.parse(readFileSync(LOOKBACK_API, 'utf8'));
+    change(api);
+    const file = join(tmp, `api-lookback-${variants++}.json`);
+    writeFileSync(file, JSON.stringify({ ...api, $schema: undefined }));
+    return file;
+  };
+  const scenario = (api: string, ...options: string[]): Promise<{ code: number | null; out: string; err: string }> => cli('check', '--singer', TAP, '--api', api, ...options, '--scenario', 'ordering-field-change');
+
+  it('stated in the description, its bookmark claims only what lies the lookback behind it: the tap passes', async () => {
+    const r = await scenario(LOOKBACK_API);
+    expect(r.code, r.out + r.err).toBe(EXIT.pass);
+    expect(r.out).toContain('pass     ordering-field-change (R1 R10)');
+  });
+
+  it('left out of the description, the bookmark claims the late record done: a premature watermark, as the bookmark alone says', async () => {
+    const r = await scenario(described((api) => delete api.state.lookback));
+    expect(r.code, r.out + r.err).toBe(EXIT.fail);
+    expect(r.out).toContain('committed the watermark 50 (exclusive) while e45@2 at 47#e45 had no durable outcome');
+  });
+
+  it('stated but not done (the tap reads from its bookmark): the late record is lost, an omission', async () => {
+    const r = await scenario(LOOKBACK_API, '--option', 'lookback_seconds=0');
+    expect(r.code, r.out + r.err).toBe(EXIT.fail);
+    expect(r.out).toContain('omission: e45@2 at 47#e45 is eligible but was never handled');
+  });
+
+  it('shorter than the API puts late records back (2 s for 5 s): what it claims covers the late record, a premature watermark', async () => {
+    const r = await scenario(described((api) => ((api.state.lookback = 2), (api.config.values.lookback_seconds = 2))));
+    expect(r.code, r.out + r.err).toBe(EXIT.fail);
+    expect(r.out).toContain('committed the watermark 48 (exclusive) while e45@2 at 47#e45 had no durable outcome');
+  });
+});
+
 describe('what cannot be judged, or run', () => {
   it('an API description with a wrong field is a usage error naming it', async () => {
     const api = JSON.parse(readFileSync(API, 'utf8')) as { cursor: Record<string, unknown> };

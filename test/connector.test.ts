@@ -44,6 +44,12 @@ describe('the API description', () => {
     [{ state: { bookmark: '' , inclusive: false } }, 'state.bookmark must be a non-empty string, got ""'],
     [{ state: { bookmark: 'b', inclusive: false, compression: 'gzip' } }, 'state.compression must be one of "none", "base64/gzip", got "gzip"'],
     [{ state: { bookmark: 'b', inclusive: false, format: 'unix' } }, 'state.format must be one of "iso8601", "epoch-seconds", "epoch-millis", "date", got "unix"'],
+    [{ state: { bookmark: 'b', inclusive: false, lookback: '5' } }, 'state.lookback must be a number, got "5"'],
+    [{ state: { bookmark: 'b', inclusive: false, lookback: -1 } }, 'state.lookback must be a number of seconds from 0 to 3,155,760,000 (a century), a whole number of milliseconds: how far behind its bookmark the connector reads again on every sync, got -1'],
+    [{ state: { bookmark: 'b', inclusive: false, lookback: 0.0005 } }, 'state.lookback must be a number of seconds from 0 to 3,155,760,000 (a century), a whole number of milliseconds: how far behind its bookmark the connector reads again on every sync, got 0.0005'],
+    [{ source: { window: 5 } }, 'source.window is how far behind the newest record a late one lands in a replay window, and source.contracts has no "replay-window" (it has ["snapshot","insertion-stable"])'],
+    [{ source: { contracts: ['replay-window'], window: 0 } }, 'source.window must be a number of seconds more than 0 and at most 3,155,760,000 (a century), a whole number of milliseconds, got 0'],
+    [{ source: { contracts: ['replay-window'], window: 0.5 } }, 'source.window must span one key of the simulated source at least (cursor.secondsPerKey: 1 seconds), since a late record lands at a key, got 0.5'],
   ])('%j is refused, naming the field: %s', (change, problem) => {
     expect(apiProblem({ ...base, ...change })).toContain(problem);
   });
@@ -379,6 +385,51 @@ describe('a bookmark as a watermark', () => {
     // An object shaped as a watermark is no bookmark either: it was taken as the point it spells.
     expect(claim(at('bookmarks'), { key: [999], inclusive: true })).toContain('the bookmark path "bookmarks" holds an object, not a value');
     expect(claim(at('bookmarks'), [])).toContain('holds a list, not a value: []');
+  });
+});
+
+describe('a lookback window', () => {
+  const lookback = readApi('examples/singer/api-lookback.json');
+
+  it('the shipped example states it: the bookmark claims only what lies the lookback behind it, and worlds keep late records within the API\'s window', () => {
+    expect(lookback.state.lookback).toBe(5);
+    expect(lookback.source.window).toBe(5);
+    expect(singerApi.state.lookback).toBe(0);
+    expect(bookmarkClaim(lookback, '2024-01-01T00:00:42.000Z')).toEqual({ watermark: { key: [37], inclusive: false } });
+    expect(bookmarkClaim(singerApi, '2024-01-01T00:00:42.000Z')).toEqual({ watermark: { key: [42], inclusive: false } });
+    expect(apiProfile(lookback).window).toBe(5);
+    expect(apiProfile(singerApi).window).toBeUndefined();
+    // The window in keys: whole keys within it.
+    expect(apiProfile({ ...lookback, cursor: { ...lookback.cursor, secondsPerKey: 2 } }).window).toBe(2);
+  });
+
+  it('the instant claimed is the bookmark less the lookback, read as exactly as the bookmark', () => {
+    const iso = { format: 'iso8601', secondsPerKey: 1 } as const;
+    expect(bookmarkWatermark(iso, '2024-01-01T00:00:42.000Z', false, 5000)).toEqual({ key: [37], inclusive: false });
+    expect(bookmarkWatermark(iso, '2024-01-01T00:00:42.000Z', true, 5000)).toEqual({ key: [37], inclusive: true });
+    // Half a key back: everything at 39 and before, inclusive or not.
+    expect(bookmarkWatermark(iso, '2024-01-01T00:00:42.000Z', false, 2500)).toEqual({ key: [39], inclusive: true });
+    // A microsecond past a key, less a lookback of whole keys: still just past a key.
+    expect(bookmarkWatermark(iso, '2024-01-01T00:00:42.000001Z', false, 5000)).toEqual({ key: [37], inclusive: true });
+    // Back past the epoch of the keys: below zero.
+    expect(bookmarkWatermark(iso, '2024-01-01T00:00:02.000Z', false, 5000)).toEqual({ key: [-3], inclusive: false });
+    // A day (four keys) claims through its end, less six hours: its third key.
+    const date = { format: 'date', secondsPerKey: 21_600 } as const;
+    expect(bookmarkWatermark(date, '2024-01-02', true, 21_600_000)).toEqual({ key: [7], inclusive: false });
+    const seconds = { format: 'epoch-seconds', secondsPerKey: 1 } as const;
+    expect(bookmarkWatermark(seconds, EPOCH_SECONDS + 42, false, 5000)).toEqual({ key: [37], inclusive: false });
+    // What is no cursor value is judged as it is, lookback or not.
+    expect(bookmarkWatermark(iso, 'Z_dyc4jR0', false, 5000)).toBe('Z_dyc4jR0');
+  });
+
+  it("generated worlds draw no replay window wider than the API's, and draw up to it", () => {
+    const widest = (profile: ReturnType<typeof apiProfile>): number[] =>
+      fc.sample(planArb(worldOptions({ profile })), { numRuns: 400, seed: 3 }).flatMap((p) => (p.source.contract.kind === 'replay-window' ? [p.source.contract.window] : []));
+    const bounded = widest(apiProfile(lookback));
+    expect(bounded.length).toBeGreaterThan(0);
+    expect(Math.max(...bounded)).toBe(5);
+    // Without the bound the same worlds are wider: the bound is what keeps them within it.
+    expect(Math.max(...widest({ ...apiProfile(lookback), window: undefined } as ReturnType<typeof apiProfile>))).toBeGreaterThan(5);
   });
 });
 

@@ -141,6 +141,8 @@ describe('why a named scenario is excluded', () => {
     ['poison, for a sink that never refuses', { refusals: 'never' }, plan([ev(1)], [], { poison: ['e1'] }), "the consumer's sink never refuses an effect, and this scenario has a poison event"],
     ['poison, for a consumer that fails visibly: it runs', { refusals: 'fail-visibly' }, plan([ev(1)], [], { poison: ['e1'] }), null],
     ['a contract the profile rules out', { contracts: ['snapshot'] }, tokens, 'the consumer does not support insertion-stable sources'],
+    ['a replay window wider than the API has', { window: 3 }, findScenario('late-insert-within-replay-window')!.plan, "the consumer's API replays at most 3 key(s) behind its newest record (its profile's window), and this scenario's window is 4"],
+    ['a replay window as wide as the API has: it runs', { window: 4 }, findScenario('late-insert-within-replay-window')!.plan, null],
   ])('%s', (_, profile, p, reason) => {
     expect(excludedBy({ profile }, p)).toBe(reason);
   });
@@ -170,6 +172,8 @@ describe('a declared profile is checked when the adapter loads', () => {
     [{ refusals: 'retry' }, "capabilities.profile refusals must be 'dead-letter', 'fail-visibly' or 'never'"],
     [{ contracts: [] }, 'capabilities.profile contracts must list some of snapshot, insertion-stable, replay-window, none'],
     [{ quirks: ['sorted'] }, 'capabilities.profile quirks must list some of overlap, repeat, empty, stale, reorder, short ([] for none)'],
+    [{ window: 0 }, 'capabilities.profile window must be a whole number of keys, 1 or more'],
+    [{ window: 2.5 }, 'capabilities.profile window must be a whole number of keys, 1 or more'],
   ])('%j', (profile, message) => {
     expect(() => load(profile)).toThrow(message);
   });

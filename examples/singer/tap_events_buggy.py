@@ -27,6 +27,12 @@ the bookmark's timestamp and were not yet read come back (with some already writ
 Singer target deduplicates by the key properties). An expired cursor restarts the query
 from the bookmark.
 
+With `lookback_seconds` in its config (default 0), every sync asks for `updated_since` that
+many seconds before the bookmark, to read again the records an API with late arrivals put
+behind it since (a replay window). Its bookmark then claims only what lies that far behind
+it, and the API description says so: `state.lookback` (and `source.window`, how far back the
+real API puts a late record), as examples/singer/api-lookback.json does.
+
 Run it as any Singer tap:  python3 tap_events.py --config config.json --catalog catalog.json [--state state.json]
 Check it with tidemark:    npx tidemark check --singer "python3 examples/singer/tap_events_buggy.py" --api examples/singer/api.json
 """
@@ -78,6 +84,15 @@ def state_bookmark(bookmark):
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (moment.microsecond // 1000)
 
 
+def resume_from(bookmark, config):
+    """Where a query starts: the bookmark, less the lookback (as the API writes timestamps: UTC, milliseconds)."""
+    lookback = float(config.get("lookback_seconds", 0))
+    if bookmark is None or lookback <= 0:
+        return bookmark
+    at = datetime.datetime.strptime(bookmark, "%Y-%m-%dT%H:%M:%S.%fZ") - datetime.timedelta(seconds=lookback)
+    return at.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (at.microsecond // 1000)
+
+
 def log(message):
     """A log line, on stderr as Singer taps log: stdout is for messages only."""
     print("INFO " + message, file=sys.stderr, flush=True)
@@ -93,7 +108,7 @@ def sync(config, state):
         "bookmark_properties": ["updated_at"],
         "schema": {"type": "object", "properties": {"id": {"type": "string"}, "updated_at": {"type": "string", "format": "date-time"}, "payload": {"type": "string"}}},
     })
-    since = bookmark
+    since = resume_from(bookmark, config)
     cursor = None
     while True:
         params = {"limit": config.get("page_size", 100)}
@@ -105,7 +120,7 @@ def sync(config, state):
             body = get(config, "/v1/events", params)
         except CursorExpired:
             # Start the query again from what is written: nothing before it is lost.
-            since, cursor = bookmark, None
+            since, cursor = resume_from(bookmark, config), None
             continue
         for record in body["data"]:
             write({"type": "RECORD", "stream": STREAM, "record": record})

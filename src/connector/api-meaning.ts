@@ -14,8 +14,9 @@ export interface Shaped {
   readonly response: { readonly records: string; readonly next?: string; readonly link?: boolean; readonly hasMore?: string };
   readonly record: { readonly id: string; readonly cursor: string; readonly payload?: string };
   readonly errors?: Readonly<Record<string, number>>;
-  readonly state: { readonly bookmark: string; readonly compression?: string };
+  readonly state: { readonly bookmark: string; readonly compression?: string; readonly lookback?: number };
   readonly config?: { readonly baseUrl?: string; readonly values?: Readonly<Record<string, unknown>> };
+  readonly source?: { readonly contracts?: readonly unknown[]; readonly window?: number };
 }
 
 /**
@@ -30,7 +31,42 @@ const INHERITED = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** The first thing the description means wrongly, naming the field, or null. */
 export function meaningProblem(d: Shaped): string | null {
-  return requestProblem(d) ?? cursorProblem(d) ?? responseProblem(d) ?? recordProblem(d) ?? errorsProblem(d) ?? pathProblem('state.bookmark', d.state.bookmark, 'state') ?? configProblem(d);
+  return requestProblem(d) ?? cursorProblem(d) ?? responseProblem(d) ?? recordProblem(d) ?? errorsProblem(d) ?? pathProblem('state.bookmark', d.state.bookmark, 'state') ?? lookbackProblem(d) ?? windowProblem(d) ?? configProblem(d);
+}
+
+/** The longest lookback or window a description may state: a century, far past any world's keys and any real API's. */
+const CENTURY_SECONDS = 3_155_760_000;
+
+/** Whether a number of seconds is a whole number of milliseconds, the finest step a cursor value shows. */
+function wholeMillis(seconds: number): boolean {
+  const ms = seconds * 1000;
+  return Math.abs(ms - Math.round(ms)) < 1e-6;
+}
+
+function lookbackProblem(d: Shaped): string | null {
+  const seconds = d.state.lookback;
+  if (seconds === undefined) return null;
+  if (!(seconds >= 0 && seconds <= CENTURY_SECONDS) || !wholeMillis(seconds)) {
+    return `state.lookback must be a number of seconds from 0 to ${CENTURY_SECONDS.toLocaleString('en-US')} (a century), a whole number of milliseconds: how far behind its bookmark the connector reads again on every sync, got ${JSON.stringify(seconds)}`;
+  }
+  return null;
+}
+
+function windowProblem(d: Shaped): string | null {
+  const seconds = d.source?.window;
+  if (seconds === undefined) return null;
+  const contracts = d.source?.contracts ?? ['snapshot', 'insertion-stable'];
+  if (!contracts.includes('replay-window')) {
+    return `source.window is how far behind the newest record a late one lands in a replay window, and source.contracts has no "replay-window" (it has ${JSON.stringify(contracts)})`;
+  }
+  if (!(seconds > 0 && seconds <= CENTURY_SECONDS) || !wholeMillis(seconds)) {
+    return `source.window must be a number of seconds more than 0 and at most ${CENTURY_SECONDS.toLocaleString('en-US')} (a century), a whole number of milliseconds, got ${JSON.stringify(seconds)}`;
+  }
+  const perKey = d.cursor.secondsPerKey ?? (d.cursor.format === 'date' ? 21_600 : 1);
+  if (Math.round(seconds * 1000) < Math.round(perKey * 1000)) {
+    return `source.window must span one key of the simulated source at least (cursor.secondsPerKey: ${perKey} seconds), since a late record lands at a key, got ${JSON.stringify(seconds)}`;
+  }
+  return null;
 }
 
 function requestProblem(d: Shaped): string | null {

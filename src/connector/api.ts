@@ -81,6 +81,12 @@ export interface ApiDescription {
      * read in it as the instant it names, keys spaced as the cursor's.
      */
     readonly format: CursorFormat;
+    /**
+     * Seconds the connector reads again behind its bookmark on every sync (a lookback window
+     * for late records); default 0. Its bookmark then claims only what lies that far behind
+     * it: the watermark judged is the bookmark's instant less the lookback.
+     */
+    readonly lookback: number;
   };
   readonly config: {
     /** The config key tidemark writes its server's base URL under. Default `base_url`. */
@@ -95,6 +101,11 @@ export interface ApiDescription {
     readonly mutable: boolean;
     /** The page quirks the real API shows (what it guarantees is what it leaves out); default all six. */
     readonly quirks: readonly PageQuirk[];
+    /**
+     * With a replay window: how far behind the newest record, in seconds, a late record can
+     * land in the real API; worlds put none further back. Undefined: as far as worlds go.
+     */
+    readonly window?: number;
   };
 }
 
@@ -106,9 +117,9 @@ export const API_FIELDS = {
   response: { records: 'string', next: 'string', link: 'boolean', hasMore: 'string' },
   record: { id: 'string', cursor: 'string', payload: 'string' },
   errors: { unavailable: 'integer', rateLimited: 'integer', expiredToken: 'integer', badRequest: 'integer' },
-  state: { bookmark: 'string', inclusive: 'boolean', compression: 'enum', format: 'enum' },
+  state: { bookmark: 'string', inclusive: 'boolean', compression: 'enum', format: 'enum', lookback: 'number' },
   config: { baseUrl: 'string', values: 'object' },
-  source: { contracts: 'array', mutable: 'boolean', quirks: 'array' },
+  source: { contracts: 'array', mutable: 'boolean', quirks: 'array', window: 'number' },
   $schema: 'string',
 } as const;
 
@@ -207,9 +218,9 @@ function withDefaults(d: Record<string, never>): ApiDescription {
     response: { records: string; next?: string; link?: boolean; hasMore?: string };
     record: { id: string; cursor: string; payload?: string };
     errors?: Partial<ApiDescription['errors']>;
-    state: { bookmark: string; inclusive: boolean; compression?: StateCompression; format?: CursorFormat };
+    state: { bookmark: string; inclusive: boolean; compression?: StateCompression; format?: CursorFormat; lookback?: number };
     config?: { baseUrl?: string; values?: Record<string, unknown> };
-    source?: { contracts?: Contract['kind'][]; mutable?: boolean; quirks?: PageQuirk[] };
+    source?: { contracts?: Contract['kind'][]; mutable?: boolean; quirks?: PageQuirk[]; window?: number };
   };
   return {
     stream: raw.stream,
@@ -218,9 +229,14 @@ function withDefaults(d: Record<string, never>): ApiDescription {
     response: { records: raw.response.records, link: raw.response.link ?? false, ...(raw.response.next === undefined ? {} : { next: raw.response.next }), ...(raw.response.hasMore === undefined ? {} : { hasMore: raw.response.hasMore }) },
     record: { id: raw.record.id, cursor: raw.record.cursor, payload: raw.record.payload ?? 'payload' },
     errors: { unavailable: 503, rateLimited: 429, expiredToken: 410, badRequest: 400, ...raw.errors },
-    state: { bookmark: raw.state.bookmark, inclusive: raw.state.inclusive, compression: raw.state.compression ?? 'none', format: raw.state.format ?? raw.cursor.format },
+    state: { bookmark: raw.state.bookmark, inclusive: raw.state.inclusive, compression: raw.state.compression ?? 'none', format: raw.state.format ?? raw.cursor.format, lookback: raw.state.lookback ?? 0 },
     config: { baseUrl: raw.config?.baseUrl ?? 'base_url', values: raw.config?.values ?? {} },
-    source: { contracts: raw.source?.contracts ?? ['snapshot', 'insertion-stable'], mutable: raw.source?.mutable ?? true, quirks: raw.source?.quirks ?? [...PAGE_QUIRKS] },
+    source: {
+      contracts: raw.source?.contracts ?? ['snapshot', 'insertion-stable'],
+      mutable: raw.source?.mutable ?? true,
+      quirks: raw.source?.quirks ?? [...PAGE_QUIRKS],
+      ...(raw.source?.window === undefined ? {} : { window: raw.source.window }),
+    },
   };
 }
 
@@ -242,7 +258,13 @@ export function apiResumes(api: ApiDescription): ResumeStyle[] {
  */
 export function apiProfile(api: ApiDescription): SourceProfile {
   // Keys are cursor values of whole units (cursor.secondsPerKey each, from the API's epoch).
-  return { resumes: apiResumes(api), keyArity: 1, keyValues: 'whole', mutable: api.source.mutable, refusals: 'never', contracts: [...api.source.contracts], quirks: [...api.source.quirks] };
+  const window = api.source.window === undefined ? {} : { window: windowKeys(api) };
+  return { resumes: apiResumes(api), keyArity: 1, keyValues: 'whole', mutable: api.source.mutable, refusals: 'never', contracts: [...api.source.contracts], quirks: [...api.source.quirks], ...window };
+}
+
+/** The API's replay window in keys: the whole keys within `source.window` seconds (api-meaning.ts holds it to one at least). */
+export function windowKeys(api: ApiDescription): number {
+  return Math.floor(Math.round((api.source.window ?? 0) * 1000) / Math.round(api.cursor.secondsPerKey * 1000));
 }
 
 /** Sets the value at a dotted path, making the objects on the way. */

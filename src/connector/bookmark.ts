@@ -22,7 +22,7 @@ export function bookmarkClaim(api: ApiDescription, bookmark: unknown): BookmarkC
     const other = CURSOR_FORMATS.find((format) => format !== spec.format && withinWorlds(readCursor({ ...spec, format }, bookmark)));
     if (other !== undefined) return { unjudged: anotherFormat(api, bookmark, other) };
   }
-  return { watermark: bookmarkWatermark(spec, bookmark, api.state.inclusive) };
+  return { watermark: bookmarkWatermark(spec, bookmark, api.state.inclusive, Math.round(api.state.lookback * 1000)) };
 }
 
 /** How the bookmark is written: state.format, keys spaced as the cursor's. */

@@ -114,11 +114,14 @@ export function firstKeyFrom(point: KeyPoint): number {
 /** Keys farther out than this are no world's, and past where a number tells a key from its neighbour. */
 const FARTHEST_KEY = 2n ** 50n;
 
-/** An instant's point among the keys, or null when it is farther than any key can be. */
-function keyPoint(spec: CursorSpec, t: Instant): KeyPoint | null {
+/**
+ * An instant's point among the keys, `earlierMs` milliseconds before it (a lookback), or null
+ * when it is farther than any key can be.
+ */
+function keyPoint(spec: CursorSpec, t: Instant, earlierMs = 0): KeyPoint | null {
   const per = 10n ** BigInt(t.scale);
-  // key = (t in ms - EPOCH_MS) / msPerKey, a fraction num / den with den > 0; floored.
-  const num = t.units * 1000n - BigInt(EPOCH_MS) * per;
+  // key = (t in ms - earlierMs - EPOCH_MS) / msPerKey, a fraction num / den with den > 0; floored.
+  const num = t.units * 1000n - (BigInt(EPOCH_MS) + BigInt(earlierMs)) * per;
   const den = BigInt(msPerKey(spec)) * per;
   let q = num / den;
   let r = num % den;
@@ -144,10 +147,10 @@ function keyPoint(spec: CursorSpec, t: Instant): KeyPoint | null {
  * (UTC) is that day: a connector that declares the field a date-time writes it so
  * (`2024-01-02T00:00:00.000000Z`), and its destination gets the same day.
  */
-export function readCursor(spec: CursorSpec, value: unknown): CursorRange | null {
-  if (spec.format !== 'date' || dayInstants(value) !== null) return read(spec, value, 'written');
+export function readCursor(spec: CursorSpec, value: unknown, earlierMs = 0): CursorRange | null {
+  if (spec.format !== 'date' || dayInstants(value) !== null) return read(spec, value, 'written', earlierMs);
   const midnight = isoInstant(value, 'written');
-  return dayRange(spec, midnight === null ? null : dayStartingAt(midnight));
+  return dayRange(spec, midnight === null ? null : dayStartingAt(midnight), earlierMs);
 }
 
 /**
@@ -159,15 +162,15 @@ export function readParameter(spec: CursorSpec, value: unknown): CursorRange | n
   return read(spec, value, 'parameter');
 }
 
-function read(spec: CursorSpec, value: unknown, reading: IsoReading): CursorRange | null {
-  if (spec.format === 'date') return dayRange(spec, dayInstants(value));
+function read(spec: CursorSpec, value: unknown, reading: IsoReading, earlierMs = 0): CursorRange | null {
+  if (spec.format === 'date') return dayRange(spec, dayInstants(value), earlierMs);
   const t = spec.format === 'iso8601' ? isoInstant(value, reading) : epochInstant(value, spec.format === 'epoch-millis' ? 1000 : 1);
-  const at = t === null ? null : keyPoint(spec, t);
+  const at = t === null ? null : keyPoint(spec, t, earlierMs);
   return at === null ? null : { kind: 'instant', at };
 }
 
-function dayRange(spec: CursorSpec, day: { readonly start: Instant; readonly end: Instant } | null): CursorRange | null {
-  const [from, to] = day === null ? [null, null] : [keyPoint(spec, day.start), keyPoint(spec, day.end)];
+function dayRange(spec: CursorSpec, day: { readonly start: Instant; readonly end: Instant } | null, earlierMs = 0): CursorRange | null {
+  const [from, to] = day === null ? [null, null] : [keyPoint(spec, day.start, earlierMs), keyPoint(spec, day.end, earlierMs)];
   return from === null || to === null ? null : { kind: 'day', from, to };
 }
 
@@ -178,10 +181,14 @@ function dayRange(spec: CursorSpec, day: { readonly start: Instant; readonly end
  * A value between two keys claims the same either way: every key before it. A value that is
  * not a cursor value is returned as it is, for the checker to judge (a page token kept as
  * the bookmark is a token-as-watermark).
+ *
+ * With a lookback (`lookbackMs`), the connector reads again, on every sync, what lies that
+ * far behind its bookmark: it claims only what lies behind the bookmark by the lookback, and
+ * the point claimed is that instant, read as exactly as the bookmark itself.
  */
-export function bookmarkWatermark(spec: CursorSpec, value: unknown, inclusive: boolean): unknown {
+export function bookmarkWatermark(spec: CursorSpec, value: unknown, inclusive: boolean, lookbackMs = 0): unknown {
   if (value === undefined || value === null) return null;
-  const range = readCursor(spec, value);
+  const range = readCursor(spec, value, lookbackMs);
   if (range === null) return value;
   // A day claims every record before its end, or before its start.
   const [point, orAt] = range.kind === 'day' ? [inclusive ? range.to : range.from, false] : [range.at, inclusive];
