@@ -56,6 +56,12 @@ export class WatermarkChecker implements Checker {
   private nulls = 0;
   /** Watermarks committed where a higher one stood before, under the same binding: what could have fallen back. */
   private repeated = 0;
+  /**
+   * Watermarks committed that covered an eligible event, then or by the end of the run: one
+   * that lies before the whole stream claims nothing it holds done, so it could pass no event
+   * without an outcome (a connector's lookback wider than every world claims that way).
+   */
+  private covering = 0;
   private hung = false;
   private drained = false;
   /** Page tokens each incarnation got from its own pages. */
@@ -99,6 +105,8 @@ export class WatermarkChecker implements Checker {
       const committed = { cut, seq: step.seq };
       if (order > 0) this.highest.set(truth.bound, committed);
       this.latest.set(truth.bound, committed);
+      const first = truth.eligible()[0];
+      if (first !== undefined && covers(cut, positionOf(first))) this.covering++;
       const gap = truth.firstWithoutOutcome();
       if (gap !== undefined && covers(cut, positionOf(gap))) {
         this.premature.add(step.seq);
@@ -157,6 +165,10 @@ export class WatermarkChecker implements Checker {
    * drain): it may still have been about to read the event back.
    */
   finish(truth: Truth, history: History): void {
+    // A hole covered is an event covered by the end: the source put one where the watermark lay.
+    const first = truth.eligible()[0];
+    const top = this.highest.get(truth.bound);
+    if (this.covering === 0 && first !== undefined && top !== undefined && covers(top.cut, positionOf(first))) this.covering++;
     if (this.hung || !this.drained) return;
     this.keptTokens(truth);
     const held = this.latest.get(truth.bound);
@@ -207,6 +219,9 @@ export class WatermarkChecker implements Checker {
     if (kind === 'token-as-watermark' && this.written === 0 && this.resumedFromKept > 0) return null;
     if (this.written === 0) return this.nulls === 0 ? 'no watermark was committed' : `every watermark committed (${this.nulls}) was null, which claims nothing done: none could pass an event or fall back`;
     if (kind === 'watermark-regression' && this.repeated === 0) return 'no second watermark was committed under one binding';
+    if (kind === 'premature-watermark' && this.covering === 0 && !this.anomalies.some((a) => a.kind === 'premature-watermark')) {
+      return 'no watermark committed covered an eligible event (each lay before the whole stream, claiming none of it done): none could pass one without a durable outcome';
+    }
     return null;
   }
 }

@@ -1471,6 +1471,62 @@ describe('watermark checks over null watermarks', () => {
   });
 });
 
+/**
+ * A watermark before the whole stream claims none of it done, like a null: a run whose every
+ * watermark lay there (a connector whose stated lookback is wider than any world) could pass
+ * no event without an outcome, and premature-watermark says it was not exercised.
+ */
+describe('premature-watermark over watermarks before the whole stream', () => {
+  const before = { key: [0], inclusive: false };
+
+  it('every watermark before the first event: premature-watermark is untested, with the reason', () => {
+    // a is at key 1: "everything before key 0" covers nothing.
+    const result = check(committing([before, before]).build());
+    expect(result.verdict.status).toBe('pass');
+    expect(result.results['premature-watermark']).toEqual({
+      status: 'untested',
+      reason: 'no watermark committed covered an eligible event (each lay before the whole stream, claiming none of it done): none could pass one without a durable outcome',
+    });
+    // Two were committed, so what a regression is could be judged.
+    expect(result.results['watermark-regression']).toEqual({ status: 'pass' });
+  });
+
+  it('one that covers an event exercises it', () => {
+    expect(check(committing([before, at(a)]).build()).results['premature-watermark']).toEqual({ status: 'pass' });
+  });
+
+  it('one that covered a hole where the source later put an event exercised it too, though the consumer read that event back', () => {
+    // The watermark claims key 2 and before while c, at 3, is all the stream holds; then b
+    // lands at 2, behind it, and the consumer reads it back before the run ends.
+    const t = timeline({ initial: [c], contract: { kind: 'none' } });
+    t.start();
+    t.fetch([c]);
+    t.commit([effect(c), complete(c), watermark({ key: [2], inclusive: true })]);
+    t.insert(b);
+    t.budget();
+    t.drain();
+    t.start();
+    t.fetch([b, c]);
+    t.commit([effect(b), complete(b)]);
+    t.caughtUp();
+    expect(check(t.build()).results['premature-watermark']).toEqual({ status: 'pass' });
+  });
+
+  function committing(values: readonly unknown[]): Timeline {
+    const t = timeline({ initial: [a, b] });
+    t.start();
+    t.fetch([a, b]);
+    t.commit([effect(a), complete(a), watermark(values[0] ?? null)]);
+    for (const v of values.slice(1)) t.commit([watermark(v)]);
+    t.commit([effect(b), complete(b)]);
+    t.budget();
+    t.drain();
+    t.start();
+    t.caughtUp();
+    return t;
+  }
+});
+
 describe('watermark-regression: against the highest watermark, in the order of cut points', () => {
   const e5 = ev('e5', 5);
   const e6 = ev('e6', 6);
