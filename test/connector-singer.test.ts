@@ -113,6 +113,25 @@ describe('a lookback window: the tap reads again, on every sync, what lies that 
   });
 });
 
+describe('a newest-first API: each sync reads from the top down to its bookmark', () => {
+  const API_NF = 'test/fixtures/connector/api-newest-first.json';
+  const tap = (when: 'end' | 'page'): string => `node test/fixtures/connector/newest-first.mjs ${when}`;
+
+  it('a tap that saves its bookmark once the read has come down to it passes: its clean exit there is its caught-up claim', async () => {
+    // It never reads the last page after its first sync: the read is complete where it meets
+    // what its bookmark covers (it was failed for liveness, its exits never taken as a claim).
+    const r = await cli('check', '--singer', tap('end'), '--api', API_NF, '--scenario', 'crash-before-first-effect');
+    expect(r.code, r.out + r.err).toBe(EXIT.pass);
+    expect(r.out).toContain('pass     crash-before-first-effect (R3 R4 R6)');
+  });
+
+  it('one that saves it after every page claims the older records below the page before it reads them: a premature watermark', async () => {
+    const r = await cli('check', '--singer', tap('page'), '--api', API_NF, '--scenario', 'crash-before-first-effect');
+    expect(r.code, r.out + r.err).toBe(EXIT.fail);
+    expect(r.out).toContain('premature-watermark: step 18 committed the watermark 43 (exclusive) while e41 at 41#e41 had no durable outcome');
+  });
+});
+
 describe('what cannot be judged, or run', () => {
   it('an API description with a wrong field is a usage error naming it', async () => {
     const api = JSON.parse(readFileSync(API, 'utf8')) as { cursor: Record<string, unknown> };

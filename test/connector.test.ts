@@ -50,6 +50,9 @@ describe('the API description', () => {
     [{ source: { window: 5 } }, 'source.window is how far behind the newest record a late one lands in a replay window, and source.contracts has no "replay-window" (it has ["snapshot","insertion-stable"])'],
     [{ source: { contracts: ['replay-window'], window: 0 } }, 'source.window must be a number of seconds more than 0 and at most 3,155,760,000 (a century), a whole number of milliseconds, got 0'],
     [{ source: { contracts: ['replay-window'], window: 0.5 } }, 'source.window must span one key of the simulated source at least (cursor.secondsPerKey: 1 seconds), since a late record lands at a key, got 0.5'],
+    [{ source: { order: 'descending' } }, 'source.order must be one of "ascending", "newest-first", got "descending"'],
+    [{ source: { order: 'newest-first' } }, 'request.params.since cannot go with source.order "newest-first": a newest-first API is read from the top down and paged by its token alone'],
+    [{ request: { path: '/v1/events', params: { token: 'cursor' } }, source: { order: 'newest-first', quirks: ['short', 'reorder'] } }, 'source.quirks cannot hold "reorder" with source.order "newest-first": read from the top down, an API shows only "empty", "short", "stale"'],
   ])('%j is refused, naming the field: %s', (change, problem) => {
     expect(apiProblem({ ...base, ...change })).toContain(problem);
   });
@@ -136,7 +139,7 @@ describe('the API description', () => {
     expect(apiProblem(base)).toBeNull();
     expect(singerApi.cursor.secondsPerKey).toBe(1);
     expect(singerApi.errors).toEqual({ unavailable: 503, rateLimited: 429, expiredToken: 410, badRequest: 400 });
-    expect(singerApi.source).toEqual({ contracts: ['snapshot', 'insertion-stable'], mutable: true, quirks: ['overlap', 'repeat', 'empty', 'stale', 'reorder', 'short'] });
+    expect(singerApi.source).toEqual({ contracts: ['snapshot', 'insertion-stable'], mutable: true, quirks: ['overlap', 'repeat', 'empty', 'stale', 'reorder', 'short'], order: 'ascending' });
     expect(apiProfile(singerApi)).toEqual({ resumes: ['key-gte'], keyArity: 1, keyValues: 'whole', mutable: true, refusals: 'never', contracts: ['snapshot', 'insertion-stable'], quirks: ['overlap', 'repeat', 'empty', 'stale', 'reorder', 'short'] });
     // An API sorted by its cursor and paged by offset leaves out what it never does; worlds then serve only the rest.
     const file = join(mkdtempSync(join(tmpdir(), 'tidemark-api-')), 'api.json');
@@ -385,6 +388,18 @@ describe('a bookmark as a watermark', () => {
     // An object shaped as a watermark is no bookmark either: it was taken as the point it spells.
     expect(claim(at('bookmarks'), { key: [999], inclusive: true })).toContain('the bookmark path "bookmarks" holds an object, not a value');
     expect(claim(at('bookmarks'), [])).toContain('holds a list, not a value: []');
+  });
+});
+
+describe('a newest-first API', () => {
+  it('is read from the top down, by its token alone: its worlds list newest first, with the quirks such an API can show', () => {
+    const api = readApi('test/fixtures/connector/api-newest-first.json');
+    expect(api.source.order).toBe('newest-first');
+    expect(api.source.quirks).toEqual(['empty', 'short', 'stale']);
+    expect(apiProfile(api)).toMatchObject({ order: 'newest-first', resumes: [], quirks: ['empty', 'short', 'stale'] });
+    const plans = fc.sample(planArb(worldOptions({ profile: apiProfile(api) })), { numRuns: 100, seed: 2 });
+    expect(plans.every((p) => p.source.order === 'newest-first' && p.source.resumes.length === 0)).toBe(true);
+    expect(apiProfile(singerApi).order).toBeUndefined();
   });
 });
 

@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { Contract, ResumeStyle } from '../../model/api.js';
-import { PAGE_QUIRKS, type PageQuirk } from '../../model/history.js';
+import { PAGE_QUIRKS, type DeliveryOrder, type PageQuirk } from '../../model/history.js';
+import { NEWEST_FIRST_QUIRKS } from '../../scenarios/plan.js';
 import type { SourceProfile } from '../../scenarios/profiles.js';
 import { UsageError } from '../run/options.js';
 import { meaningProblem, type Shaped } from './api-meaning.js';
@@ -106,6 +107,12 @@ export interface ApiDescription {
      * land in the real API; worlds put none further back. Undefined: as far as worlds go.
      */
     readonly window?: number;
+    /**
+     * The order the API lists records in: `ascending` (oldest first, the default), or
+     * `newest-first` (descending, as many list endpoints do), paged down by its token only: a
+     * sync reads from the top down to its bookmark.
+     */
+    readonly order: DeliveryOrder;
   };
 }
 
@@ -119,7 +126,7 @@ export const API_FIELDS = {
   errors: { unavailable: 'integer', rateLimited: 'integer', expiredToken: 'integer', badRequest: 'integer' },
   state: { bookmark: 'string', inclusive: 'boolean', compression: 'enum', format: 'enum', lookback: 'number' },
   config: { baseUrl: 'string', values: 'object' },
-  source: { contracts: 'array', mutable: 'boolean', quirks: 'array', window: 'number' },
+  source: { contracts: 'array', mutable: 'boolean', quirks: 'array', window: 'number', order: 'enum' },
   $schema: 'string',
 } as const;
 
@@ -133,6 +140,8 @@ const REQUIRED: Readonly<Record<string, readonly string[]>> = {
 };
 
 const CONTRACTS = ['snapshot', 'insertion-stable', 'replay-window', 'none'];
+
+const ORDERS: readonly DeliveryOrder[] = ['ascending', 'newest-first'];
 
 /** How a connector's state may be packed (see ApiDescription.state.compression). */
 export const STATE_COMPRESSIONS = ['none', 'base64/gzip'] as const;
@@ -164,7 +173,7 @@ export function readApi(file: string): ApiDescription {
 export function apiProblem(value: unknown): string | null {
   const shape = walk(value, API_FIELDS, '');
   if (shape !== null) return shape;
-  const d = value as Shaped & { state: { compression?: unknown; format?: unknown }; source?: { contracts?: unknown[]; quirks?: unknown[] } };
+  const d = value as Shaped & { state: { compression?: unknown; format?: unknown }; source?: { contracts?: unknown[]; quirks?: unknown[]; order?: unknown } };
   if (d.state.compression !== undefined && !STATE_COMPRESSIONS.includes(d.state.compression as StateCompression)) {
     return `state.compression must be one of ${STATE_COMPRESSIONS.map((c) => `"${c}"`).join(', ')}, got ${JSON.stringify(d.state.compression)}`;
   }
@@ -173,8 +182,18 @@ export function apiProblem(value: unknown): string | null {
   }
   const contracts = d.source?.contracts;
   if (contracts !== undefined && !(contracts.length > 0 && contracts.every((k) => CONTRACTS.includes(k as string)))) return `source.contracts must list some of ${CONTRACTS.map((c) => `"${c}"`).join(', ')}, got ${JSON.stringify(contracts)}`;
+  const order = d.source?.order;
+  if (order !== undefined && !ORDERS.includes(order as DeliveryOrder)) return `source.order must be one of ${ORDERS.map((o) => `"${o}"`).join(', ')}, got ${JSON.stringify(order)}`;
   const quirks = d.source?.quirks;
   if (quirks !== undefined && !(quirks.every((q) => (PAGE_QUIRKS as readonly unknown[]).includes(q)) && new Set(quirks).size === quirks.length)) return `source.quirks must list each at most once of ${PAGE_QUIRKS.map((q) => `"${q}"`).join(', ')}, got ${JSON.stringify(quirks)}`;
+  if (order === 'newest-first') {
+    const other = quirks?.find((q) => !NEWEST_FIRST_QUIRKS.includes(q as PageQuirk));
+    if (other !== undefined) return `source.quirks cannot hold "${String(other)}" with source.order "newest-first": read from the top down, an API shows only ${NEWEST_FIRST_QUIRKS.map((q) => `"${q}"`).join(', ')}`;
+    const ascending = (['since', 'offset', 'page'] as const).find((param) => d.request.params[param] !== undefined);
+    if (ascending !== undefined) {
+      return `request.params.${ascending} cannot go with source.order "newest-first": a newest-first API is read from the top down and paged by its token alone, so describe only request.params.token (a connector may still send other parameters; they are not read)`;
+    }
+  }
   return meaningProblem(d);
 }
 
@@ -220,7 +239,7 @@ function withDefaults(d: Record<string, never>): ApiDescription {
     errors?: Partial<ApiDescription['errors']>;
     state: { bookmark: string; inclusive: boolean; compression?: StateCompression; format?: CursorFormat; lookback?: number };
     config?: { baseUrl?: string; values?: Record<string, unknown> };
-    source?: { contracts?: Contract['kind'][]; mutable?: boolean; quirks?: PageQuirk[]; window?: number };
+    source?: { contracts?: Contract['kind'][]; mutable?: boolean; quirks?: PageQuirk[]; window?: number; order?: DeliveryOrder };
   };
   return {
     stream: raw.stream,
@@ -234,8 +253,9 @@ function withDefaults(d: Record<string, never>): ApiDescription {
     source: {
       contracts: raw.source?.contracts ?? ['snapshot', 'insertion-stable'],
       mutable: raw.source?.mutable ?? true,
-      quirks: raw.source?.quirks ?? [...PAGE_QUIRKS],
+      quirks: raw.source?.quirks ?? [...(raw.source?.order === 'newest-first' ? NEWEST_FIRST_QUIRKS : PAGE_QUIRKS)],
       ...(raw.source?.window === undefined ? {} : { window: raw.source.window }),
+      order: raw.source?.order ?? 'ascending',
     },
   };
 }
@@ -247,6 +267,7 @@ function withDefaults(d: Record<string, never>): ApiDescription {
  */
 export function apiResumes(api: ApiDescription): ResumeStyle[] {
   const out: ResumeStyle[] = [];
+  if (api.source.order === 'newest-first') return out;
   if (api.request.params.since !== undefined) out.push(api.cursor.inclusive || api.cursor.format === 'date' ? 'key-gte' : 'key-gt');
   if (api.request.params.offset !== undefined || api.request.params.page !== undefined) out.push('offset');
   return out;
@@ -259,7 +280,8 @@ export function apiResumes(api: ApiDescription): ResumeStyle[] {
 export function apiProfile(api: ApiDescription): SourceProfile {
   // Keys are cursor values of whole units (cursor.secondsPerKey each, from the API's epoch).
   const window = api.source.window === undefined ? {} : { window: windowKeys(api) };
-  return { resumes: apiResumes(api), keyArity: 1, keyValues: 'whole', mutable: api.source.mutable, refusals: 'never', contracts: [...api.source.contracts], quirks: [...api.source.quirks], ...window };
+  const order = api.source.order === 'newest-first' ? { order: api.source.order } : {};
+  return { resumes: apiResumes(api), keyArity: 1, keyValues: 'whole', mutable: api.source.mutable, refusals: 'never', contracts: [...api.source.contracts], quirks: [...api.source.quirks], ...window, ...order };
 }
 
 /** The API's replay window in keys: the whole keys within `source.window` seconds (api-meaning.ts holds it to one at least). */

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { scratchDir } from '../adapter/process/scratch.js';
 import { join } from 'node:path';
 import type { Binding } from '../../model/binding.js';
-import type { EventRef } from '../../model/event.js';
+import { positionOf, type EventRef, type SourceEvent } from '../../model/event.js';
+import { covers, NOTHING, readCut } from '../../model/cut.js';
 import type { Consumer, WorkerWorld } from '../adapter/consumer.js';
 // The sync directories are among the bridge's stores: whatever ends the run removes them with the blackbox stores.
 import { stores as syncDirs } from '../adapter/process/bridge.js';
@@ -314,9 +315,22 @@ class Attempt {
       if (!versions.some((v) => v.version === e.version)) versions.push({ version: e.version, key: e.key[0] ?? 0, payload: e.payload });
       served.set(e.id, versions);
     }
-    this.atEnd = page.next === null;
+    this.atEnd = page.next === null || (this.api.source.order === 'newest-first' && this.reachesStored(page.events));
     const base = new URL(`http://${req.headers.host ?? '127.0.0.1'}`);
     this.answer(res, pageResponse(api, page, new URL(`${url.pathname}${url.search}`, base)));
+  }
+
+  /**
+   * Whether a newest-first read has come down to what its stored watermark covers: a page with
+   * a record the watermark claims done. A sync stops there, its read complete, and a clean exit
+   * then claims it is caught up, as an ascending sync's does after the last page. (Treating an
+   * exit as a claim only asks more of the connector: what it claims is judged.)
+   */
+  private reachesStored(events: readonly SourceEvent[]): boolean {
+    const reading = readCut(this.stored, 1);
+    if (!('cut' in reading) || reading.cut === NOTHING) return false;
+    const { cut } = reading;
+    return events.some((e) => covers(cut, positionOf(e)));
   }
 
   private answer(res: ServerResponse, response: Response): void {
