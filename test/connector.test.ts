@@ -13,11 +13,11 @@ import { worldOptions } from '../scenarios/profiles.js';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { airbyteStateProblem } from '../src/connector/airbyte-state.js';
-import { API_FIELDS, apiProblem, apiProfile, readApi, type ApiDescription } from '../src/connector/api.js';
+import { API_FIELDS, apiProblem, apiProfile, apiResumes, readApi, type ApiDescription } from '../src/connector/api.js';
 import { UsageError } from '../src/run/options.js';
 import { bookmarkClaim } from '../src/connector/bookmark.js';
 import { bookmarkWatermark, EPOCH_SECONDS, KEY_LIMIT, MAX_SECONDS_PER_KEY, readCursor, readParameter, renderCursor, secondsPerKeyProblem, type CursorRange, type KeyPoint } from '../src/connector/cursor.js';
-import { askedBy, errorResponse, pageResponse } from '../src/connector/http.js';
+import { askedBy, errorResponse, pageResponse, recordOf } from '../src/connector/http.js';
 import { bookmarkIn, persist, readMessage, stateProblem, syncArgs } from '../src/connector/messages.js';
 import { connectorFlag, connectorOf } from '../src/connector/target.js';
 import { LINE_LIMIT, LineSplitter, lineLimitText } from '../src/adapter/process/lines.js';
@@ -50,6 +50,8 @@ describe('the API description', () => {
     [{ source: { window: 5 } }, 'source.window is how far behind the newest record a late one lands in a replay window, and source.contracts has no "replay-window" (it has ["snapshot","insertion-stable"])'],
     [{ source: { contracts: ['replay-window'], window: 0 } }, 'source.window must be a number of seconds more than 0 and at most 3,155,760,000 (a century), a whole number of milliseconds, got 0'],
     [{ source: { contracts: ['replay-window'], window: 0.5 } }, 'source.window must span one key of the simulated source at least (cursor.secondsPerKey: 1 seconds), since a late record lands at a key, got 0.5'],
+    [{ request: { path: '/v1/events', params: { since: 'updated_since', token: 'cursor' }, sinceFormat: 'unix' } }, 'request.sinceFormat must be one of "iso8601", "epoch-seconds", "epoch-millis", "date", got "unix"'],
+    [{ request: { path: '/v1/events', params: { token: 'cursor' }, sinceFormat: 'epoch-seconds' } }, 'request.sinceFormat says how request.params.since is written, and the API has no since parameter (request.params.since)'],
     [{ source: { order: 'descending' } }, 'source.order must be one of "ascending", "newest-first", got "descending"'],
     [{ source: { order: 'newest-first' } }, 'request.params.since cannot go with source.order "newest-first": a newest-first API is read from the top down and paged by its token alone'],
     [{ request: { path: '/v1/events', params: { token: 'cursor' } }, source: { order: 'newest-first', quirks: ['short', 'reorder'] } }, 'source.quirks cannot hold "reorder" with source.order "newest-first": read from the top down, an API shows only "empty", "short", "stale"'],
@@ -465,6 +467,20 @@ describe('the simulated source as an HTTP API', () => {
     expect(askedBy(paged, q('page=3&per_page=10'), 5)).toEqual({ fetch: { resume: { kind: 'offset', offset: 10 }, limit: 10 } });
     expect(askedBy(singerApi, q('updated_since=yesterday'), 5)).toEqual({ problem: 'updated_since must be a iso8601 cursor value, got "yesterday"' });
     expect(askedBy(singerApi, q('limit=0'), 5)).toEqual({ problem: 'limit must be a positive integer, got "0"' });
+  });
+
+  it('reads since in request.sinceFormat when the API takes it in another format than its records carry', () => {
+    const q = (query: string): URLSearchParams => new URLSearchParams(query);
+    const epoch = { ...singerApi, request: { ...singerApi.request, sinceFormat: 'epoch-seconds' } } as const;
+    expect(askedBy(epoch, q(`updated_since=${EPOCH_SECONDS + 42}`), 5)).toEqual({ fetch: { resume: { kind: 'key-gte', key: [42] }, limit: 5 } });
+    expect(askedBy(epoch, q('updated_since=2024-01-01T00:00:42.000Z'), 5)).toEqual({ problem: 'updated_since must be a epoch-seconds cursor value, got "2024-01-01T00:00:42.000Z"' });
+    // The records still carry the cursor's own format.
+    expect(recordOf(epoch, { id: 'e42', version: 1, key: [42], attrs: { kind: 'order' }, payload: 'p' }).updated_at).toBe('2024-01-01T00:00:42.000Z');
+    // A day as since, for a datetime cursor: from the day's first key, or after its last, whatever the cursor's inclusiveness.
+    const days = { ...singerApi, cursor: { ...singerApi.cursor, inclusive: false }, request: { ...singerApi.request, sinceFormat: 'date' } } as const;
+    expect(askedBy(days, q('updated_since=2024-01-02'), 5)).toEqual({ fetch: { resume: { kind: 'key-gte', key: [172_800] }, limit: 5 } });
+    expect(apiResumes(days)).toEqual(['key-gte']);
+    expect(apiResumes({ ...days, request: singerApi.request })).toEqual(['key-gt']);
   });
 
   it('renders a page: records with id, cursor and content, the token in the body or a Link header, has_more', () => {

@@ -5,7 +5,7 @@ import { NEWEST_FIRST_QUIRKS } from '../../scenarios/plan.js';
 import type { SourceProfile } from '../../scenarios/profiles.js';
 import { UsageError } from '../run/options.js';
 import { meaningProblem, type Shaped } from './api-meaning.js';
-import { CURSOR_FORMATS, type CursorFormat } from './cursor.js';
+import { CURSOR_FORMATS, type CursorFormat, type CursorSpec } from './cursor.js';
 
 /**
  * The HTTP API a connector reads, described as data (`--api FILE`, schema/api.schema.json):
@@ -33,6 +33,12 @@ export interface ApiDescription {
       /** How many records a page may hold. */
       readonly limit?: string;
     };
+    /**
+     * The format the API reads `since` in, when not the records' cursor format (absent: that
+     * one; see sinceSpec): an API whose records carry ISO 8601 timestamps may take
+     * `start_time` in epoch seconds.
+     */
+    readonly sinceFormat?: CursorFormat;
   };
   readonly cursor: {
     readonly format: CursorFormat;
@@ -119,7 +125,7 @@ export interface ApiDescription {
 /** Every field of the description, with its kind: what the validator and schema/api.schema.json both list. */
 export const API_FIELDS = {
   stream: 'string',
-  request: { path: 'string', params: { since: 'string', token: 'string', offset: 'string', page: 'string', limit: 'string' } },
+  request: { path: 'string', params: { since: 'string', token: 'string', offset: 'string', page: 'string', limit: 'string' }, sinceFormat: 'enum' },
   cursor: { format: 'enum', inclusive: 'boolean', secondsPerKey: 'number' },
   response: { records: 'string', next: 'string', link: 'boolean', hasMore: 'string' },
   record: { id: 'string', cursor: 'string', payload: 'string' },
@@ -173,7 +179,12 @@ export function readApi(file: string): ApiDescription {
 export function apiProblem(value: unknown): string | null {
   const shape = walk(value, API_FIELDS, '');
   if (shape !== null) return shape;
-  const d = value as Shaped & { state: { compression?: unknown; format?: unknown }; source?: { contracts?: unknown[]; quirks?: unknown[]; order?: unknown } };
+  const d = value as Shaped & { request: { sinceFormat?: unknown }; state: { compression?: unknown; format?: unknown }; source?: { contracts?: unknown[]; quirks?: unknown[]; order?: unknown } };
+  const sinceFormat = d.request.sinceFormat;
+  if (sinceFormat !== undefined) {
+    if (!CURSOR_FORMATS.includes(sinceFormat as CursorFormat)) return `request.sinceFormat must be one of ${CURSOR_FORMATS.map((c) => `"${c}"`).join(', ')}, got ${JSON.stringify(sinceFormat)}`;
+    if (d.request.params.since === undefined) return 'request.sinceFormat says how request.params.since is written, and the API has no since parameter (request.params.since)';
+  }
   if (d.state.compression !== undefined && !STATE_COMPRESSIONS.includes(d.state.compression as StateCompression)) {
     return `state.compression must be one of ${STATE_COMPRESSIONS.map((c) => `"${c}"`).join(', ')}, got ${JSON.stringify(d.state.compression)}`;
   }
@@ -260,6 +271,11 @@ function withDefaults(d: Record<string, never>): ApiDescription {
   };
 }
 
+/** How the API reads `since`: in request.sinceFormat, else the cursor's format; keys spaced as the cursor's. */
+export function sinceSpec(api: ApiDescription): CursorSpec {
+  return { format: api.request.sinceFormat ?? api.cursor.format, secondsPerKey: api.cursor.secondsPerKey };
+}
+
 /**
  * The resume forms the API offers, as tidemark's worlds name them: a `since` parameter is a
  * key resume (`key-gte` inclusive, `key-gt` exclusive; a date always starts at a day's
@@ -268,7 +284,7 @@ function withDefaults(d: Record<string, never>): ApiDescription {
 export function apiResumes(api: ApiDescription): ResumeStyle[] {
   const out: ResumeStyle[] = [];
   if (api.source.order === 'newest-first') return out;
-  if (api.request.params.since !== undefined) out.push(api.cursor.inclusive || api.cursor.format === 'date' ? 'key-gte' : 'key-gt');
+  if (api.request.params.since !== undefined) out.push(api.cursor.inclusive || sinceSpec(api).format === 'date' ? 'key-gte' : 'key-gt');
   if (api.request.params.offset !== undefined || api.request.params.page !== undefined) out.push('offset');
   return out;
 }

@@ -1,6 +1,6 @@
 import type { FetchRequest, Page, Resume } from '../../model/api.js';
 import type { SourceEvent } from '../../model/event.js';
-import { setPath, type ApiDescription } from './api.js';
+import { setPath, sinceSpec, type ApiDescription } from './api.js';
 import { firstKeyFrom, readParameter, renderCursor } from './cursor.js';
 
 /**
@@ -35,8 +35,9 @@ function resumeOf(api: ApiDescription, query: URLSearchParams, perPage: number):
   if (token !== null && token !== '') return { kind: 'token', token };
   const since = p.since === undefined ? null : query.get(p.since);
   if (since !== null) {
-    const range = readParameter(api.cursor, since);
-    if (range === null) return { problem: `${p.since} must be a ${api.cursor.format} cursor value, got ${JSON.stringify(since)}` };
+    const spec = sinceSpec(api);
+    const range = readParameter(spec, since);
+    if (range === null) return { problem: `${p.since} must be a ${spec.format} cursor value, got ${JSON.stringify(since)}` };
     // A date stands for a whole day: inclusive starts at its first key, exclusive after its last.
     if (range.kind === 'day') return { kind: 'key-gte', key: [firstKeyFrom(api.cursor.inclusive ? range.from : range.to)] };
     // A value between two keys: the first key past it, whether the API serves the value itself or not.
