@@ -73,6 +73,7 @@ describe('the API description', () => {
     [{ response: { ...response, next: 'data' } }, 'response.next is "data", as response.records is'],
     [{ response: { ...response, next: 'data.next' } }, 'response.next "data.next" lies inside response.records "data"'],
     [{ response: { records: 'page.items', next: 'page', hasMore: 'more' } }, 'response.records "page.items" lies inside response.next "page"'],
+    [{ response: { records: 'data', next: 'next_cursor', hasMore: 'meta.more', end: 'meta' } }, 'response.hasMore "meta.more" lies inside response.end "meta"'],
     [{ errors: { expiredToken: 503 } }, 'errors.expiredToken and errors.unavailable are both 503: a connector could not tell an expired token, never accepted again, from a call to retry'],
     [{ errors: { rateLimited: 410 } }, 'errors.expiredToken and errors.rateLimited are both 410'],
     [{ config: { values: { base_url: 'http://example.com' } } }, 'config.values has "base_url", the key config.baseUrl names'],
@@ -493,6 +494,10 @@ describe('the simulated source as an HTTP API', () => {
     expect(l.headers.link).toBe('<http://127.0.0.1:9/v1/events?limit=1&cursor=T1>; rel="next"');
     expect(JSON.parse(l.body)).toEqual({ result: { items: [expect.objectContaining({ id: 'e7' })] }, meta: { has_more: true } });
     expect(pageResponse(linked, { ...page, next: null }, url).headers.link).toBeUndefined();
+    // An end-of-stream flag is has_more the other way round: false until the last page.
+    const ended = { ...singerApi, response: { records: 'data', next: 'next_cursor', end: 'meta.end_of_stream' } };
+    expect(JSON.parse(pageResponse(ended, page, url).body).meta).toEqual({ end_of_stream: false });
+    expect(JSON.parse(pageResponse(ended, { ...page, next: null }, url).body).meta).toEqual({ end_of_stream: true });
     expect(errorResponse(singerApi, 'stale-token', 'x').status).toBe(410);
     expect(errorResponse(singerApi, 'unavailable', 'x').status).toBe(503);
     expect(errorResponse(singerApi, 'timeout', 'x')).toMatchObject({ status: 429, headers: { 'retry-after': '0' } });

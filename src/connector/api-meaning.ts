@@ -11,7 +11,7 @@ import { CURSOR_FORMATS, secondsPerKeyProblem, type CursorFormat } from './curso
 export interface Shaped {
   readonly request: { readonly path: string; readonly params: Readonly<Record<string, string>> };
   readonly cursor: { readonly format: string; readonly secondsPerKey?: number };
-  readonly response: { readonly records: string; readonly next?: string; readonly link?: boolean; readonly hasMore?: string };
+  readonly response: { readonly records: string; readonly next?: string; readonly link?: boolean; readonly hasMore?: string; readonly end?: string };
   readonly record: { readonly id: string; readonly cursor: string; readonly payload?: string };
   readonly errors?: Readonly<Record<string, number>>;
   readonly state: { readonly bookmark: string; readonly compression?: string; readonly lookback?: number };
@@ -104,6 +104,7 @@ function responseProblem(d: Shaped): string | null {
     ['response.records', response.records],
     ['response.next', response.next],
     ['response.hasMore', response.hasMore],
+    ['response.end', response.end],
   ];
   for (const [field, path] of paths) {
     const problem = path === undefined ? null : pathProblem(field, path, 'body');

@@ -60,6 +60,8 @@ export interface ApiDescription {
     readonly link: boolean;
     /** The path of a boolean that says whether more records follow. */
     readonly hasMore?: string;
+    /** The dotted path of a boolean that is true on the last page (`end_of_stream`): hasMore the other way round. */
+    readonly end?: string;
   };
   readonly record: {
     /** The field holding the record's unique, immutable id: a field at the record's top level, as are the two below. */
@@ -127,7 +129,7 @@ export const API_FIELDS = {
   stream: 'string',
   request: { path: 'string', params: { since: 'string', token: 'string', offset: 'string', page: 'string', limit: 'string' }, sinceFormat: 'enum' },
   cursor: { format: 'enum', inclusive: 'boolean', secondsPerKey: 'number' },
-  response: { records: 'string', next: 'string', link: 'boolean', hasMore: 'string' },
+  response: { records: 'string', next: 'string', link: 'boolean', hasMore: 'string', end: 'string' },
   record: { id: 'string', cursor: 'string', payload: 'string' },
   errors: { unavailable: 'integer', rateLimited: 'integer', expiredToken: 'integer', badRequest: 'integer' },
   state: { bookmark: 'string', inclusive: 'boolean', compression: 'enum', format: 'enum', lookback: 'number' },
@@ -245,7 +247,7 @@ function withDefaults(d: Record<string, never>): ApiDescription {
     stream: string;
     request: ApiDescription['request'];
     cursor: { format: CursorFormat; inclusive: boolean; secondsPerKey?: number };
-    response: { records: string; next?: string; link?: boolean; hasMore?: string };
+    response: { records: string; next?: string; link?: boolean; hasMore?: string; end?: string };
     record: { id: string; cursor: string; payload?: string };
     errors?: Partial<ApiDescription['errors']>;
     state: { bookmark: string; inclusive: boolean; compression?: StateCompression; format?: CursorFormat; lookback?: number };
@@ -256,7 +258,7 @@ function withDefaults(d: Record<string, never>): ApiDescription {
     stream: raw.stream,
     request: raw.request,
     cursor: { format: raw.cursor.format, inclusive: raw.cursor.inclusive, secondsPerKey: raw.cursor.secondsPerKey ?? (raw.cursor.format === 'date' ? 21_600 : 1) },
-    response: { records: raw.response.records, link: raw.response.link ?? false, ...(raw.response.next === undefined ? {} : { next: raw.response.next }), ...(raw.response.hasMore === undefined ? {} : { hasMore: raw.response.hasMore }) },
+    response: { records: raw.response.records, link: raw.response.link ?? false, ...(raw.response.next === undefined ? {} : { next: raw.response.next }), ...(raw.response.hasMore === undefined ? {} : { hasMore: raw.response.hasMore }), ...(raw.response.end === undefined ? {} : { end: raw.response.end }) },
     record: { id: raw.record.id, cursor: raw.record.cursor, payload: raw.record.payload ?? 'payload' },
     errors: { unavailable: 503, rateLimited: 429, expiredToken: 410, badRequest: 400, ...raw.errors },
     state: { bookmark: raw.state.bookmark, inclusive: raw.state.inclusive, compression: raw.state.compression ?? 'none', format: raw.state.format ?? raw.cursor.format, lookback: raw.state.lookback ?? 0 },

@@ -69,7 +69,7 @@ export interface Response {
 
 /**
  * A served page as the API's response: the records at their path, and the continuation as the
- * API gives it (a token in the body, a Link header, a has_more flag). `url` is the request's,
+ * API gives it (a token in the body, a Link header, a has_more flag, an end-of-stream flag). `url` is the request's,
  * so a Link to the next page keeps every other parameter it had.
  */
 export function pageResponse(api: ApiDescription, page: Page, url: URL): Response {
@@ -77,6 +77,7 @@ export function pageResponse(api: ApiDescription, page: Page, url: URL): Respons
   setPath(body, api.response.records, page.events.map((e) => recordOf(api, e)));
   if (api.response.next !== undefined) setPath(body, api.response.next, page.next);
   if (api.response.hasMore !== undefined) setPath(body, api.response.hasMore, page.next !== null);
+  if (api.response.end !== undefined) setPath(body, api.response.end, page.next === null);
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   const tokenParam = api.request.params.token;
   if (api.response.link && page.next !== null && tokenParam !== undefined) {
