@@ -43,13 +43,17 @@ export const CONTRACT_KINDS = kindsOf<Contract['kind']>()(['snapshot', 'insertio
 export const DELIVERY_ORDERS = ['ascending', 'newest-first'] as const;
 export type DeliveryOrder = (typeof DELIVERY_ORDERS)[number];
 
-/** Where a page request resumes: the ways real paginated APIs offer. */
+/**
+ * Where a page request resumes: the ways real paginated APIs offer. A key resume may `skip`
+ * that many eligible events past where its key puts it: page N of an `updated_since` query
+ * (`?updated_since=X&page=N`), which shifts under mutation as an offset does.
+ */
 export type Resume =
   | { readonly kind: 'start' }
   | { readonly kind: 'token'; readonly token: string }
   | { readonly kind: 'after'; readonly position: unknown }
-  | { readonly kind: 'key-gt'; readonly key: readonly number[] }
-  | { readonly kind: 'key-gte'; readonly key: readonly number[] }
+  | { readonly kind: 'key-gt'; readonly key: readonly number[]; readonly skip?: number }
+  | { readonly kind: 'key-gte'; readonly key: readonly number[]; readonly skip?: number }
   | { readonly kind: 'offset'; readonly offset: number };
 
 export const RESUME_KINDS = kindsOf<Resume['kind']>()(['start', 'token', 'after', 'key-gt', 'key-gte', 'offset']);

@@ -24,10 +24,11 @@ export interface History {
  * 3: the lease's time to live is named with its unit, `leaseTtlSteps` (it was `leaseTtl`).
  * 4: a `lost` call fault (a timeout that took no effect); a `reorder` rotates a page of an
  * odd number of events, where it reversed every page.
+ * 5: a key resume may `skip` events past its key (page N of an `updated_since` query).
  * A history of another format (or none) is refused naming `header.version`: its world can
  * be recorded again from its seed and path.
  */
-export const HISTORY_VERSION = 4;
+export const HISTORY_VERSION = 5;
 
 /** Where a consumer keeps its durable state (see HistoryHeader.consumer). */
 export type ConsumerKind = 'whitebox' | 'blackbox';

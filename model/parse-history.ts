@@ -291,7 +291,7 @@ function history(w: Walk, value: unknown): void {
   if (version !== HISTORY_VERSION) {
     w.problem(
       'header.version',
-      `${HISTORY_VERSION}, the history format this tidemark judges (format 3 had no lost fault and reversed every reordered page, format 2 named the lease's time to live leaseTtl, and a history recorded before the header carried the plan has no format: record it again by replaying its seed and path)`,
+      `${HISTORY_VERSION}, the history format this tidemark judges (format 4 had no key resume that skips, format 3 had no lost fault and reversed every reordered page, format 2 named the lease's time to live leaseTtl, and a history recorded before the header carried the plan has no format: record it again by replaying its seed and path)`,
       version,
     );
     return;
@@ -583,6 +583,7 @@ function call(w: Walk, c: Json, ran: boolean): void {
             case 'key-gte':
               // The world refuses a key resume without a key before the source sees it (a malformed call).
               key(w, 'key', resume.key, null);
+              if (ran && 'skip' in resume && resume.skip !== undefined) integer(w, 'skip', resume.skip, 0);
               break;
             case 'token':
               if (ran) text(w, 'token', resume.token);

@@ -365,10 +365,11 @@ export class SourceReplica<H extends Holding = Holding> {
       case 'after':
         // "strictly after a full position"
         return isPosition(resume.position) ? this.firstIndex((p) => comparePositions(p, resume.position as Position) > 0) : 'bad-request';
+      // A skip past the key counts eligible events from there, as an offset counts from the start.
       case 'key-gt':
-        return this.firstIndex((p) => compareKeys(p.key, resume.key) > 0);
+        return skipped(resume.skip, this.firstIndex((p) => compareKeys(p.key, resume.key) > 0));
       case 'key-gte':
-        return this.firstIndex((p) => compareKeys(p.key, resume.key) >= 0);
+        return skipped(resume.skip, this.firstIndex((p) => compareKeys(p.key, resume.key) >= 0));
       case 'offset':
         // "which shifts under mutation": an index into the stream as it is now.
         return Number.isInteger(resume.offset) && resume.offset >= 0 ? resume.offset : 'bad-request';
@@ -406,4 +407,10 @@ export class SourceReplica<H extends Holding = Holding> {
     this.tokens.delete(token);
     this.below.delete(token);
   }
+}
+
+/** Where a key resume starts, `skip` eligible events past where its key puts it (none when absent), or a refusal of a skip that is no count. */
+function skipped(skip: number | undefined, at: number): number | 'bad-request' {
+  if (skip === undefined) return at;
+  return Number.isInteger(skip) && skip >= 0 ? at + skip : 'bad-request';
 }

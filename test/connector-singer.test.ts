@@ -113,6 +113,14 @@ describe('a lookback window: the tap reads again, on every sync, what lies that 
   });
 });
 
+describe('an API that pages a since query by page number', () => {
+  it('serves page N of the query from where since starts: a tap walking the pages of its bookmark passes (it looped on page 1 while the page number was ignored beside since)', async () => {
+    const r = await cli('check', '--singer', 'node test/fixtures/connector/since-page.mjs', '--api', 'test/fixtures/connector/api-since-page.json', '--runs', '3', '--seed', '3');
+    expect(r.code, r.out + r.err).toBe(EXIT.pass);
+    expect(r.out).toMatch(/generated worlds: pass after 3 worlds/);
+  });
+});
+
 describe('a newest-first API: each sync reads from the top down to its bookmark', () => {
   const API_NF = 'test/fixtures/connector/api-newest-first.json';
   const tap = (when: 'end' | 'page'): string => `node test/fixtures/connector/newest-first.mjs ${when}`;

@@ -470,6 +470,20 @@ describe('the simulated source as an HTTP API', () => {
     expect(askedBy(singerApi, q('limit=0'), 5)).toEqual({ problem: 'limit must be a positive integer, got "0"' });
   });
 
+  it('an offset or a page number beside since counts from where since starts: page N of the query', () => {
+    const q = (query: string): URLSearchParams => new URLSearchParams(query);
+    const paged = { ...singerApi, request: { path: '/v1/events', params: { since: 'updated_since', page: 'page', limit: 'limit' } } } as const;
+    // 2 a page (the limit, under the source's 5): page 3 starts 4 records past 00:00:07.
+    expect(askedBy(paged, q('updated_since=2024-01-01T00:00:07.000Z&page=3&limit=2'), 5)).toEqual({ fetch: { resume: { kind: 'key-gte', key: [7], skip: 4 }, limit: 2 } });
+    expect(askedBy(paged, q('updated_since=2024-01-01T00:00:07.000Z&page=1&limit=2'), 5)).toEqual({ fetch: { resume: { kind: 'key-gte', key: [7], skip: 0 }, limit: 2 } });
+    // Without since, a page number is an offset from the start, as it was.
+    expect(askedBy(paged, q('page=3&limit=2'), 5)).toEqual({ fetch: { resume: { kind: 'offset', offset: 4 }, limit: 2 } });
+    expect(askedBy(paged, q('updated_since=2024-01-01T00:00:07.000Z&page=0'), 5)).toEqual({ problem: 'page must be a page number from 1, got "0"' });
+    const offset = { ...singerApi, cursor: { ...singerApi.cursor, inclusive: false }, request: { path: '/v1/events', params: { since: 'updated_since', offset: 'skip' } } } as const;
+    expect(askedBy(offset, q('updated_since=2024-01-01T00:00:07.000Z&skip=3'), 5)).toEqual({ fetch: { resume: { kind: 'key-gt', key: [7], skip: 3 }, limit: 5 } });
+    expect(apiResumes(paged)).toEqual(['key-gte', 'offset']);
+  });
+
   it('reads since in request.sinceFormat when the API takes it in another format than its records carry', () => {
     const q = (query: string): URLSearchParams => new URLSearchParams(query);
     const epoch = { ...singerApi, request: { ...singerApi.request, sinceFormat: 'epoch-seconds' } } as const;
@@ -495,7 +509,7 @@ describe('the simulated source as an HTTP API', () => {
     expect(JSON.parse(l.body)).toEqual({ result: { items: [expect.objectContaining({ id: 'e7' })] }, meta: { has_more: true } });
     expect(pageResponse(linked, { ...page, next: null }, url).headers.link).toBeUndefined();
     // An end-of-stream flag is has_more the other way round: false until the last page.
-    const ended = { ...singerApi, response: { records: 'data', next: 'next_cursor', end: 'meta.end_of_stream' } };
+    const ended = { ...singerApi, response: { records: 'data', next: 'next_cursor', link: false, end: 'meta.end_of_stream' } };
     expect(JSON.parse(pageResponse(ended, page, url).body).meta).toEqual({ end_of_stream: false });
     expect(JSON.parse(pageResponse(ended, { ...page, next: null }, url).body).meta).toEqual({ end_of_stream: true });
     expect(errorResponse(singerApi, 'stale-token', 'x').status).toBe(410);

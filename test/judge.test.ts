@@ -112,7 +112,7 @@ describe('tidemark judge', () => {
     for (const older of [header, { ...header, version: '1' }]) {
       const j = await cli('judge', write({ header: older, steps: r.json.history.steps }));
       expect(j.code).toBe(EXIT.usage);
-      expect(j.err).toMatch(/is not a valid history: header\.version: 4, the history format this tidemark judges \(.*record it again by replaying its seed and path\), (missing|got "1")/);
+      expect(j.err).toMatch(/is not a valid history: header\.version: 5, the history format this tidemark judges \(.*record it again by replaying its seed and path\), (missing|got "1")/);
     }
   });
 

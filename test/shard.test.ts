@@ -207,7 +207,7 @@ describe('--shard I/N and tidemark merge', () => {
     writeFileSync(file('older-2.json'), JSON.stringify(older));
     const old = await cli('merge', file('fail-1.json'), file('older-2.json'));
     expect(old.code).toBe(EXIT.usage);
-    expect(old.err).toContain('cannot be judged: not a valid history: header.version: 4, the history format this tidemark judges');
+    expect(old.err).toContain('cannot be judged: not a valid history: header.version: 5, the history format this tidemark judges');
   });
 
   it("a shard stopped for another's failure merges only if a shard did fail there or before: nothing unrun is passed", async () => {

@@ -75,7 +75,7 @@ describe('the history names its units: format 3', () => {
     const run = await execute(plan([ev(1)], []), referenceConsumer());
     const header = run.history.header as unknown as Node;
     expect([header.version, typeof header.leaseTtlSteps, 'leaseTtl' in header]).toEqual([HISTORY_VERSION, 'number', false]);
-    expect(HISTORY_VERSION).toBe(4);
+    expect(HISTORY_VERSION).toBe(5);
     const { leaseTtlSteps, ...rest } = header;
     const old = { ...run.history, header: { ...rest, version: 2, leaseTtl: leaseTtlSteps } };
     let error: unknown;

@@ -12,7 +12,7 @@ import { firstKeyFrom, readParameter, renderCursor } from './cursor.js';
 /** What a request asks the world for, or why it cannot be read (answered 400, no world call). */
 export type Asked = { readonly fetch: FetchRequest } | { readonly problem: string };
 
-/** Reads a request's query as a fetch: a token first, else since, else offset or page, else the start. */
+/** Reads a request's query as a fetch: a token first, else since (and an offset or page number counting from there), else offset or page, else the start. */
 export function askedBy(api: ApiDescription, query: URLSearchParams, pageSize: number): Asked {
   const p = api.request.params;
   let limit = pageSize;
@@ -33,27 +33,37 @@ function resumeOf(api: ApiDescription, query: URLSearchParams, perPage: number):
   const p = api.request.params;
   const token = p.token === undefined ? null : query.get(p.token);
   if (token !== null && token !== '') return { kind: 'token', token };
+  const skip = skipOf(api, query, perPage);
+  if (skip !== null && typeof skip === 'object') return skip;
   const since = p.since === undefined ? null : query.get(p.since);
   if (since !== null) {
     const spec = sinceSpec(api);
     const range = readParameter(spec, since);
     if (range === null) return { problem: `${p.since} must be a ${spec.format} cursor value, got ${JSON.stringify(since)}` };
+    // An offset or a page number beside it counts from where it starts: page N of the query.
+    const past = skip === null ? {} : { skip };
     // A date stands for a whole day: inclusive starts at its first key, exclusive after its last.
-    if (range.kind === 'day') return { kind: 'key-gte', key: [firstKeyFrom(api.cursor.inclusive ? range.from : range.to)] };
+    if (range.kind === 'day') return { kind: 'key-gte', key: [firstKeyFrom(api.cursor.inclusive ? range.from : range.to)], ...past };
     // A value between two keys: the first key past it, whether the API serves the value itself or not.
-    return api.cursor.inclusive ? { kind: 'key-gte', key: [firstKeyFrom(range.at)] } : { kind: 'key-gt', key: [range.at.floor] };
+    return api.cursor.inclusive ? { kind: 'key-gte', key: [firstKeyFrom(range.at)], ...past } : { kind: 'key-gt', key: [range.at.floor], ...past };
   }
+  return skip === null ? { kind: 'start' } : { kind: 'offset', offset: skip };
+}
+
+/** How many records an offset or a page number passes over (null: the request has neither), or why it cannot be read. */
+function skipOf(api: ApiDescription, query: URLSearchParams, perPage: number): number | null | { readonly problem: string } {
+  const p = api.request.params;
   const offset = p.offset === undefined ? null : query.get(p.offset);
   if (offset !== null) {
     const n = Number(offset);
-    return Number.isInteger(n) && n >= 0 ? { kind: 'offset', offset: n } : { problem: `${p.offset} must be a non-negative integer, got ${JSON.stringify(offset)}` };
+    return Number.isInteger(n) && n >= 0 ? n : { problem: `${p.offset} must be a non-negative integer, got ${JSON.stringify(offset)}` };
   }
   const page = p.page === undefined ? null : query.get(p.page);
   if (page !== null) {
     const n = Number(page);
-    return Number.isInteger(n) && n >= 1 ? { kind: 'offset', offset: (n - 1) * perPage } : { problem: `${p.page} must be a page number from 1, got ${JSON.stringify(page)}` };
+    return Number.isInteger(n) && n >= 1 ? (n - 1) * perPage : { problem: `${p.page} must be a page number from 1, got ${JSON.stringify(page)}` };
   }
-  return { kind: 'start' };
+  return null;
 }
 
 /** One event as the API's record: its id, its cursor value, its content and its attributes. */

@@ -334,15 +334,23 @@ export class Source {
         return firstWhere(stream, (e) => comparePositions(e, after) > 0);
       }
       // Each test below is false, then true, along the stream: the order sorts by key first.
+      // page N of a key query: that many events past where the key puts it.
       case 'key-gt':
-        return firstWhere(stream, (e) => compareKeys(e.key, resume.key) > 0);
+        return skipFrom(resume.skip, firstWhere(stream, (e) => compareKeys(e.key, resume.key) > 0));
       case 'key-gte':
-        return firstWhere(stream, (e) => compareKeys(e.key, resume.key) >= 0);
+        return skipFrom(resume.skip, firstWhere(stream, (e) => compareKeys(e.key, resume.key) >= 0));
       case 'offset':
         if (!Number.isInteger(resume.offset) || resume.offset < 0) throw new WorldError('bad-request', true, 'offset must be a non-negative integer');
         return resume.offset;
     }
   }
+}
+
+/** A key resume's start moved on by its skip, if it has one; a skip that is no count is refused. */
+function skipFrom(skip: number | undefined, at: number): number {
+  if (skip === undefined) return at;
+  if (!Number.isInteger(skip) || skip < 0) throw new WorldError('bad-request', true, 'skip must be a non-negative integer');
+  return at + skip;
 }
 
 /**

@@ -56,6 +56,7 @@ const sloppy: Consumer = {
       { resume: { kind: 'start' }, limit: 1.5 },
       { resume: { kind: 'after', position: 'e41' }, limit: 1 },
       { resume: { kind: 'offset', offset: -1 }, limit: 1 },
+      { resume: { kind: 'key-gte', key: [41], skip: -1 }, limit: 1 },
       { resume: { kind: 'token', token: 'forged' }, limit: 1 },
       { resume: { kind: 'token', token: 42 }, limit: 1 },
       { resume: { kind: 'teleport' }, limit: 1 },
@@ -124,6 +125,23 @@ describe('the defects that reached the checker', () => {
     expect(rejected(withKey([1, 'x'])).message).toContain('an array of finite numbers');
   });
 
+  it("a served key resume's skip is a count of events, when it has one", () => {
+    const a = ev('a', 1);
+    const skipping = (skip: unknown): unknown => {
+      const t = timeline({ initial: [a] });
+      t.start();
+      t.fetch([a], { resume: { kind: 'key-gte', key: [1], skip: 0 } });
+      const h = JSON.parse(JSON.stringify(t.build())) as { steps: { call?: { kind: string; request?: { resume: { skip?: unknown } } } }[] };
+      const fetch = h.steps.find((s) => s.call?.kind === 'fetch')?.call;
+      (fetch?.request?.resume as { skip?: unknown }).skip = skip;
+      return h;
+    };
+    expect(() => parseHistory(skipping(0))).not.toThrow();
+    expect(() => parseHistory(skipping(undefined))).not.toThrow();
+    expect(rejected(skipping(1.5)).message).toMatch(/steps\[\d+\]\.call\.request\.resume\.skip: an integer >= 0, got 1\.5/);
+    expect(rejected(skipping('2')).message).toContain('resume.skip: an integer >= 0, got "2"');
+  });
+
   it('an outcome "maybe" is no outcome: the message lists the ones there are', () => {
     const h = valid();
     h.steps[2].outcome = { kind: 'maybe' };
@@ -185,7 +203,7 @@ describe('the defects that reached the checker', () => {
     for (const header of [before.header, { ...before.header, version: '1' }, { ...before.header, version: 1 }]) {
       const error = rejected({ ...before, header });
       expect(error.problems.map((p) => p.path)).toEqual(['header.version']);
-      expect(error.message).toMatch(/^not a valid history: header\.version: 4, the history format this tidemark judges \(format 3 had no lost fault and reversed every reordered page, format 2 named the lease's time to live leaseTtl, and a history recorded before the header carried the plan has no format: record it again by replaying its seed and path\), (missing|got "1"|got 1)$/);
+      expect(error.message).toMatch(/^not a valid history: header\.version: 5, the history format this tidemark judges \(format 4 had no key resume that skips, format 3 had no lost fault and reversed every reordered page, format 2 named the lease's time to live leaseTtl, and a history recorded before the header carried the plan has no format: record it again by replaying its seed and path\), (missing|got "1"|got 1)$/);
     }
   });
 
@@ -254,7 +272,7 @@ function exempt(path: string, history: Record<string, any>): boolean {
   if (/\.(value|expect)(\.|\[|$)/.test(path)) return true;
   if (/\.ops\[\d+\]\.(token|watermark|reason)(\.|\[|$)/.test(path)) return true;
   if (/\.state\.anchor\.(token|watermark)(\.|\[|$)/.test(path)) return true;
-  const refused = /^steps\[(\d+)\]\.call\.request\.(limit|resume\.(token|position|offset))/.exec(path);
+  const refused = /^steps\[(\d+)\]\.call\.request\.(limit|resume\.(token|position|offset|skip))/.exec(path);
   if (refused) {
     // A rebind's call never ran: like a refused one, it is recorded as the consumer wrote it.
     const step = history.steps[Number(refused[1])];

@@ -35,7 +35,8 @@ const resumeArb = fc.oneof(
   fc.constant({ kind: 'start' as const }),
   fc.record({ kind: fc.constant('token' as const), pick: fc.nat(12) }),
   fc.record({ kind: fc.constant('after' as const), key: fc.integer({ min: -1, max: 7 }), id: fc.constantFrom('', 'a', 'b', 'c', 'z'), junk: fc.boolean() }),
-  fc.record({ kind: fc.constantFrom('key-gt' as const, 'key-gte' as const), key: fc.integer({ min: -1, max: 8 }) }),
+  // A skip past the key (page N of a key query) a third of the time, now and then one that is no count.
+  fc.record({ kind: fc.constantFrom('key-gt' as const, 'key-gte' as const), key: fc.integer({ min: -1, max: 8 }), skip: fc.option(fc.oneof(fc.integer({ min: -1, max: 6 }), fc.constant(1.5)), { nil: undefined, freq: 2 }) }),
   fc.record({ kind: fc.constant('offset' as const), offset: fc.integer({ min: -1, max: 12 }) }),
 );
 
@@ -100,7 +101,7 @@ function compare(initial: readonly SourceEvent[], binding0: Binding, contract: C
             ? { kind: 'offset', offset: r.offset }
             : r.kind === 'start'
               ? { kind: 'start' }
-              : { kind: r.kind, key: [r.key] };
+              : { kind: r.kind, key: [r.key], ...(r.skip === undefined ? {} : { skip: r.skip }) };
     let page: Page | null = null;
     let refused: string | null = null;
     try {
