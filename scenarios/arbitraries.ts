@@ -231,14 +231,20 @@ function scaled(plan: Plan, scale: ((k: number) => number) | null): Plan {
 }
 
 /**
- * A replay window no wider than the consumer's API has (its profile's `window`), whatever was
- * drawn or aimed: a late record further back than the real API ever puts one would fail a
- * correct consumer for a world that cannot happen to it. Without a bound, the plan as it is.
+ * A replay window as wide as the consumer's API has (its profile's `window`), and late records
+ * as far back as it lets them land: the drawn window (1 to WIDEST_DRAWN keys) and the drawn
+ * distances behind the head are stretched onto it. Never wider: a late record further back
+ * than the real API ever puts one would fail a correct consumer for a world that cannot
+ * happen to it. Never only as wide as drawn: an API whose window is an hour, read with a
+ * lookback of a minute, must meet records later than a minute. Without a bound, the plan as
+ * it is.
  */
-function withinWindow(plan: Plan, widest: number | undefined): Plan {
+function toWindow(plan: Plan, widest: number | undefined): Plan {
   const { contract } = plan.source;
-  if (widest === undefined || contract.kind !== 'replay-window' || contract.window <= widest) return plan;
-  return { ...plan, source: { ...plan.source, contract: { kind: 'replay-window', window: widest } } };
+  if (widest === undefined || contract.kind !== 'replay-window') return plan;
+  const stretch = (n: number): number => Math.round((n * widest) / WIDEST_DRAWN);
+  const window = Math.min(widest, Math.max(1, stretch(contract.window)));
+  return { ...plan, source: { ...plan.source, contract: { kind: 'replay-window', window } }, mutations: plan.mutations.map((m) => ({ ...m, back: stretch(m.back) })) };
 }
 
 function streamOf(draws: readonly EventDraw[], ids: readonly string[], keyLength: number): SourceEvent[] {
@@ -277,6 +283,9 @@ const liveArb = fc.record({
   kind: fc.constantFrom<Contract['kind']>('insertion-stable', 'replay-window', 'insertion-stable', 'replay-window', 'none'),
   window: fc.integer({ min: 1, max: 12 }),
 });
+
+/** The widest replay window drawn, in keys (liveArb). */
+const WIDEST_DRAWN = 12;
 
 function liveContract(live: { kind: Contract['kind']; window: number }): Contract {
   return live.kind === 'replay-window' ? { kind: 'replay-window', window: live.window } : ({ kind: live.kind } as Contract);
@@ -653,7 +662,7 @@ export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {
     };
     const cell = focusCell(w.focus.cell, cells);
     const eligible = events.filter((e) => isEligible(binding, e)).map((e) => e.id);
-    const whole = withinWindow(scaled(cell === undefined ? plan : aim(plan, cell, w.focus, { eligible, contracts: allowed }), keyScale(w.keyStyle, size, profile)), profile.window);
+    const whole = toWindow(scaled(cell === undefined ? plan : aim(plan, cell, w.focus, { eligible, contracts: allowed }), keyScale(w.keyStyle, size, profile)), profile.window);
     // Budgets from the world's own size are taken once it is whole: aiming it may change it.
     return typeof budget === 'function' ? { ...whole, budget: budget(whole.events.length + whole.mutations.length, whole.faults.filter((f) => f.kind === 'stale').length) } : whole;
   });

@@ -243,5 +243,6 @@ export function profileProblem(value: unknown): string | null {
   if (p.tokens !== undefined && !(TOKEN_KINDS as readonly unknown[]).includes(p.tokens)) return `tokens must be one of ${TOKEN_KINDS.map((k) => `'${k}'`).join(', ')}`;
   if (p.order === 'newest-first' && p.tokens !== undefined && p.tokens !== 'continuation') return "tokens must be 'continuation' with order 'newest-first'";
   if (p.window !== undefined && !(Number.isSafeInteger(p.window) && (p.window as number) >= 1)) return 'window must be a whole number of keys, 1 or more';
+  if (p.window !== undefined && Array.isArray(p.contracts) && !p.contracts.includes('replay-window')) return "window is the width of a replay window, and contracts has no 'replay-window'";
   return null;
 }

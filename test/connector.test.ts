@@ -52,6 +52,7 @@ describe('the API description', () => {
     [{ source: { contracts: ['replay-window'], window: 0.5 } }, 'source.window must span one key of the simulated source at least (cursor.secondsPerKey: 1 seconds), since a late record lands at a key, got 0.5'],
     [{ request: { path: '/v1/events', params: { since: 'updated_since', token: 'cursor' }, sinceFormat: 'unix' } }, 'request.sinceFormat must be one of "iso8601", "epoch-seconds", "epoch-millis", "date", got "unix"'],
     [{ request: { path: '/v1/events', params: { token: 'cursor' }, sinceFormat: 'epoch-seconds' } }, 'request.sinceFormat says how request.params.since is written, and the API has no since parameter (request.params.since)'],
+    [{ cursor: { format: 'iso8601', inclusive: true, secondsPerKey: 60 }, source: { contracts: ['replay-window'], window: 119 } }, 'source.window must be a whole number of keys of the simulated source (cursor.secondsPerKey: 60 seconds each), since worlds put late records at keys, got 119: say 60 or 120'],
     [{ source: { order: 'descending' } }, 'source.order must be one of "ascending", "newest-first", got "descending"'],
     [{ source: { order: 'newest-first' } }, 'request.params.since cannot go with source.order "newest-first": a newest-first API is read from the top down and paged by its token alone'],
     [{ request: { path: '/v1/events', params: { token: 'cursor' } }, source: { order: 'newest-first', quirks: ['short', 'reorder'] } }, 'source.quirks cannot hold "reorder" with source.order "newest-first": read from the top down, an API shows only "empty", "short", "stale"'],
@@ -448,6 +449,16 @@ describe('a lookback window', () => {
     expect(Math.max(...bounded)).toBe(5);
     // Without the bound the same worlds are wider: the bound is what keeps them within it.
     expect(Math.max(...widest({ ...apiProfile(lookback), window: undefined } as ReturnType<typeof apiProfile>))).toBeGreaterThan(5);
+  });
+
+  it("an API's window wider than worlds draw is met as wide: windows and late records stretch onto it (a lookback of 12 s passed against an hour)", () => {
+    const hour = { ...apiProfile(lookback), window: 3600 };
+    const plans = fc.sample(planArb(worldOptions({ profile: hour })), { numRuns: 400, seed: 3 }).filter((p) => p.source.contract.kind === 'replay-window');
+    const windows = plans.map((p) => (p.source.contract as { window: number }).window);
+    expect(Math.max(...windows)).toBe(3600);
+    expect(Math.min(...windows)).toBeGreaterThan(12);
+    // Late records asked to land far beyond any 12 keys: the world puts them as far back as the window lets them.
+    expect(Math.max(...plans.flatMap((p) => p.mutations.map((m) => m.back)))).toBeGreaterThan(600);
   });
 });
 

@@ -174,6 +174,7 @@ describe('a declared profile is checked when the adapter loads', () => {
     [{ quirks: ['sorted'] }, 'capabilities.profile quirks must list some of overlap, repeat, empty, stale, reorder, short ([] for none)'],
     [{ window: 0 }, 'capabilities.profile window must be a whole number of keys, 1 or more'],
     [{ window: 2.5 }, 'capabilities.profile window must be a whole number of keys, 1 or more'],
+    [{ window: 3, contracts: ['insertion-stable'] }, "capabilities.profile window is the width of a replay window, and contracts has no 'replay-window'"],
   ])('%j', (profile, message) => {
     expect(() => load(profile)).toThrow(message);
   });

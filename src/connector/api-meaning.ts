@@ -63,8 +63,13 @@ function windowProblem(d: Shaped): string | null {
     return `source.window must be a number of seconds more than 0 and at most ${CENTURY_SECONDS.toLocaleString('en-US')} (a century), a whole number of milliseconds, got ${JSON.stringify(seconds)}`;
   }
   const perKey = d.cursor.secondsPerKey ?? (d.cursor.format === 'date' ? 21_600 : 1);
-  if (Math.round(seconds * 1000) < Math.round(perKey * 1000)) {
+  const [ms, perKeyMs] = [Math.round(seconds * 1000), Math.round(perKey * 1000)];
+  if (ms < perKeyMs) {
     return `source.window must span one key of the simulated source at least (cursor.secondsPerKey: ${perKey} seconds), since a late record lands at a key, got ${JSON.stringify(seconds)}`;
+  }
+  // Worlds count a window in keys: one of 119 s over keys of 60 s would be tested as 60 s.
+  if (ms % perKeyMs !== 0) {
+    return `source.window must be a whole number of keys of the simulated source (cursor.secondsPerKey: ${perKey} seconds each), since worlds put late records at keys, got ${JSON.stringify(seconds)}: say ${(Math.floor(ms / perKeyMs) * perKeyMs) / 1000} or ${(Math.ceil(ms / perKeyMs) * perKeyMs) / 1000}`;
   }
   return null;
 }

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { scratchDir } from '../adapter/process/scratch.js';
 import { join } from 'node:path';
+import type { Resume } from '../../model/api.js';
 import type { Binding } from '../../model/binding.js';
 import { positionOf, type EventRef, type SourceEvent } from '../../model/event.js';
 import { covers, NOTHING, readCut } from '../../model/cut.js';
@@ -11,7 +12,7 @@ import type { Consumer, WorkerWorld } from '../adapter/consumer.js';
 import { stores as syncDirs } from '../adapter/process/bridge.js';
 import { apiProfile, type ApiDescription } from './api.js';
 import { bookmarkClaim } from './bookmark.js';
-import { firstKeyFrom, readCursor } from './cursor.js';
+import { firstKeyFrom, readCursor, renderCursor } from './cursor.js';
 import { ConnectorFailedError, ConnectorUnjudgedError } from './errors.js';
 import { HarnessError } from '../adapter/errors.js';
 import { askedBy, errorResponse, pageResponse, type Response } from './http.js';
@@ -155,6 +156,12 @@ class Attempt {
   private persisted: unknown = null;
   /** The watermark as stored under this binding: what the compare-and-set of the next commit expects. */
   private stored: unknown = null;
+  /**
+   * What the attempt's first query from `since` is held to (lookbackShort), until it comes:
+   * the watermark the attempt started from, all the connector can rely on then. Later queries
+   * may start from what the attempt itself read since.
+   */
+  private resumedFrom: unknown = null;
   /** The last response served was the end of the stream. */
   private atEnd = false;
   /** Something this attempt did took effect: an emit or a commit. */
@@ -208,6 +215,7 @@ class Attempt {
     const state = await this.call(() => world.load(), () => callLabel('load'));
     const anchor = state.anchor;
     this.stored = state.watermark?.binding === world.fingerprint ? state.watermark.value : null;
+    this.resumedFrom = this.stored;
     // State is per binding: another binding's state is another connection's.
     this.persisted = anchor?.binding === world.fingerprint && anchor.token !== null ? this.statesHere()[(JSON.parse(anchor.token) as StateToken).state] : null;
     await this.start();
@@ -298,6 +306,8 @@ class Attempt {
       this.progress.request(this.lastInput, []);
       return this.answer(res, errorResponse(api, 'bad-request', asked.problem));
     }
+    const short = this.lookbackShort(asked.fetch.resume, url);
+    if (short !== null) throw new ConnectorUnjudgedError(short);
     if (!(await this.renew())) return STOP;
     let page;
     try {
@@ -318,6 +328,34 @@ class Attempt {
     this.atEnd = page.next === null || (this.api.source.order === 'newest-first' && this.reachesStored(page.events));
     const base = new URL(`http://${req.headers.host ?? '127.0.0.1'}`);
     this.answer(res, pageResponse(api, page, new URL(`${url.pathname}${url.search}`, base)));
+  }
+
+  /**
+   * A description that says the connector reads again behind its bookmark (state.lookback) is
+   * taken at its word for what the bookmark claims: only what lies the lookback behind it. An
+   * attempt's first query from `since` that starts past the first record the claim it started
+   * from leaves open shows it does not read so far back, at least not on this sync: judged by the weaker claim, a bug the
+   * bookmark itself would show (one claiming its ties done, say) would pass. It cannot be
+   * judged, and the reason names the field.
+   */
+  private lookbackShort(resume: Resume, url: URL): string | null {
+    const { lookback, bookmark } = this.api.state;
+    if (lookback === 0 || (resume.kind !== 'key-gte' && resume.kind !== 'key-gt') || (resume.skip ?? 0) > 0) return null;
+    const from = this.resumedFrom;
+    this.resumedFrom = null;
+    const reading = readCut(from, 1);
+    if (!('cut' in reading) || reading.cut === NOTHING) return null;
+    // Keys are whole: a claim through k leaves k + 1 open, one before k leaves k itself.
+    const at = reading.cut.key[0] ?? 0;
+    const open = reading.cut.top ? Math.floor(at) + 1 : Math.ceil(at);
+    const asked = (resume.key[0] ?? 0) + (resume.kind === 'key-gt' ? 1 : 0);
+    if (asked <= open) return null;
+    const since = this.api.request.params.since ?? 'since';
+    return (
+      `the API description says the connector reads again ${lookback} s behind its bookmark (state.lookback), so the bookmark it started this sync from (at ${JSON.stringify(bookmark)}) claims nothing from ${renderCursor(this.api.cursor, open)} on; ` +
+      `but it asked ${since}=${url.searchParams.get(since) ?? '?'}, which starts after that (at ${renderCursor(this.api.cursor, asked)}), so it does not read so far back, at least not on this sync. ` +
+      `Judged by the weaker claim, what its bookmark alone claims would go unjudged: set state.lookback to what the connector reads again (docs/connectors.md, "Lookback windows")`
+    );
   }
 
   /**
