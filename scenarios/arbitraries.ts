@@ -589,9 +589,12 @@ function scheduleOf(runs: readonly (readonly [number, number])[]): number[] {
  * for each fault they may hold. 4: a large world's budgets come from its own size
  * (`sizedBudget`), not from the largest asked for; a fault tied to an event strikes up to 13
  * calls in a row, not 4; the second ordering field has two digits now and then; a fourth id
- * style, ids that differ by case alone; keys below zero are halves, not whole numbers.
+ * style, ids that differ by case alone; keys below zero are halves, not whole numbers. 5:
+ * under a replay window or no contract, a change asked to land nowhere behind the head (`back`
+ * 0) is a new record past it, and the head moves on; under a consumer's replay window
+ * (a profile's `window`) windows and late records stretch onto it.
  */
-export const WORLDS_VERSION = 4;
+export const WORLDS_VERSION = 5;
 
 /** A whole world: the swarm, then stream, binding, source, faults, mutations, workers and schedule. */
 export function planArb(options: PlanOptions = {}): fc.Arbitrary<Plan> {

@@ -22,7 +22,9 @@ const world = plan(events, [0, 1, 2, 3].map((nth) => ({ call: 'fetch' as const, 
   leaseTtlSteps: 3,
   mutations: [
     { before: { call: 'claim', nth: 0 }, kind: 'insert', target: 0, back: 1 },
-    { before: { call: 'commit', nth: 0 }, kind: 'insert', target: 0, back: 0 },
+    // Behind the head too (one asked to land nowhere behind it is a new record past it, and
+    // moves the head on, so that the late insert before the claim would land past 2).
+    { before: { call: 'commit', nth: 0 }, kind: 'insert', target: 0, back: 1 },
   ],
 });
 

@@ -249,12 +249,15 @@ export class Source {
         first = head + 1;
         tie = spec.back > 0;
         break;
+      // Late changes land behind the head, as far back as the contract lets them; one that
+      // asks for nothing (`back` 0) is a new record arriving, past the head, which moves on:
+      // a consumer meets late records while new ones keep coming, as a live source has them.
       case 'replay-window':
-        first = behind(contract.window);
+        first = spec.back === 0 ? head + 1 : behind(contract.window);
         if (kind === 'flip' && target && (target.key[0] ?? 0) >= head - contract.window) first = target.key[0] ?? first;
         break;
       case 'none':
-        first = behind(Number.POSITIVE_INFINITY);
+        first = spec.back === 0 ? head + 1 : behind(Number.POSITIVE_INFINITY);
         if (kind === 'flip' && target) first = target.key[0] ?? first;
         break;
     }

@@ -458,6 +458,20 @@ describe('mutations keep the contract', () => {
     expect(src.head()).toBe(7);
   });
 
+  it.each([['replay-window', { kind: 'replay-window', window: 2 }], ['none', { kind: 'none' }]] as const)(
+    'R10 %s: a change that asks to land nowhere behind the head (back 0) is a new record past it, and the head moves on',
+    (_, contract) => {
+      const src = source(orderly, { contract });
+      const fresh = src.mutate(m('insert', 0, 0), ALL).event;
+      expect(fresh.key).toEqual([8]); // head 7
+      expect(src.head()).toBe(8);
+      // Later ones are late against the new head.
+      expect(src.mutate(m('insert', 0, 1), ALL).event.key).toEqual([7]);
+      expect(src.mutate(m('move', 3, 0), ALL).event.key).toEqual([9]);
+      expect(src.head()).toBe(9);
+    },
+  );
+
   it('R10 replay-window(n): a flip happens in place only inside the window', () => {
     const src = source(orderly, { contract: { kind: 'replay-window', window: 2 } });
     const inside = src.mutate(m('flip', 5, 100), ALL).event; // f, at 6: inside the window
