@@ -14,6 +14,11 @@ import { EXIT } from '../src/cli.js';
 import { watchdogMs } from '../src/cli/supervisor.js';
 import { lineLimitText } from '../src/adapter/process/lines.js';
 import { argvOf, cli, HANG_MS, killSighted, sight, stillRuns, BUILT_CLI } from './support.js';
+import type { SourceEvent } from '../model/event.js';
+import { ev, plan } from '../scenarios/named.js';
+import { readApi } from '../src/connector/api.js';
+import { connectorConsumer } from '../src/connector/consumer.js';
+import { execute } from '../src/run/execute.js';
 
 const API = 'examples/singer/api.json';
 const TAP = 'python3 examples/singer/tap_events.py';
@@ -100,6 +105,13 @@ describe('a lookback window: the tap reads again, on every sync, what lies that 
     expect(r.out).toContain('committed the watermark 50 (exclusive) while e45@2 at 47#e45 had no durable outcome');
   });
 
+  it('a since clamped to a start date before which nothing lies is no shorter lookback: the tap passes', async () => {
+    // Nothing lies before 2024-01-01T00:00:00Z, the first key: a bookmark less than the
+    // lookback after it asks from there, as max(bookmark - lookback, start_date) does.
+    const r = await cli('check', '--singer', TAP, '--api', LOOKBACK_API, '--option', 'start_date=2024-01-01T00:00:00.000Z', '--runs', '3', '--seed', '7');
+    expect(r.code, r.out + r.err).toBe(EXIT.pass);
+  });
+
   it('stated but not done (the tap asks from its bookmark itself): not judged by the weaker claim, and the reason names the field', async () => {
     // Judged by bookmark less lookback, a bug the bookmark alone shows would pass.
     const r = await scenario(LOOKBACK_API, '--option', 'lookback_seconds=0');
@@ -131,7 +143,7 @@ describe('an API that pages a since query by page number', () => {
 
 describe('a newest-first API: each sync reads from the top down to its bookmark', () => {
   const API_NF = 'test/fixtures/connector/api-newest-first.json';
-  const tap = (when: 'end' | 'page'): string => `node test/fixtures/connector/newest-first.mjs ${when}`;
+  const tap = (when: 'end' | 'page' | 'exact'): string => `node test/fixtures/connector/newest-first.mjs ${when}`;
 
   it('a tap that saves its bookmark once the read has come down to it passes: its clean exit there is its caught-up claim', async () => {
     // It never reads the last page after its first sync: the read is complete where it meets
@@ -139,6 +151,16 @@ describe('a newest-first API: each sync reads from the top down to its bookmark'
     const r = await cli('check', '--singer', tap('end'), '--api', API_NF, '--scenario', 'crash-before-first-effect');
     expect(r.code, r.out + r.err).toBe(EXIT.pass);
     expect(r.out).toContain('pass     crash-before-first-effect (R3 R4 R6)');
+  });
+
+  it('one that stops at the very record its bookmark names (ties with it sort below it, and were read) passes: the page at its bookmark\'s key ends the read', async () => {
+    // Two records tie at 42, pages of 2: the drain's first page holds the bookmark's own
+    // record and nothing it covers. Its exits were never a claim, and it failed for liveness.
+    const consumer = connectorConsumer('singer', tap('exact'), readApi(API_NF));
+    const tie = (id: string): SourceEvent => ({ id, version: 1, key: [42], attrs: { kind: 'order' }, payload: `${id}:order` });
+    const world = plan([ev(41), tie('e42a'), tie('e42b')], [], { source: { pageSize: 2, resumes: [], contract: { kind: 'insertion-stable' }, order: 'newest-first' } });
+    const { result } = await execute(world, consumer);
+    expect(result.verdict.status).toBe('pass');
   });
 
   it('one that saves it after every page claims the older records below the page before it reads them: a premature watermark', async () => {

@@ -77,7 +77,9 @@ def resume_from(bookmark, config):
     if bookmark is None or lookback <= 0:
         return bookmark
     at = datetime.datetime.strptime(bookmark, "%Y-%m-%dT%H:%M:%S.%fZ") - datetime.timedelta(seconds=lookback)
-    return at.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (at.microsecond // 1000)
+    since = at.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (at.microsecond // 1000)
+    # Never before the configured start date, where there is nothing to read.
+    return max(since, config["start_date"]) if "start_date" in config else since
 
 
 def log(message):

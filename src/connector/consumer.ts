@@ -345,30 +345,35 @@ class Attempt {
     this.resumedFrom = null;
     const reading = readCut(from, 1);
     if (!('cut' in reading) || reading.cut === NOTHING) return null;
-    // Keys are whole: a claim through k leaves k + 1 open, one before k leaves k itself.
+    // Keys are whole: a claim through k leaves k + 1 open, one before k leaves k itself. No
+    // record lies before key 0 (a connector's keys run from it), so a query clamped to a start
+    // date there (max(bookmark - lookback, start_date)) leaves nothing out.
     const at = reading.cut.key[0] ?? 0;
-    const open = reading.cut.top ? Math.floor(at) + 1 : Math.ceil(at);
+    const open = Math.max(0, reading.cut.top ? Math.floor(at) + 1 : Math.ceil(at));
     const asked = (resume.key[0] ?? 0) + (resume.kind === 'key-gt' ? 1 : 0);
     if (asked <= open) return null;
     const since = this.api.request.params.since ?? 'since';
     return (
-      `the API description says the connector reads again ${lookback} s behind its bookmark (state.lookback), so the bookmark it started this sync from (at ${JSON.stringify(bookmark)}) claims nothing from ${renderCursor(this.api.cursor, open)} on; ` +
+      `the API description says the connector reads again ${lookback} s behind its bookmark (state.lookback), so the bookmark it started this sync from (the value at ${JSON.stringify(bookmark)} in its state) claims nothing from ${renderCursor(this.api.cursor, open)} on; ` +
       `but it asked ${since}=${url.searchParams.get(since) ?? '?'}, which starts after that (at ${renderCursor(this.api.cursor, asked)}), so it does not read so far back, at least not on this sync. ` +
-      `Judged by the weaker claim, what its bookmark alone claims would go unjudged: set state.lookback to what the connector reads again (docs/connectors.md, "Lookback windows")`
+      `Judged by the weaker claim, what its bookmark alone claims would go unjudged: set state.lookback to what the connector reads again, and state.inclusive to what its bookmark claims at its own value (an exclusive since reads from after it) (docs/connectors.md, "Lookback windows")`
     );
   }
 
   /**
-   * Whether a newest-first read has come down to what its stored watermark covers: a page with
-   * a record the watermark claims done. A sync stops there, its read complete, and a clean exit
-   * then claims it is caught up, as an ascending sync's does after the last page. (Treating an
-   * exit as a claim only asks more of the connector: what it claims is judged.)
+   * Whether a newest-first read has come down to its stored watermark: a page with a record
+   * the watermark claims done, or one at the watermark's own key (a tap that stops at the very
+   * record its bookmark names, whose ties are read already). A sync stops there, its read
+   * complete, and a clean exit then claims it is caught up, as an ascending sync's does after
+   * the last page. (Treating an exit as a claim only asks more of the connector: what it
+   * claims is judged.)
    */
   private reachesStored(events: readonly SourceEvent[]): boolean {
     const reading = readCut(this.stored, 1);
     if (!('cut' in reading) || reading.cut === NOTHING) return false;
     const { cut } = reading;
-    return events.some((e) => covers(cut, positionOf(e)));
+    const at = cut.key[0] ?? 0;
+    return events.some((e) => covers(cut, positionOf(e)) || (e.key[0] ?? 0) <= at);
   }
 
   private answer(res: ServerResponse, response: Response): void {
