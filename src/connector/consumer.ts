@@ -5,8 +5,8 @@ import { scratchDir } from '../adapter/process/scratch.js';
 import { join } from 'node:path';
 import type { Resume } from '../../model/api.js';
 import type { Binding } from '../../model/binding.js';
-import { positionOf, type EventRef, type SourceEvent } from '../../model/event.js';
-import { covers, NOTHING, readCut } from '../../model/cut.js';
+import type { EventRef, SourceEvent } from '../../model/event.js';
+import { NOTHING, readCut } from '../../model/cut.js';
 import type { Consumer, WorkerWorld } from '../adapter/consumer.js';
 // The sync directories are among the bridge's stores: whatever ends the run removes them with the blackbox stores.
 import { stores as syncDirs } from '../adapter/process/bridge.js';
@@ -334,9 +334,9 @@ class Attempt {
    * A description that says the connector reads again behind its bookmark (state.lookback) is
    * taken at its word for what the bookmark claims: only what lies the lookback behind it. An
    * attempt's first query from `since` that starts past the first record the claim it started
-   * from leaves open shows it does not read so far back, at least not on this sync: judged by the weaker claim, a bug the
-   * bookmark itself would show (one claiming its ties done, say) would pass. It cannot be
-   * judged, and the reason names the field.
+   * from leaves open shows it does not read so far back, at least not on this sync: judged by
+   * the weaker claim, a bug the bookmark itself would show (one claiming its ties done, say)
+   * would pass. It cannot be judged, and the reason names the field.
    */
   private lookbackShort(resume: Resume, url: URL): string | null {
     const { lookback, bookmark } = this.api.state;
@@ -361,19 +361,18 @@ class Attempt {
   }
 
   /**
-   * Whether a newest-first read has come down to its stored watermark: a page with a record
-   * the watermark claims done, or one at the watermark's own key (a tap that stops at the very
-   * record its bookmark names, whose ties are read already). A sync stops there, its read
-   * complete, and a clean exit then claims it is caught up, as an ascending sync's does after
-   * the last page. (Treating an exit as a claim only asks more of the connector: what it
-   * claims is judged.)
+   * Whether a newest-first read has come down to its stored watermark: a page with a record at
+   * or below the watermark's key, one the watermark claims done or one at its own key (a tap
+   * that stops at the very record its bookmark names, whose ties are read already). A sync
+   * stops there, its read complete, and a clean exit then claims it is caught up, as an
+   * ascending sync's does after the last page. (Treating an exit as a claim only asks more of
+   * the connector: what it claims is judged.)
    */
   private reachesStored(events: readonly SourceEvent[]): boolean {
     const reading = readCut(this.stored, 1);
     if (!('cut' in reading) || reading.cut === NOTHING) return false;
-    const { cut } = reading;
-    const at = cut.key[0] ?? 0;
-    return events.some((e) => covers(cut, positionOf(e)) || (e.key[0] ?? 0) <= at);
+    const at = reading.cut.key[0] ?? 0;
+    return events.some((e) => (e.key[0] ?? 0) <= at);
   }
 
   private answer(res: ServerResponse, response: Response): void {

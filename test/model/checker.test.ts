@@ -1431,26 +1431,27 @@ describe('divergent-duplicate: an effect that carries a key is held to the key i
   });
 });
 
+/** a and b handled, their first commit writing values[0] and one commit more for each further value; then a clean drain. */
+function committing(values: readonly unknown[]): Timeline {
+  const t = timeline({ initial: [a, b] });
+  t.start();
+  t.fetch([a, b]);
+  t.commit([effect(a), complete(a), watermark(values[0] ?? null)]);
+  for (const v of values.slice(1)) t.commit([watermark(v)]);
+  t.commit([effect(b), complete(b)]);
+  t.budget();
+  t.drain();
+  t.start();
+  t.caughtUp();
+  return t;
+}
+
 /**
  * A null watermark claims nothing done: a run whose every commit wrote null (a connector
  * whose state never held its bookmark) gave the watermark checks nothing to judge, and says
  * so, rather than passing them.
  */
 describe('watermark checks over null watermarks', () => {
-  function committing(values: readonly unknown[]): Timeline {
-    const t = timeline({ initial: [a, b] });
-    t.start();
-    t.fetch([a, b]);
-    t.commit([effect(a), complete(a), watermark(values[0] ?? null)]);
-    for (const v of values.slice(1)) t.commit([watermark(v)]);
-    t.commit([effect(b), complete(b)]);
-    t.budget();
-    t.drain();
-    t.start();
-    t.caughtUp();
-    return t;
-  }
-
   it('every watermark null: the three watermark checks are untested, with the reason, and nothing else changes', () => {
     const result = check(committing([null, null]).build());
     expect(result.verdict.status).toBe('pass');
@@ -1511,20 +1512,6 @@ describe('premature-watermark over watermarks before the whole stream', () => {
     t.caughtUp();
     expect(check(t.build()).results['premature-watermark']).toEqual({ status: 'pass' });
   });
-
-  function committing(values: readonly unknown[]): Timeline {
-    const t = timeline({ initial: [a, b] });
-    t.start();
-    t.fetch([a, b]);
-    t.commit([effect(a), complete(a), watermark(values[0] ?? null)]);
-    for (const v of values.slice(1)) t.commit([watermark(v)]);
-    t.commit([effect(b), complete(b)]);
-    t.budget();
-    t.drain();
-    t.start();
-    t.caughtUp();
-    return t;
-  }
 });
 
 describe('watermark-regression: against the highest watermark, in the order of cut points', () => {
